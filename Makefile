@@ -1,0 +1,43 @@
+# The two commands: `make dev` (run locally) and `make test` (everything CI checks).
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export PYTHONPATH := $(CURDIR)/layers/shared/python:$(CURDIR)
+export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
+
+.PHONY: setup test lint typecheck unit dev bench synth clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt requirements-dev.txt package.json package-lock.json
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip==26.3
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	npm ci --no-audit --no-fund
+	touch $(STAMP)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy .
+
+test: lint typecheck
+	$(VENV)/bin/pytest
+
+dev: $(STAMP)
+	@echo "Environment ready in $(VENV)."
+	@echo "The local API (make dev) arrives with the local-runtime issue; for now run the planner:"
+	@echo "  PYTHONPATH=layers/shared/python $(PY) -m dynashard.planner --partitions 4"
+
+bench: $(STAMP)
+	$(PY) -m bench.keys
+
+synth: $(STAMP)
+	npx cdk synth --quiet
+
+clean:
+	rm -rf $(VENV) node_modules cdk.out .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,1 @@
+"""The incident-management domain, built on the generic `dynashard` library."""

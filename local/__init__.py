@@ -1,0 +1,1 @@
+"""Local runtime: an embedded DynamoDB-compatible server and (later) the local API gateway."""

@@ -1,0 +1,78 @@
+"""An embedded DynamoDB-compatible server (moto's server mode) on 127.0.0.1.
+
+Used by the test fixtures and by ``make dev``; the table is created from the shared
+schema, so local runs see exactly the keys and indexes the CDK stack deploys.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+import boto3
+from botocore.config import Config
+from moto.server import ThreadedMotoServer
+
+from dynashard.schema import TableSchema
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+LOCAL_REGION = "us-east-1"
+LOCAL_KEY_ID = "local"
+LOCAL_SECRET = "local"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def use_local_credentials() -> None:
+    """Point boto3's default chain at dummy credentials so nothing reaches real AWS."""
+    os.environ.setdefault("AWS_DEFAULT_REGION", LOCAL_REGION)
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", LOCAL_KEY_ID)
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", LOCAL_SECRET)
+
+
+@contextmanager
+def embedded_server(port: int | None = None) -> Iterator[str]:
+    """Run moto's DynamoDB server on 127.0.0.1 and yield its endpoint URL."""
+    chosen = port or free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=chosen, verbose=False)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{chosen}"
+    finally:
+        server.stop()
+
+
+def local_client(endpoint_url: str, max_pool_connections: int = 10) -> DynamoDBClient:
+    """A DynamoDB client for a local endpoint with dummy credentials."""
+    return boto3.client(
+        "dynamodb",
+        endpoint_url=endpoint_url,
+        region_name=LOCAL_REGION,
+        config=Config(max_pool_connections=max_pool_connections),
+        aws_access_key_id=LOCAL_KEY_ID,
+        aws_secret_access_key=LOCAL_SECRET,
+    )
+
+
+def create_table(client: DynamoDBClient, schema: TableSchema, table_name: str) -> None:
+    """Create `table_name` from `schema`, wait until it is active, and enable its TTL."""
+    client.create_table(**schema.create_table_request(table_name))
+    client.get_waiter("table_exists").wait(
+        TableName=table_name, WaiterConfig={"Delay": 1, "MaxAttempts": 30}
+    )
+    if schema.ttl_attribute:
+        client.update_time_to_live(
+            TableName=table_name,
+            TimeToLiveSpecification={"Enabled": True, "AttributeName": schema.ttl_attribute},
+        )

@@ -1,0 +1,1 @@
+"""CDK stacks. Nothing here ships to Lambda."""
