@@ -6,6 +6,7 @@ schema, so local runs see exactly the keys and indexes the CDK stack deploys.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 from collections.abc import Iterator
@@ -44,6 +45,7 @@ def use_local_credentials() -> None:
 @contextmanager
 def embedded_server(port: int | None = None) -> Iterator[str]:
     """Run moto's DynamoDB server on 127.0.0.1 and yield its endpoint URL."""
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
     chosen = port or free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=chosen, verbose=False)
     server.start()

@@ -3,7 +3,17 @@
 Generic on purpose: nothing here knows about the domain that uses it.
 """
 
-from dynashard.errors import DynashardError, InvalidKeyError, UnknownShardValueError
+from dynashard.capacity import item_size, query_read_units
+from dynashard.cursor import CursorCodec
+from dynashard.errors import (
+    DynashardError,
+    InvalidCursorError,
+    InvalidKeyError,
+    SortKeyCollisionError,
+    StreamFailedError,
+    UnknownShardValueError,
+)
+from dynashard.fanout import FanOutEngine, FanOutQuery, Strategy, client_config
 from dynashard.keys import (
     PARTITION_KEY_MAX_BYTES,
     SEPARATOR,
@@ -15,6 +25,8 @@ from dynashard.keys import (
     split_key,
     split_sharded_key,
 )
+from dynashard.page import Page, PageStats
+from dynashard.retry import RetryPolicy, is_throttling
 from dynashard.schema import IndexSchema, TableSchema
 from dynashard.shards import (
     MAX_SHARD_COUNT,
@@ -23,21 +35,40 @@ from dynashard.shards import (
     random_shard,
     validate_shard_count,
 )
+from dynashard.sort_range import SortKeyRange
+from dynashard.streams import Item, Stream
 
 __all__ = [
     "MAX_SHARD_COUNT",
     "PARTITION_KEY_MAX_BYTES",
     "SEPARATOR",
     "SORT_KEY_MAX_BYTES",
+    "CursorCodec",
     "DynashardError",
+    "FanOutEngine",
+    "FanOutQuery",
     "IndexSchema",
+    "InvalidCursorError",
     "InvalidKeyError",
+    "Item",
     "KeyKind",
+    "Page",
+    "PageStats",
+    "RetryPolicy",
+    "SortKeyCollisionError",
+    "SortKeyRange",
+    "Strategy",
+    "Stream",
+    "StreamFailedError",
     "TableSchema",
     "UnknownShardValueError",
     "WeightedShards",
     "build_key",
     "calculated_shard",
+    "client_config",
+    "is_throttling",
+    "item_size",
+    "query_read_units",
     "random_shard",
     "shard_keys",
     "sharded_key",

@@ -15,3 +15,20 @@ class InvalidKeyError(DynashardError, ValueError):
 
 class UnknownShardValueError(DynashardError, ValueError):
     """A value that has no shard count configured (never silently defaulted)."""
+
+
+class InvalidCursorError(DynashardError, ValueError):
+    """A cursor that is malformed, tampered with, or bound to another caller or query."""
+
+
+class SortKeyCollisionError(DynashardError):
+    """Two different identities share a sort key, so a merge order would be ambiguous."""
+
+
+class StreamFailedError(DynashardError):
+    """A stream still failed after retries; the whole page fails rather than come back short."""
+
+    def __init__(self, stream_index: int, code: str, message: str) -> None:
+        super().__init__(f"stream {stream_index} failed: {code}: {message}")
+        self.stream_index = stream_index
+        self.code = code

@@ -1,0 +1,158 @@
+"""Fan-out queries: many streams read as one list, with a strategy, a page size and a cursor.
+
+``FanOutEngine.page`` serves ``ordered`` (exact global order, the default) and
+``round_robin`` (fair, unordered) pages with signed cursors; ``FanOutEngine.read_all``
+is the ``parallel`` strategy for exports. One boto3 client is shared by all threads
+(clients are thread-safe); its connection pool must be at least as large as the pool
+of worker threads, which `client_config` arranges.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from botocore.config import Config
+
+from dynashard.cursor import CursorCodec
+from dynashard.ordered import Identity, OrderedMerge
+from dynashard.page import Page, PageStats
+from dynashard.parallel import read_all
+from dynashard.retry import RetryPolicy
+from dynashard.round_robin import RoundRobinState, round_robin_page
+from dynashard.streams import Item, Stream
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+MAX_PAGE_SIZE = 1000
+
+
+class Strategy(StrEnum):
+    """How streams are combined into pages."""
+
+    ORDERED = "ordered"
+    ROUND_ROBIN = "round_robin"
+    PARALLEL = "parallel"
+
+
+def client_config(max_workers: int, **overrides: object) -> Config:
+    """botocore config for a fan-out client: a pool as large as the worker pool."""
+    return Config(
+        max_pool_connections=max_workers,
+        retries={"mode": "standard"},
+        **overrides,  # type: ignore[arg-type]
+    )
+
+
+@dataclass(frozen=True)
+class FanOutQuery:
+    """The streams of one list, how to combine them, and where the caller is in it.
+
+    `binding` names the caller and every parameter of the list (account, user, route,
+    filters): a cursor only works with the binding it was issued for. `identity` returns
+    an item's identity for deduplication (None: no two streams may share a sort key).
+    """
+
+    streams: Sequence[Stream]
+    binding: str
+    limit: int = 25
+    descending: bool = False
+    strategy: Strategy = Strategy.ORDERED
+    identity: Identity | None = field(default=None, compare=False)
+    cursor: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.streams:
+            raise ValueError("a fan-out query needs at least one stream")
+        if not 1 <= self.limit <= MAX_PAGE_SIZE:
+            raise ValueError(f"limit must be from 1 to {MAX_PAGE_SIZE}, got {self.limit}")
+        if len({s.sort_key for s in self.streams}) != 1:
+            raise ValueError("all streams of a fan-out must share one sort-key attribute")
+
+    def cursor_binding(self) -> str:
+        """The caller's binding plus what the engine adds: strategy and direction."""
+        parts = [self.binding, self.strategy.value, "desc" if self.descending else "asc"]
+        if self.strategy is Strategy.ROUND_ROBIN:
+            # Round-robin positions are per stream, so they only fit this exact stream list.
+            digest = hashlib.sha256("\n".join(s.fingerprint() for s in self.streams).encode())
+            parts.append(digest.hexdigest())
+        return "\x1f".join(parts)
+
+
+class FanOutEngine:
+    """Runs fan-out queries on a shared client and a bounded thread pool."""
+
+    def __init__(
+        self,
+        client: DynamoDBClient,
+        cursor_codec: CursorCodec,
+        max_workers: int = 16,
+        retry: RetryPolicy | None = None,
+        first_wave_factor: float = 1.0,
+    ) -> None:
+        pool: int | None = getattr(client.meta.config, "max_pool_connections", None)
+        if pool is not None and pool < max_workers:
+            raise ValueError(
+                f"the client's connection pool ({pool}) is smaller than max_workers "
+                f"({max_workers}); create the client with dynashard.client_config({max_workers})"
+            )
+        self._client = client
+        self._codec = cursor_codec
+        self._retry = retry or RetryPolicy()
+        self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="fanout")
+        self._ordered = OrderedMerge(client, self._executor, self._retry, first_wave_factor)
+
+    def close(self) -> None:
+        """Stop the worker threads."""
+        self._executor.shutdown(wait=True)
+
+    def __enter__(self) -> FanOutEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def page(self, query: FanOutQuery) -> Page:
+        """One page of `query`; raises `InvalidCursorError` for a cursor it did not issue."""
+        stats = PageStats(streams=len(query.streams))
+        binding = query.cursor_binding()
+        state = self._codec.decode(query.cursor, binding) if query.cursor else None
+        if query.strategy is Strategy.ORDERED:
+            merged = self._ordered.page(
+                query.streams,
+                limit=query.limit,
+                descending=query.descending,
+                after=state,
+                identity=query.identity,
+                stats=stats,
+            )
+            items, has_more = merged.items, merged.has_more
+            next_state = merged.last_key if merged.has_more else None
+        elif query.strategy is Strategy.ROUND_ROBIN:
+            resume = (
+                RoundRobinState.loads(state, len(query.streams)) if state else RoundRobinState()
+            )
+            items, after = round_robin_page(
+                self._client,
+                self._retry,
+                query.streams,
+                limit=query.limit,
+                descending=query.descending,
+                state=resume,
+                stats=stats,
+            )
+            has_more, next_state = after is not None, after.dumps() if after else None
+        else:
+            raise ValueError("the parallel strategy has no pages: use read_all")
+        stats.items_returned = len(items)
+        cursor = self._codec.encode(next_state, binding) if next_state else None
+        return Page(items, cursor, has_more, stats)
+
+    def read_all(self, streams: Sequence[Stream], page_size: int = 1000) -> Iterator[Item]:
+        """Every item of every stream, concurrently, unordered (the ``parallel`` strategy)."""
+        return read_all(self._client, self._executor, self._retry, streams, page_size)

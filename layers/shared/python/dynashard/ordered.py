@@ -1,0 +1,229 @@
+"""The ``ordered`` strategy: an exact k-way merge over streams with adaptive per-stream limits.
+
+Every stream records how far it has been read (``covered``). An item may be returned only
+when every unfinished stream has been read at least up to it, so nothing can still come
+before it. Reads happen in waves, all streams of a wave concurrently:
+
+1. the first wave asks every stream for a share of the page, ``ceil(page * factor / streams)``;
+2. while the page is not full, let M be what is missing and B the M-th buffered sort key.
+   Only streams not yet read up to B can still contribute, and only with keys before B, so
+   each is asked again for at most M items *bounded by B* in its key condition: a refill
+   never reads past what the page can use. With fewer than M items buffered there is no
+   bound and the missing items are shared out again as in the first wave.
+
+Sort keys must be unique per identity: equal keys are allowed only for copies of the same
+identity (they are adjacent in the merge and deduplicated, the copy from the stream listed
+first winning); two identities sharing a key raise `SortKeyCollisionError`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from dynashard.errors import SortKeyCollisionError
+from dynashard.page import PageStats
+from dynashard.reader import StreamRead, read_stream
+from dynashard.retry import RetryPolicy
+from dynashard.sort_range import SortKeyRange
+from dynashard.streams import Item, Stream
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+Identity = Callable[[Item], str]
+
+
+@dataclass
+class _StreamState:
+    index: int
+    stream: Stream
+    remaining: SortKeyRange
+    start_key: Item | None = None
+    covered: str | None = None
+    done: bool = False
+
+
+@dataclass(frozen=True)
+class _Request:
+    state: _StreamState
+    limit: int
+    bound: str | None
+
+
+@dataclass
+class _Entry:
+    key: str
+    index: int
+    item: Item = field(compare=False)
+    descending: bool = field(compare=False)
+
+    def __lt__(self, other: _Entry) -> bool:
+        if self.key != other.key:
+            return (self.key > other.key) if self.descending else (self.key < other.key)
+        return self.index < other.index
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    """Items of the page, the last returned sort key, and whether more may follow."""
+
+    items: list[Item]
+    last_key: str | None
+    has_more: bool
+
+
+class OrderedMerge:
+    """One page of an exact merge; holds no state between pages (the cursor does)."""
+
+    def __init__(
+        self,
+        client: DynamoDBClient,
+        executor: Executor,
+        retry: RetryPolicy,
+        first_wave_factor: float = 1.0,
+    ) -> None:
+        self._client = client
+        self._executor = executor
+        self._retry = retry
+        self._factor = first_wave_factor
+
+    def page(
+        self,
+        streams: Sequence[Stream],
+        *,
+        limit: int,
+        descending: bool,
+        after: str | None,
+        identity: Identity | None,
+        stats: PageStats,
+    ) -> MergeResult:
+        """Read the next `limit` items after sort key `after` (None: from the start)."""
+        states = [
+            _StreamState(i, s, s.sort_range.after(after, descending) if after else s.sort_range)
+            for i, s in enumerate(streams)
+        ]
+        for state in states:
+            state.done = state.remaining.is_empty()
+        merge = _Merge(descending, identity, limit)
+        while True:
+            merge.emit_safe(states)
+            if merge.full or merge.finished(states):
+                break
+            self._wave(merge.next_wave(states, self._factor), merge, stats)
+        stats.duplicates_dropped += merge.duplicates
+        return MergeResult(merge.items, merge.last_key, merge.has_more(states))
+
+    def _wave(self, requests: list[_Request], merge: _Merge, stats: PageStats) -> None:
+        futures = [
+            self._executor.submit(self._read, request, merge.descending) for request in requests
+        ]
+        results = [future.result() for future in futures]
+        stats.round_trips += 1
+        for request, result in zip(requests, results, strict=True):
+            result.record(stats)
+            merge.absorb(request, result)
+
+    def _read(self, request: _Request, descending: bool) -> StreamRead:
+        state = request.state
+        sort_range = state.remaining
+        if request.bound is not None:
+            sort_range = sort_range.up_to(request.bound, descending)
+        return read_stream(
+            self._client,
+            self._retry,
+            state.index,
+            state.stream,
+            sort_range=sort_range,
+            descending=descending,
+            limit=request.limit,
+            start_key=state.start_key,
+        )
+
+
+class _Merge:
+    """The heap of buffered items and the bookkeeping of one page."""
+
+    def __init__(self, descending: bool, identity: Identity | None, limit: int) -> None:
+        self.descending = descending
+        self.identity = identity
+        self.limit = limit
+        self.heap: list[_Entry] = []
+        self.items: list[Item] = []
+        self.seen: set[str] = set()
+        self.duplicates = 0
+        self.last_key: str | None = None
+        self._last_popped: tuple[str, str | None] | None = None
+
+    @property
+    def full(self) -> bool:
+        return len(self.items) >= self.limit
+
+    def _before(self, a: str, b: str) -> bool:
+        return a > b if self.descending else a < b
+
+    def finished(self, states: Sequence[_StreamState]) -> bool:
+        return not self.heap and all(s.done for s in states)
+
+    def has_more(self, states: Sequence[_StreamState]) -> bool:
+        return any(e.key != self.last_key for e in self.heap) or not all(s.done for s in states)
+
+    def _blocked(self, key: str, states: Sequence[_StreamState]) -> bool:
+        return any(
+            not s.done and (s.covered is None or self._before(s.covered, key)) for s in states
+        )
+
+    def emit_safe(self, states: Sequence[_StreamState]) -> None:
+        """Pop every item that no unfinished stream can still precede."""
+        while not self.full and self.heap and not self._blocked(self.heap[0].key, states):
+            entry = heapq.heappop(self.heap)
+            self._take(entry)
+
+    def _take(self, entry: _Entry) -> None:
+        ident = self.identity(entry.item) if self.identity else None
+        last = self._last_popped
+        if last is not None and last[0] == entry.key and (ident is None or ident != last[1]):
+            raise SortKeyCollisionError(
+                f"sort key {entry.key!r} is shared by different items; "
+                "sort keys must be unique per identity"
+            )
+        self._last_popped = (entry.key, ident)
+        if ident is not None and ident in self.seen:
+            self.duplicates += 1
+            return
+        if ident is not None:
+            self.seen.add(ident)
+        self.items.append(entry.item)
+        self.last_key = entry.key
+
+    def next_wave(self, states: Sequence[_StreamState], factor: float) -> list[_Request]:
+        """Which unfinished streams to read next, with which Limit and sort-key bound."""
+        missing = self.limit - len(self.items)
+        open_states = [s for s in states if not s.done]
+        if len(self.heap) >= missing:
+            bound = heapq.nsmallest(missing, self.heap)[-1].key
+            needed = [s for s in open_states if s.covered is None or self._before(s.covered, bound)]
+            return [_Request(s, missing, bound) for s in needed]
+        share = max(1, min(missing, math.ceil(missing * factor / len(open_states))))
+        return [_Request(s, share, None) for s in open_states]
+
+    def absorb(self, request: _Request, result: StreamRead) -> None:
+        """Buffer a read's items and advance its stream's position."""
+        state = request.state
+        for item in result.items:
+            key = state.stream.sort_value(item)
+            heapq.heappush(self.heap, _Entry(key, state.index, item, self.descending))
+        if result.last_evaluated_key is not None:
+            state.start_key = result.last_evaluated_key
+            state.covered = result.resume_position
+        elif request.bound is not None:
+            state.covered = request.bound
+            state.start_key = None
+            state.remaining = state.remaining.after(request.bound, self.descending)
+            state.done = state.remaining.is_empty()
+        else:
+            state.done = True

@@ -1,0 +1,170 @@
+"""Property tests of the fan-out engine against the embedded DynamoDB server.
+
+For random data over 1-64 streams, page sizes 1-100, both directions, duplicated
+identities and sort-key ranges, the concatenated pages must equal the expected list.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dynashard import CursorCodec, FanOutEngine, FanOutQuery, SortKeyRange, Strategy
+from tests.fanout_data import (
+    SECRET,
+    Entity,
+    expected_order,
+    identity_of,
+    make_streams,
+    new_prefix,
+    write_entities,
+)
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+pytestmark = pytest.mark.integration
+REQUEST_BUDGET = 300
+"""Requests one example may make: the server answers ~100/s, so pages*streams is capped."""
+PROPERTY_SETTINGS = settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+STATES = ("OPEN", "CLOSED", "OPENED")  # "OPEN" is a prefix of "OPENED": begins_with must not mix
+
+
+@st.composite
+def datasets(draw: st.DrawFn) -> tuple[int, list[Entity]]:
+    """Streams, and entities with unique sort keys, some copied into several streams."""
+    streams = draw(st.integers(1, 64))
+    count = draw(st.integers(0, 80))
+    numbers = draw(st.lists(st.integers(0, 10**6), min_size=count, max_size=count, unique=True))
+    entities = []
+    for n, number in enumerate(numbers):
+        state = draw(st.sampled_from(STATES))
+        homes = draw(st.lists(st.integers(0, streams - 1), min_size=1, max_size=3, unique=True))
+        entities.append(Entity(f"id{n}", f"{state}#{number:07d}#id{n}", tuple(homes)))
+    return streams, entities
+
+
+RANGES = st.sampled_from(
+    [
+        SortKeyRange(),
+        SortKeyRange.begins_with("OPEN#"),
+        SortKeyRange.begins_with("CLOSED#"),
+        SortKeyRange.between("CLOSED#0200000", "OPEN#0500000"),
+        SortKeyRange.greater_than("OPEN"),
+        SortKeyRange.less_than("OPEN#0300000", inclusive=True),
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def engine(dynamodb: DynamoDBClient) -> Iterator[FanOutEngine]:
+    with FanOutEngine(dynamodb, CursorCodec(SECRET), max_workers=16) as shared:
+        yield shared
+
+
+def page_sizes(data: st.DataObject, streams: int, items: int) -> Iterator[int]:
+    """Random page sizes 1-100, the smallest allowed only where the request budget permits."""
+    smallest = min(100, max(1, -(-items * streams // REQUEST_BUDGET)))
+    return iter(lambda: data.draw(st.integers(smallest, 100)), None)
+
+
+def all_pages(engine: FanOutEngine, query: FanOutQuery, sizes: Iterator[int]) -> list[list[str]]:
+    pages: list[list[str]] = []
+    cursor = None
+    while True:
+        page = engine.page(
+            FanOutQuery(
+                streams=query.streams,
+                binding=query.binding,
+                limit=next(sizes),
+                descending=query.descending,
+                strategy=query.strategy,
+                identity=query.identity,
+                cursor=cursor,
+            )
+        )
+        pages.append([identity_of(item) for item in page.items])
+        assert page.has_more == (page.next_cursor is not None)
+        if not page.has_more:
+            return pages
+        cursor = page.next_cursor
+        assert len(pages) < 1000, "paging did not terminate"
+
+
+@PROPERTY_SETTINGS
+@given(data=datasets(), sort_range=RANGES, descending=st.booleans(), sizes=st.data())
+def test_ordered_pages_concatenate_to_the_exact_deduplicated_list(
+    dynamodb: DynamoDBClient,
+    table_name: str,
+    engine: FanOutEngine,
+    data: tuple[int, list[Entity]],
+    sort_range: SortKeyRange,
+    descending: bool,
+    sizes: st.DataObject,
+) -> None:
+    stream_count, entities = data
+    prefix = new_prefix()
+    write_entities(dynamodb, table_name, prefix, entities)
+    query = FanOutQuery(
+        streams=make_streams(table_name, prefix, stream_count, sort_range),
+        binding="test",
+        descending=descending,
+        identity=identity_of,
+    )
+    pages = all_pages(engine, query, page_sizes(sizes, stream_count, len(entities)))
+    assert [i for page in pages for i in page] == expected_order(entities, sort_range, descending)
+
+
+@PROPERTY_SETTINGS
+@given(data=datasets(), sort_range=RANGES, descending=st.booleans(), sizes=st.data())
+def test_round_robin_returns_every_copy_exactly_once(
+    dynamodb: DynamoDBClient,
+    table_name: str,
+    engine: FanOutEngine,
+    data: tuple[int, list[Entity]],
+    sort_range: SortKeyRange,
+    descending: bool,
+    sizes: st.DataObject,
+) -> None:
+    stream_count, entities = data
+    prefix = new_prefix()
+    write_entities(dynamodb, table_name, prefix, entities)
+    query = FanOutQuery(
+        streams=make_streams(table_name, prefix, stream_count, sort_range),
+        binding="test",
+        descending=descending,
+        strategy=Strategy.ROUND_ROBIN,
+    )
+    size = next(page_sizes(sizes, stream_count, len(entities)))
+    pages = all_pages(engine, query, iter(lambda: size, None))
+    assert all(len(page) <= size for page in pages)
+    copies = Counter(i for page in pages for i in page)
+    expected = Counter(
+        e.identity for e in entities if sort_range.contains(e.sort_key) for _ in e.streams
+    )
+    assert copies == expected
+
+
+@PROPERTY_SETTINGS
+@given(data=datasets())
+def test_parallel_reads_every_copy_exactly_once(
+    dynamodb: DynamoDBClient,
+    table_name: str,
+    engine: FanOutEngine,
+    data: tuple[int, list[Entity]],
+) -> None:
+    stream_count, entities = data
+    prefix = new_prefix()
+    write_entities(dynamodb, table_name, prefix, entities)
+    streams = make_streams(table_name, prefix, stream_count)
+    found = Counter(identity_of(item) for item in engine.read_all(streams, page_size=7))
+    assert found == Counter(e.identity for e in entities for _ in e.streams)
