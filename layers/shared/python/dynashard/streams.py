@@ -11,7 +11,7 @@ from dynashard.sort_range import SortKeyRange
 Item = dict[str, Any]
 """A low-level DynamoDB item, e.g. ``{"PK": {"S": "a#1"}}``."""
 
-_PK_NAME, _SK_NAME, _PK_VALUE, _VALUE_PREFIX = "#dspk", "#dssk", ":dspk", ":dssk"
+_PK_NAME, _SK_NAME, _PK_VALUE, _VALUE_PREFIX = "#dspk", "#dssk", ":dspk", ":ds"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,81 @@
+"""Cursors: signed, bound, constant-size; every bad token is the one clear exception."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dynashard import CursorCodec, FanOutQuery, InvalidCursorError, Stream
+
+SECRET = b"k" * 32
+CODEC = CursorCodec(SECRET)
+TOKEN = CODEC.encode("OPEN#2026-11-23T00:00:00Z#inc_2J9dTn4Qb1", "acct_1|user_1|/me/incidents")
+
+
+def test_round_trip() -> None:
+    assert CODEC.decode(TOKEN, "acct_1|user_1|/me/incidents").startswith("OPEN#")
+    assert "=" not in TOKEN and "+" not in TOKEN and "/" not in TOKEN
+
+
+@pytest.mark.parametrize("position", range(len(TOKEN)))
+def test_tampering_any_character_is_rejected(position: int) -> None:
+    replacement = "A" if TOKEN[position] != "A" else "B"
+    tampered = TOKEN[:position] + replacement + TOKEN[position + 1 :]
+    with pytest.raises(InvalidCursorError):
+        CODEC.decode(tampered, "acct_1|user_1|/me/incidents")
+
+
+@given(data=st.binary(min_size=1, max_size=80), flip=st.integers(0, 10**6))
+def test_flipping_any_bit_of_the_payload_is_rejected(data: bytes, flip: int) -> None:
+    raw = bytearray(base64.urlsafe_b64decode(TOKEN + "=" * (-len(TOKEN) % 4)))
+    raw[flip % len(raw)] ^= 1 << (flip % 8)
+    tampered = base64.urlsafe_b64encode(bytes(raw)).rstrip(b"=").decode()
+    with pytest.raises(InvalidCursorError):
+        CODEC.decode(tampered, "acct_1|user_1|/me/incidents")
+
+
+@pytest.mark.parametrize(
+    "binding",
+    ["acct_2|user_1|/me/incidents", "acct_1|user_2|/me/incidents", "acct_1|user_1|/teams"],
+)
+def test_other_binding_is_rejected(binding: str) -> None:
+    with pytest.raises(InvalidCursorError, match="does not belong"):
+        CODEC.decode(TOKEN, binding)
+
+
+@pytest.mark.parametrize("garbage", ["", "!!!", "abc", "a" * 5000, "AQ", TOKEN[:-3]])
+def test_garbage_is_rejected(garbage: str) -> None:
+    with pytest.raises(InvalidCursorError):
+        CODEC.decode(garbage, "acct_1|user_1|/me/incidents")
+
+
+def test_other_secret_is_rejected() -> None:
+    with pytest.raises(InvalidCursorError):
+        CursorCodec(b"x" * 32).decode(TOKEN, "acct_1|user_1|/me/incidents")
+
+
+def test_secret_is_required_and_long_enough() -> None:
+    with pytest.raises(ValueError, match="at least 32 bytes"):
+        CursorCodec(b"short")
+
+
+def test_length_does_not_depend_on_stream_count() -> None:
+    lengths = set()
+    for streams in (1, 4, 16, 64, 256):
+        query = FanOutQuery(
+            streams=[Stream("t", "PK", f"a#{n}", "SK") for n in range(streams)], binding="b"
+        )
+        lengths.add(len(CODEC.encode("OPEN#2026-11-23#inc_1", query.cursor_binding())))
+    assert len(lengths) == 1
+
+
+def test_cursor_of_another_direction_or_strategy_is_rejected() -> None:
+    streams = [Stream("t", "PK", "a#0", "SK")]
+    ascending = FanOutQuery(streams=streams, binding="b")
+    descending = FanOutQuery(streams=streams, binding="b", descending=True)
+    token = CODEC.encode("k", ascending.cursor_binding())
+    with pytest.raises(InvalidCursorError):
+        CODEC.decode(token, descending.cursor_binding())
