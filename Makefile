@@ -35,6 +35,7 @@ dev: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m bench.keys
+	$(PY) -m bench.fanout
 
 synth: $(STAMP)
 	npx cdk synth --quiet

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from dynashard import item_size, query_read_units
 
 
 def test_item_size_counts_names_and_values() -> None:
-    item = {
+    item: dict[str, dict[str, Any]] = {
         "PK": {"S": "acct#1"},  # 2 + 6
         "Title": {"S": "dé"},  # 5 + 3 (é is two UTF-8 bytes)
         "Open": {"BOOL": True},  # 4 + 1

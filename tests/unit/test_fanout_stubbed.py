@@ -113,7 +113,8 @@ def test_first_wave_shares_the_page_and_refill_is_bounded_by_the_buffer(
     )
     page = engine.page(FanOutQuery(streams=STREAMS, binding="b", limit=4))
     assert [i["SK"]["S"] for i in page.items] == ["01", "02", "03", "04"]
-    assert page.has_more and page.next_cursor
+    assert page.has_more
+    assert page.next_cursor
     assert (page.stats.requests, page.stats.round_trips, page.stats.items_read) == (3, 2, 6)
     assert page.stats.items_returned == 4
     assert page.stats.read_units == 1.5  # three requests, each at least half a unit
@@ -185,7 +186,8 @@ def test_throttling_is_retried_with_backoff(
     assert [i["SK"]["S"] for i in page.items] == ["01"]
     assert page.stats.throttle_retries == 2
     assert len(sleeps) == 2
-    assert 0 <= sleeps[0] <= 0.025 and 0 <= sleeps[1] <= 0.05
+    assert 0 <= sleeps[0] <= 0.025
+    assert 0 <= sleeps[1] <= 0.05
 
 
 def test_a_stream_that_stays_throttled_fails_the_page(

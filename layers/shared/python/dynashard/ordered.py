@@ -124,6 +124,7 @@ class OrderedMerge:
         ]
         results = [future.result() for future in futures]
         stats.round_trips += 1
+        stats.requests_per_wave.append(len(requests))
         for request, result in zip(requests, results, strict=True):
             result.record(stats)
             merge.absorb(request, result)

@@ -19,6 +19,7 @@ class PageStats:
     duplicates_dropped: int = 0
     read_units: float = 0.0
     throttle_retries: int = 0
+    requests_per_wave: list[int] = field(default_factory=list)
 
 
 @dataclass

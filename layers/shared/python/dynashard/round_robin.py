@@ -83,6 +83,7 @@ def round_robin_page(
             )
             read.record(stats)
             stats.round_trips += 1
+            stats.requests_per_wave.append(1)
             items += read.items
             if read.resume_position is None:
                 state.finished.add(turn)
