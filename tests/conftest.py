@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import pytest
@@ -36,9 +36,26 @@ def dynamodb(dynamodb_endpoint: str) -> DynamoDBClient:
 
 
 @pytest.fixture
-def table_name(dynamodb: DynamoDBClient) -> Iterator[str]:
-    """A fresh table with the project's schema (PK/SK, GSI1-3, TTL), deleted afterwards."""
-    name = f"test-{uuid.uuid4().hex[:12]}"
-    create_table(dynamodb, TABLE_SCHEMA, name)
-    yield name
-    dynamodb.delete_table(TableName=name)
+def new_table(dynamodb: DynamoDBClient) -> Iterator[Callable[[], str]]:
+    """Makes fresh tables with the project's schema (PK/SK, GSI1-3, TTL); drops them afterwards.
+
+    Property tests take one per example: moto's Query scans the whole table, so a table
+    that keeps growing across examples makes every request slower.
+    """
+    created: list[str] = []
+
+    def make() -> str:
+        name = f"test-{uuid.uuid4().hex[:12]}"
+        create_table(dynamodb, TABLE_SCHEMA, name)
+        created.append(name)
+        return name
+
+    yield make
+    for name in created:
+        dynamodb.delete_table(TableName=name)
+
+
+@pytest.fixture
+def table_name(new_table: Callable[[], str]) -> str:
+    """One fresh table with the project's schema."""
+    return new_table()

@@ -85,11 +85,14 @@ def round_robin_page(
             stats.round_trips += 1
             stats.requests_per_wave.append(1)
             items += read.items
-            if read.resume_position is None:
+            resume = read.resume_position
+            # A LastEvaluatedKey at or past the range's end (a boundary item the client
+            # dropped) leaves nothing to read, and resuming "after" it would not advance.
+            if resume is None or not sort_range.contains(resume):
                 state.finished.add(turn)
                 state.positions.pop(turn, None)
             else:
-                state.positions[turn] = read.resume_position
+                state.positions[turn] = resume
         turn = (turn + 1) % len(streams)
     state.next_stream = turn
     return items, (state if len(state.finished) < len(streams) else None)
