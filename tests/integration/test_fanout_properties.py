@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -34,7 +35,7 @@ REQUEST_BUDGET = 300
 PROPERTY_SETTINGS = settings(
     max_examples=20,
     deadline=None,
-    derandomize=True,
+    derandomize=True,  # CI sees the same examples every run
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 STATES = ("OPEN", "CLOSED", "OPENED")  # "OPEN" is a prefix of "OPENED": begins_with must not mix
@@ -98,17 +99,10 @@ def all_pages(engine: FanOutEngine, query: FanOutQuery, sizes: Iterator[int]) ->
     pages: list[list[str]] = []
     cursor = None
     while True:
-        page = engine.page(
-            FanOutQuery(
-                streams=query.streams,
-                binding=query.binding,
-                limit=next(sizes),
-                descending=query.descending,
-                strategy=query.strategy,
-                identity=query.identity,
-                cursor=cursor,
-            )
-        )
+        page = engine.page(replace(query, limit=next(sizes), cursor=cursor))
+        if query.strategy is Strategy.ROUND_ROBIN:
+            # Each visit to a stream returns an item or finishes it: none makes no progress.
+            assert page.stats.round_trips <= len(page.items) + len(query.streams)
         pages.append([identity_of(item) for item in page.items])
         assert page.has_more == (page.next_cursor is not None)
         if not page.has_more:
@@ -134,33 +128,6 @@ def test_ordered_pages_concatenate_to_the_exact_deduplicated_list(
     assert [i for page in pages for i in page] == expected_order(entities, sort_range, descending)
 
 
-@pytest.mark.parametrize("descending", [False, True])
-def test_round_robin_returns_every_copy_exactly_once(
-    dynamodb: DynamoDBClient,
-    new_table: Callable[[], str],
-    engine: FanOutEngine,
-    descending: bool,
-) -> None:
-    # Fixed data: a hypothesis run of this test hangs in some generated cases (open issue).
-    entities = [
-        Entity(
-            f"id{n}", f"{STATES[n % 3]}#{n * 7919 % 10**6:07d}#id{n}", tuple({n % 5, (n * 3) % 5})
-        )
-        for n in range(30)
-    ]
-    sort_range = SortKeyRange.begins_with("OPEN#")
-    query = stored_query(
-        dynamodb, new_table, (5, entities), sort_range, descending, strategy=Strategy.ROUND_ROBIN
-    )
-    pages = all_pages(engine, query, iter(lambda: 4, None))
-    assert all(len(page) <= 4 for page in pages)
-    copies = Counter(i for page in pages for i in page)
-    expected = Counter(
-        e.identity for e in entities if sort_range.contains(e.sort_key) for _ in set(e.streams)
-    )
-    assert copies == expected
-
-
 @PROPERTY_SETTINGS
 @given(data=datasets())
 def test_parallel_reads_every_copy_exactly_once(
@@ -175,3 +142,28 @@ def test_parallel_reads_every_copy_exactly_once(
     streams = make_streams(table_name, prefix, stream_count)
     found = Counter(identity_of(item) for item in engine.read_all(streams, page_size=7))
     assert found == Counter(e.identity for e in entities for _ in e.streams)
+
+
+@PROPERTY_SETTINGS
+@given(data=datasets(), sort_range=RANGES, descending=st.booleans(), sizes=st.data())
+def test_round_robin_returns_every_copy_exactly_once(
+    dynamodb: DynamoDBClient,
+    new_table: Callable[[], str],
+    engine: FanOutEngine,
+    data: tuple[int, list[Entity]],
+    sort_range: SortKeyRange,
+    descending: bool,
+    sizes: st.DataObject,
+) -> None:
+    stream_count, entities = data
+    query = stored_query(
+        dynamodb, new_table, data, sort_range, descending, strategy=Strategy.ROUND_ROBIN
+    )
+    size = next(page_sizes(sizes, stream_count, len(entities)))
+    pages = all_pages(engine, query, iter(lambda: size, None))
+    assert all(len(page) <= size for page in pages)
+    copies = Counter(i for page in pages for i in page)
+    expected = Counter(
+        e.identity for e in entities if sort_range.contains(e.sort_key) for _ in e.streams
+    )
+    assert copies == expected

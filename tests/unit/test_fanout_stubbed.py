@@ -15,6 +15,7 @@ from dynashard import (
     FanOutQuery,
     RetryPolicy,
     SortKeyCollisionError,
+    SortKeyRange,
     Stream,
     StreamFailedError,
     client_config,
@@ -233,3 +234,38 @@ def test_query_validation(kwargs: dict[str, Any], message: str) -> None:
 def test_consistent_reads_on_an_index_are_refused() -> None:
     with pytest.raises(ValueError, match="eventually consistent"):
         Stream("tbl", "GSI1PK", "x", "GSI1SK", index_name="GSI1", consistent_read=True)
+
+
+def test_a_limit_spent_on_the_cursor_item_goes_on_after_it(
+    stubbed: tuple[Stubber, FanOutEngine, list[float]],
+) -> None:
+    stubber, engine, _ = stubbed
+    prefixed = [Stream("tbl", "PK", "p#0", "SK", SortKeyRange.begins_with("k"))]
+    query = FanOutQuery(streams=prefixed, binding="b", limit=1)
+    cursor = CODEC.encode("k1", query.cursor_binding())
+    between = ("#dssk BETWEEN :dslo AND :dshi", {":dslo": "k1", ":dshi": "l"})
+    # BETWEEN is inclusive: the cursor item comes back, is dropped, and used up Limit 1.
+    stubber.add_response(
+        "query", response([item(0, "k1")], key_of(0, "k1")), request(0, 1, *between)
+    )
+    stubber.add_response(
+        "query", response([item(0, "k2")], key_of(0, "k2")), request(0, 1, *between, start="k1")
+    )
+    page = engine.page(FanOutQuery(streams=prefixed, binding="b", limit=1, cursor=cursor))
+    assert [i["SK"]["S"] for i in page.items] == ["k2"]
+    assert (page.stats.requests, page.stats.round_trips, page.stats.items_read) == (2, 1, 2)
+
+
+def test_a_last_key_past_the_end_finishes_the_stream(
+    stubbed: tuple[Stubber, FanOutEngine, list[float]],
+) -> None:
+    stubber, engine, _ = stubbed
+    bounded = [Stream("tbl", "PK", "p#0", "SK", SortKeyRange.begins_with("k"))]
+    condition = ("begins_with(#dssk, :dslo)", {":dslo": "k"})
+    # A key at the exclusive end ("l") is not part of the range: nothing follows it.
+    stubber.add_response(
+        "query", response([item(0, "k1")], key_of(0, "l")), request(0, 2, *condition)
+    )
+    page = engine.page(FanOutQuery(streams=bounded, binding="b", limit=2))
+    assert [i["SK"]["S"] for i in page.items] == ["k1"]
+    assert (page.has_more, page.stats.requests) == (False, 1)

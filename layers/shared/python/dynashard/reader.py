@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from dynashard.capacity import query_read_units
@@ -17,21 +18,23 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class StreamRead:
-    """Result of one request: items inside the range, where to continue, and its cost."""
+    """Result of reading a stream once: items inside the range, where to go on, and the cost."""
 
     items: list[Item]
     last_evaluated_key: Item | None
     resume_position: str | None
+    """Sort key to resume after; None when the range has been read to its end."""
     items_read: int
     read_units: float
+    requests: int
     attempts: int
 
     def record(self, stats: PageStats) -> None:
-        """Add this request's cost to `stats`."""
-        stats.requests += 1
+        """Add this read's cost to `stats`."""
+        stats.requests += self.requests
         stats.items_read += self.items_read
         stats.read_units += self.read_units
-        stats.throttle_retries += self.attempts - 1
+        stats.throttle_retries += self.attempts - self.requests
 
 
 def read_stream(
@@ -45,17 +48,39 @@ def read_stream(
     limit: int | None,
     start_key: Item | None = None,
 ) -> StreamRead:
-    """Query `stream` within `sort_range`; items outside it (boundary items) are dropped."""
-    request = stream.query_request(sort_range, descending, limit, start_key)
-    response: dict[str, Any]
-    response, attempts = retry.call(index, lambda: dict(client.query(**request)))
-    raw_items: list[Item] = response.get("Items", [])
-    last_key: Item | None = response.get("LastEvaluatedKey")
+    """Query `stream` within `sort_range`; items outside it (boundary items) are dropped.
+
+    A range with an exclusive end is queried with DynamoDB's inclusive ``BETWEEN``, so the
+    boundary item itself may come back. At the start (a cursor position) it can use up a
+    whole ``Limit``; the read then goes on from it with ``ExclusiveStartKey`` so that every
+    read makes progress. At the far end, nothing of the range follows it: the read is over.
+    """
+    raw_items: list[Item] = []
+    items_read = requests = attempts = 0
+    read_units = 0.0
+    while True:
+        request = stream.query_request(sort_range, descending, limit, start_key)
+        output, tries = retry.call(index, partial(client.query, **request))
+        response: dict[str, Any] = dict(output)
+        page: list[Item] = response.get("Items", [])
+        raw_items += page
+        items_read += int(response.get("ScannedCount", len(page)))
+        read_units += query_read_units(page, stream.consistent_read)
+        requests += 1
+        attempts += tries
+        start_key = response.get("LastEvaluatedKey")
+        resume = stream.sort_value(start_key) if start_key else None
+        if resume is None or sort_range.contains(resume):
+            break
+        if sort_range.past_end(resume, descending):
+            start_key = resume = None
+            break
     return StreamRead(
         items=[item for item in raw_items if sort_range.contains(stream.sort_value(item))],
-        last_evaluated_key=last_key,
-        resume_position=stream.sort_value(last_key) if last_key else None,
-        items_read=int(response.get("ScannedCount", len(raw_items))),
-        read_units=query_read_units(raw_items, stream.consistent_read),
+        last_evaluated_key=start_key,
+        resume_position=resume,
+        items_read=items_read,
+        read_units=read_units,
+        requests=requests,
         attempts=attempts,
     )

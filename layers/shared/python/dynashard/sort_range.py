@@ -88,6 +88,15 @@ class SortKeyRange:
             and (key > self.upper.value or (key == self.upper.value and not self.upper.inclusive))
         )
 
+    def past_end(self, key: str, descending: bool) -> bool:
+        """Whether no key of the range comes after `key` in the read direction."""
+        end = self.lower if descending else self.upper
+        if end is None:
+            return False
+        if key == end.value:
+            return not end.inclusive
+        return key < end.value if descending else key > end.value
+
     def is_empty(self) -> bool:
         """True when no key can satisfy both bounds."""
         if self.lower is None or self.upper is None:
