@@ -9,7 +9,7 @@ it *read*, rounded up to 4 KB once per request; eventually consistent reads cost
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -22,24 +22,31 @@ def _number_size(text: str) -> int:
     return math.ceil(significant / 2) + 1
 
 
+def _map_size(payload: Mapping[str, Any]) -> int:
+    return 3 + sum(1 + len(k.encode()) + _value_size(v) for k, v in payload.items())
+
+
+_SIZES: dict[str, Callable[[Any], int]] = {
+    "S": lambda payload: len(payload.encode()),
+    "N": _number_size,
+    "B": len,
+    "BOOL": lambda _payload: 1,
+    "NULL": lambda _payload: 1,
+    "SS": lambda payload: sum(len(s.encode()) for s in payload),
+    "NS": lambda payload: sum(_number_size(n) for n in payload),
+    "BS": lambda payload: sum(len(b) for b in payload),
+    "L": lambda payload: 3 + sum(1 + _value_size(v) for v in payload),
+    "M": _map_size,
+}
+
+
 def _value_size(value: Mapping[str, Any]) -> int:
-    (kind, payload), *_ = value.items()
-    sizes: dict[str, Any] = {
-        "S": lambda: len(payload.encode()),
-        "N": lambda: _number_size(payload),
-        "B": lambda: len(payload),
-        "BOOL": lambda: 1,
-        "NULL": lambda: 1,
-        "SS": lambda: sum(len(s.encode()) for s in payload),
-        "NS": lambda: sum(_number_size(n) for n in payload),
-        "BS": lambda: sum(len(b) for b in payload),
-        "L": lambda: 3 + sum(1 + _value_size(v) for v in payload),
-        "M": lambda: 3 + sum(1 + len(k.encode()) + _value_size(v) for k, v in payload.items()),
-    }
-    if kind not in sizes:
-        raise ValueError(f"unknown DynamoDB attribute type {kind!r}")
-    size: int = sizes[kind]()
-    return size
+    ((kind, payload),) = value.items()
+    try:
+        size = _SIZES[kind]
+    except KeyError:
+        raise ValueError(f"unknown DynamoDB attribute type {kind!r}") from None
+    return size(payload)
 
 
 def item_size(item: Mapping[str, Mapping[str, Any]]) -> int:

@@ -40,13 +40,9 @@ class Strategy(StrEnum):
     PARALLEL = "parallel"
 
 
-def client_config(max_workers: int, **overrides: object) -> Config:
+def client_config(max_workers: int) -> Config:
     """botocore config for a fan-out client: a pool as large as the worker pool."""
-    return Config(
-        max_pool_connections=max_workers,
-        retries={"mode": "standard"},
-        **overrides,  # type: ignore[arg-type]
-    )
+    return Config(max_pool_connections=max_workers, retries={"mode": "standard"})
 
 
 @dataclass(frozen=True)

@@ -173,16 +173,17 @@ class _Merge:
     def has_more(self, states: Sequence[_StreamState]) -> bool:
         return any(e.key != self.last_key for e in self.heap) or not all(s.done for s in states)
 
-    def _blocked(self, key: str, states: Sequence[_StreamState]) -> bool:
-        return any(
-            not s.done and (s.covered is None or self._before(s.covered, key)) for s in states
-        )
-
     def emit_safe(self, states: Sequence[_StreamState]) -> None:
-        """Pop every item that no unfinished stream can still precede."""
-        while not self.full and self.heap and not self._blocked(self.heap[0].key, states):
-            entry = heapq.heappop(self.heap)
-            self._take(entry)
+        """Pop every item up to the frontier: the least-read unfinished stream's position."""
+        covered = [s.covered for s in states if not s.done]
+        if None in covered:
+            return
+        positions = [c for c in covered if c is not None]
+        frontier = (max if self.descending else min)(positions) if positions else None
+        while not self.full and self.heap:
+            if frontier is not None and self._before(frontier, self.heap[0].key):
+                return
+            self._take(heapq.heappop(self.heap))
 
     def _take(self, entry: _Entry) -> None:
         ident = self.identity(entry.item) if self.identity else None
