@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -41,20 +41,6 @@ PROPERTY_SETTINGS = settings(
 STATES = ("OPEN", "CLOSED", "OPENED")  # "OPEN" is a prefix of "OPENED": begins_with must not mix
 
 
-@st.composite
-def datasets(draw: st.DrawFn) -> tuple[int, list[Entity]]:
-    """Streams, and entities with unique sort keys, some copied into several streams."""
-    streams = draw(st.integers(1, 64))
-    count = draw(st.integers(0, 80))
-    numbers = draw(st.lists(st.integers(0, 10**6), min_size=count, max_size=count, unique=True))
-    entities = []
-    for n, number in enumerate(numbers):
-        state = draw(st.sampled_from(STATES))
-        homes = draw(st.lists(st.integers(0, streams - 1), min_size=1, max_size=3, unique=True))
-        entities.append(Entity(f"id{n}", f"{state}#{number:07d}#id{n}", tuple(homes)))
-    return streams, entities
-
-
 RANGES = st.sampled_from(
     [
         SortKeyRange(),
@@ -67,6 +53,39 @@ RANGES = st.sampled_from(
 )
 
 
+@dataclass(frozen=True)
+class Scenario:
+    """Streams, entities with unique sort keys (some copied into several streams), a range."""
+
+    streams: int
+    entities: list[Entity]
+    sort_range: SortKeyRange
+    descending: bool
+
+    def copies_in_range(self) -> Counter[str]:
+        """Every stored copy of every entity inside the range, by identity."""
+        return Counter(
+            e.identity
+            for e in self.entities
+            if self.sort_range.contains(e.sort_key)
+            for _ in e.streams
+        )
+
+
+@st.composite
+def scenarios(draw: st.DrawFn) -> Scenario:
+    """Random data over 1-64 streams, with shared prefixes, duplicates and a sort-key range."""
+    streams = draw(st.integers(1, 64))
+    count = draw(st.integers(0, 80))
+    numbers = draw(st.lists(st.integers(0, 10**6), min_size=count, max_size=count, unique=True))
+    entities = []
+    for n, number in enumerate(numbers):
+        state = draw(st.sampled_from(STATES))
+        homes = draw(st.lists(st.integers(0, streams - 1), min_size=1, max_size=3, unique=True))
+        entities.append(Entity(f"id{n}", f"{state}#{number:07d}#id{n}", tuple(homes)))
+    return Scenario(streams, entities, draw(RANGES), draw(st.booleans()))
+
+
 @pytest.fixture(scope="module")
 def engine(dynamodb: DynamoDBClient) -> Iterator[FanOutEngine]:
     with FanOutEngine(dynamodb, CursorCodec(SECRET), max_workers=16) as shared:
@@ -74,24 +93,19 @@ def engine(dynamodb: DynamoDBClient) -> Iterator[FanOutEngine]:
 
 
 def stored_query(
-    dynamodb: DynamoDBClient,
-    new_table: Callable[[], str],
-    data: tuple[int, list[Entity]],
-    sort_range: SortKeyRange,
-    descending: bool,
-    **options: Any,
+    dynamodb: DynamoDBClient, new_table: Callable[[], str], scenario: Scenario, **options: Any
 ) -> FanOutQuery:
-    """Write the entities under a fresh prefix and return a query over their streams."""
-    stream_count, entities = data
+    """Write the scenario's entities to a fresh table and return a query over their streams."""
     prefix, table_name = new_prefix(), new_table()
-    write_entities(dynamodb, table_name, prefix, entities)
-    streams = make_streams(table_name, prefix, stream_count, sort_range)
-    return FanOutQuery(streams=streams, binding="test", descending=descending, **options)
+    write_entities(dynamodb, table_name, prefix, scenario.entities)
+    streams = make_streams(table_name, prefix, scenario.streams, scenario.sort_range)
+    return FanOutQuery(streams=streams, binding="test", descending=scenario.descending, **options)
 
 
-def page_sizes(data: st.DataObject, streams: int, items: int) -> Iterator[int]:
+def page_sizes(data: st.DataObject, scenario: Scenario) -> Iterator[int]:
     """Random page sizes 1-100, the smallest allowed only where the request budget permits."""
-    smallest = min(100, max(1, -(-items * streams // REQUEST_BUDGET)))
+    requests = len(scenario.entities) * scenario.streams
+    smallest = min(100, max(1, -(-requests // REQUEST_BUDGET)))
     return iter(lambda: data.draw(st.integers(smallest, 100)), None)
 
 
@@ -112,58 +126,41 @@ def all_pages(engine: FanOutEngine, query: FanOutQuery, sizes: Iterator[int]) ->
 
 
 @PROPERTY_SETTINGS
-@given(data=datasets(), sort_range=RANGES, descending=st.booleans(), sizes=st.data())
+@given(scenario=scenarios(), sizes=st.data())
 def test_ordered_pages_concatenate_to_the_exact_deduplicated_list(
     dynamodb: DynamoDBClient,
     new_table: Callable[[], str],
     engine: FanOutEngine,
-    data: tuple[int, list[Entity]],
-    sort_range: SortKeyRange,
-    descending: bool,
+    scenario: Scenario,
     sizes: st.DataObject,
 ) -> None:
-    stream_count, entities = data
-    query = stored_query(dynamodb, new_table, data, sort_range, descending, identity=identity_of)
-    pages = all_pages(engine, query, page_sizes(sizes, stream_count, len(entities)))
-    assert [i for page in pages for i in page] == expected_order(entities, sort_range, descending)
+    query = stored_query(dynamodb, new_table, scenario, identity=identity_of)
+    pages = all_pages(engine, query, page_sizes(sizes, scenario))
+    expected = expected_order(scenario.entities, scenario.sort_range, scenario.descending)
+    assert [i for page in pages for i in page] == expected
 
 
 @PROPERTY_SETTINGS
-@given(data=datasets())
+@given(scenario=scenarios())
 def test_parallel_reads_every_copy_exactly_once(
-    dynamodb: DynamoDBClient,
-    new_table: Callable[[], str],
-    engine: FanOutEngine,
-    data: tuple[int, list[Entity]],
+    dynamodb: DynamoDBClient, new_table: Callable[[], str], engine: FanOutEngine, scenario: Scenario
 ) -> None:
-    stream_count, entities = data
-    prefix, table_name = new_prefix(), new_table()
-    write_entities(dynamodb, table_name, prefix, entities)
-    streams = make_streams(table_name, prefix, stream_count)
+    streams = stored_query(dynamodb, new_table, scenario).streams
     found = Counter(identity_of(item) for item in engine.read_all(streams, page_size=7))
-    assert found == Counter(e.identity for e in entities for _ in e.streams)
+    assert found == scenario.copies_in_range()
 
 
 @PROPERTY_SETTINGS
-@given(data=datasets(), sort_range=RANGES, descending=st.booleans(), sizes=st.data())
+@given(scenario=scenarios(), sizes=st.data())
 def test_round_robin_returns_every_copy_exactly_once(
     dynamodb: DynamoDBClient,
     new_table: Callable[[], str],
     engine: FanOutEngine,
-    data: tuple[int, list[Entity]],
-    sort_range: SortKeyRange,
-    descending: bool,
+    scenario: Scenario,
     sizes: st.DataObject,
 ) -> None:
-    stream_count, entities = data
-    query = stored_query(
-        dynamodb, new_table, data, sort_range, descending, strategy=Strategy.ROUND_ROBIN
-    )
-    size = next(page_sizes(sizes, stream_count, len(entities)))
+    query = stored_query(dynamodb, new_table, scenario, strategy=Strategy.ROUND_ROBIN)
+    size = next(page_sizes(sizes, scenario))
     pages = all_pages(engine, query, iter(lambda: size, None))
     assert all(len(page) <= size for page in pages)
-    copies = Counter(i for page in pages for i in page)
-    expected = Counter(
-        e.identity for e in entities if sort_range.contains(e.sort_key) for _ in e.streams
-    )
-    assert copies == expected
+    assert Counter(i for page in pages for i in page) == scenario.copies_in_range()
