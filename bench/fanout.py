@@ -144,6 +144,7 @@ def scenario(width: int, size: int, shape: str) -> dict[str, Any]:
     latency = Latency(seed)
     costs: dict[str, list[Cost]] = {"ordered": [], "all-sort": [], "one-wave": [], "sequential": []}
     floors: list[int] = []
+    returned: list[int] = []
     cursor: str | None = None
     after: str | None = None
     with FanOutEngine(client, CursorCodec(b"b" * 32), max_workers=8) as engine:  # type: ignore[arg-type]
@@ -161,14 +162,21 @@ def scenario(width: int, size: int, shape: str) -> dict[str, Any]:
             for name, cost in baselines(client, streams, after, size, latency).items():
                 costs[name].append(cost)
             floors.append(floor(keys, after, size))
+            returned.append(len(page.items))
             if not page.next_cursor:
                 break
             cursor, after = page.next_cursor, page.items[-1]["SK"]["S"]
-    return summarise(width, size, shape, costs, floors)
+    return summarise(width, size, shape, costs=costs, floors=floors, returned=returned)
 
 
 def summarise(
-    width: int, size: int, shape: str, costs: dict[str, list[Cost]], floors: list[int]
+    width: int,
+    size: int,
+    shape: str,
+    *,
+    costs: dict[str, list[Cost]],
+    floors: list[int],
+    returned: list[int],
 ) -> dict[str, Any]:
     def per(name: str, pick: Callable[[Cost], float]) -> float:
         return statistics.mean(pick(c) for c in costs[name])
@@ -182,6 +190,7 @@ def summarise(
         **{
             name: {
                 "read_over_floor": sum(c.items_read for c in costs[name]) / total_floor,
+                "read_per_returned": sum(c.items_read for c in costs[name]) / sum(returned),
                 "median_round_trips": statistics.median(c.round_trips for c in costs[name]),
                 "max_round_trips": max(c.round_trips for c in costs[name]),
                 "rcu_per_page": per(name, lambda c: c.read_units),
@@ -199,14 +208,16 @@ def main() -> None:
     for shape in SHAPES:
         print(f"\n{shape} data ({TOTAL_ITEMS} items, first {PAGES} pages, newest first)\n")
         print(
-            "| streams | page | ordered read/floor | ordered trips (median/max) | ordered RCU | "
-            "ordered ms | all-sort read/floor | one-wave read/floor | one-wave ms | sequential ms |"
+            "| streams | page | ordered read/floor | ordered read/returned | "
+            "ordered trips (median/max) | ordered RCU | ordered ms | all-sort read/floor | "
+            "one-wave read/floor | one-wave ms | sequential ms |"
         )
-        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for r in (r for r in results if r["shape"] == shape):
             o = r["ordered"]
             print(
                 f"| {r['width']} | {r['page_size']} | {o['read_over_floor']:.2f} | "
+                f"{o['read_per_returned']:.2f} | "
                 f"{o['median_round_trips']:g}/{o['max_round_trips']} | {o['rcu_per_page']:.1f} | "
                 f"{o['latency_ms_per_page']:.1f} | {r['all-sort']['read_over_floor']:.1f} | "
                 f"{r['one-wave']['read_over_floor']:.2f} | "
