@@ -9,11 +9,14 @@ from dynashard.errors import (
     DynashardError,
     InvalidCursorError,
     InvalidKeyError,
+    ShardMetadataError,
     SortKeyCollisionError,
     StreamFailedError,
     UnknownShardValueError,
+    WriteThrottledError,
 )
 from dynashard.fanout import FanOutEngine, FanOutQuery, Strategy, client_config
+from dynashard.growing_writes import find_item, write_growing
 from dynashard.keys import (
     PARTITION_KEY_MAX_BYTES,
     SEPARATOR,
@@ -26,8 +29,10 @@ from dynashard.keys import (
     split_sharded_key,
 )
 from dynashard.page import Page, PageStats
-from dynashard.retry import RetryPolicy, is_throttling
+from dynashard.retry import RetryPolicy
 from dynashard.schema import IndexSchema, TableSchema
+from dynashard.shard_counts import GrowthEvent, GrowthHook, GrowthPolicy, ShardCounts, log_growth
+from dynashard.shard_meta import HistoryEntry, ShardMeta, ShardMetaKey
 from dynashard.shards import (
     MAX_SHARD_COUNT,
     WeightedShards,
@@ -37,6 +42,7 @@ from dynashard.shards import (
 )
 from dynashard.sort_range import SortKeyRange
 from dynashard.streams import Item, Stream
+from dynashard.throttling import is_hot_key_throttling, is_throttling, throttling_reasons
 
 __all__ = [
     "MAX_SHARD_COUNT",
@@ -47,6 +53,10 @@ __all__ = [
     "DynashardError",
     "FanOutEngine",
     "FanOutQuery",
+    "GrowthEvent",
+    "GrowthHook",
+    "GrowthPolicy",
+    "HistoryEntry",
     "IndexSchema",
     "InvalidCursorError",
     "InvalidKeyError",
@@ -55,6 +65,10 @@ __all__ = [
     "Page",
     "PageStats",
     "RetryPolicy",
+    "ShardCounts",
+    "ShardMeta",
+    "ShardMetaKey",
+    "ShardMetadataError",
     "SortKeyCollisionError",
     "SortKeyRange",
     "Strategy",
@@ -63,16 +77,22 @@ __all__ = [
     "TableSchema",
     "UnknownShardValueError",
     "WeightedShards",
+    "WriteThrottledError",
     "build_key",
     "calculated_shard",
     "client_config",
+    "find_item",
+    "is_hot_key_throttling",
     "is_throttling",
     "item_size",
+    "log_growth",
     "query_read_units",
     "random_shard",
     "shard_keys",
     "sharded_key",
     "split_key",
     "split_sharded_key",
+    "throttling_reasons",
     "validate_shard_count",
+    "write_growing",
 ]

@@ -32,3 +32,15 @@ class StreamFailedError(DynashardError):
         super().__init__(f"stream {stream_index} failed: {code}: {message}")
         self.stream_index = stream_index
         self.code = code
+
+
+class ShardMetadataError(DynashardError):
+    """A shard metadata item that breaks the doubling rules (edited by hand or corrupted)."""
+
+
+class WriteThrottledError(DynashardError):
+    """A write was still throttled after growing its shards as far as allowed and retrying."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"write throttled: {code}: {message}")
+        self.code = code

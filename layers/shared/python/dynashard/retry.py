@@ -1,4 +1,4 @@
-"""Throttling: recognise DynamoDB's throttling errors and retry them with jittered back-off.
+"""Retries: back off from DynamoDB's throttling errors with full jitter.
 
 The engine retries here (rather than only through botocore's retry modes) so that every
 attempt is visible in page statistics and a stream that keeps failing fails its page
@@ -16,20 +16,9 @@ from typing import TypeVar
 from botocore.exceptions import ClientError
 
 from dynashard.errors import StreamFailedError
-
-THROTTLING_CODES = frozenset(
-    {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
-)
+from dynashard.throttling import error_code, is_throttling
 
 T = TypeVar("T")
-
-
-def is_throttling(error: BaseException) -> bool:
-    """Whether `error` is DynamoDB pushing back on throughput."""
-    return (
-        isinstance(error, ClientError)
-        and error.response.get("Error", {}).get("Code") in THROTTLING_CODES
-    )
 
 
 @dataclass
@@ -61,7 +50,7 @@ class RetryPolicy:
             except ClientError as error:
                 if not is_throttling(error):
                     raise
-                code = error.response.get("Error", {}).get("Code", "Unknown")
+                code = error_code(error)
                 if attempt + 1 == self.max_attempts:
                     raise StreamFailedError(
                         stream_index, code, f"still throttled after {self.max_attempts} attempts"

@@ -1,0 +1,189 @@
+"""Dynamic shard counts: read them through a short cache, grow them by doubling on hot keys.
+
+Growth is the AWS Database Blog's dynamic sharding mechanism adapted to calculated shards:
+a throttled writer waits a random moment (so a crowd of throttled writers does not
+stampede), re-reads the metadata, and doubles the count with an ``UpdateItem`` conditioned
+on ``LastUpdated`` (optimistic locking), at most once per cooldown and never above a maximum.
+A writer that loses the race takes the winner's count instead.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+from boto3.dynamodb.types import TypeSerializer
+from botocore.exceptions import ClientError
+
+from dynashard.schema import TableSchema
+from dynashard.shard_meta import ShardMeta, ShardMetaKey
+from dynashard.shards import validate_shard_count
+from dynashard.throttling import error_code, is_throttling
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+_logger = logging.getLogger("dynashard.growth")
+_serializer = TypeSerializer()
+
+
+@dataclass(frozen=True)
+class GrowthPolicy:
+    """When and how far shard counts grow, and how long readers trust a cached count."""
+
+    default_count: int = 1
+    max_count: int = 64
+    cooldown_seconds: float = 30.0
+    max_jitter_seconds: float = 0.5
+    cache_seconds: float = 5.0
+
+    def __post_init__(self) -> None:
+        validate_shard_count(self.default_count)
+        validate_shard_count(self.max_count)
+        if self.default_count > self.max_count:
+            raise ValueError(
+                f"default_count {self.default_count} is above max_count {self.max_count}"
+            )
+        for name in ("cooldown_seconds", "max_jitter_seconds", "cache_seconds"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0")
+
+
+@dataclass(frozen=True)
+class GrowthEvent:
+    """One doubling, as reported to the growth hook."""
+
+    partition: str
+    base: str
+    old_count: int
+    new_count: int
+    at: int
+    jitter_seconds: float
+
+
+GrowthHook = Callable[[GrowthEvent], None]
+
+
+def log_growth(event: GrowthEvent) -> None:
+    """Default hook: one JSON log line per growth on the ``dynashard.growth`` logger."""
+    _logger.warning(json.dumps({"event": "shard_count_grew", **asdict(event)}))
+
+
+class ShardCounts:
+    """Shard metadata of base keys in one single table, cached per process (thread-safe)."""
+
+    def __init__(
+        self,
+        client: DynamoDBClient,
+        table_name: str,
+        schema: TableSchema,
+        *,
+        policy: GrowthPolicy | None = None,
+        on_growth: GrowthHook = log_growth,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._client = client
+        self._table_name = table_name
+        self._schema = schema
+        self.policy = policy or GrowthPolicy()
+        self._on_growth = on_growth
+        self._clock = clock
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._cache: dict[ShardMetaKey, tuple[float, ShardMeta]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: ShardMetaKey) -> ShardMeta:
+        """The metadata of `key`, from the cache while it is younger than ``cache_seconds``."""
+        with self._lock:
+            cached = self._cache.get(key)
+        if cached and self._clock() < cached[0]:
+            return cached[1]
+        return self._read(key, consistent=False)
+
+    def refresh(self, key: ShardMetaKey) -> ShardMeta:
+        """The metadata of `key` by a strongly consistent read, bypassing the cache."""
+        return self._read(key, consistent=True)
+
+    def grow(self, key: ShardMetaKey, seen: ShardMeta) -> ShardMeta:
+        """Double the count of `key` if `seen` is still current; returns the count to use now.
+
+        Returns `seen` unchanged at the maximum or within the cooldown, and the stored
+        metadata when another writer changed it first (lost race) or the metadata
+        partition itself is throttled.
+        """
+        now = self._clock()
+        if seen.shard_count >= self.policy.max_count:
+            return seen
+        if now * 1000 - seen.last_updated < self.policy.cooldown_seconds * 1000:
+            return seen
+        jitter = self._rng.uniform(0, self.policy.max_jitter_seconds)
+        self._sleep(jitter)
+        try:
+            current = self.refresh(key)
+            if current.history != seen.history:
+                return current
+            grown = current.doubled(int(self._clock() * 1000))
+            self._store(current, grown)
+        except ClientError as error:
+            if is_throttling(error):
+                return seen
+            if error_code(error) != "ConditionalCheckFailedException":
+                raise
+            return self.refresh(key)
+        self._remember(grown)
+        self._on_growth(
+            GrowthEvent(
+                partition=key.partition,
+                base=key.base,
+                old_count=seen.shard_count,
+                new_count=grown.shard_count,
+                at=grown.last_updated,
+                jitter_seconds=jitter,
+            )
+        )
+        return grown
+
+    def _read(self, key: ShardMetaKey, *, consistent: bool) -> ShardMeta:
+        response = self._client.get_item(
+            TableName=self._table_name,
+            Key=key.table_key(self._schema.partition_key, self._schema.sort_key),
+            ConsistentRead=consistent,
+        )
+        item = response.get("Item")
+        meta = (
+            ShardMeta.from_item(key, item)
+            if item
+            else ShardMeta.initial(key, self.policy.default_count)
+        )
+        self._remember(meta)
+        return meta
+
+    def _remember(self, meta: ShardMeta) -> None:
+        with self._lock:
+            self._cache[meta.key] = (self._clock() + self.policy.cache_seconds, meta)
+
+    def _store(self, before: ShardMeta, after: ShardMeta) -> None:
+        """Write `after` if the stored metadata is still `before` (optimistic lock)."""
+        attributes = after.attributes()
+        values = {f":{name}": _serializer.serialize(value) for name, value in attributes.items()}
+        if before.stored:
+            condition = "LastUpdated = :seen"
+            values[":seen"] = {"N": str(before.last_updated)}
+        else:
+            condition = "attribute_not_exists(LastUpdated)"
+        self._client.update_item(
+            TableName=self._table_name,
+            Key=after.key.table_key(self._schema.partition_key, self._schema.sort_key),
+            UpdateExpression="SET " + ", ".join(f"{name} = :{name}" for name in attributes),
+            ConditionExpression=condition,
+            ExpressionAttributeValues=values,
+        )

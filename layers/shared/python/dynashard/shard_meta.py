@@ -1,0 +1,148 @@
+"""Shard metadata: how many shards a base key has now, and every count it ever had.
+
+Counts only double, so the shard sets nest: an item written under N shards sits at
+``h & (N-1)``, which is also one of the shards under 2N. The history therefore tells a
+point read where else to look, and a later shrink where items may still live.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+from dynashard.errors import ShardMetadataError
+from dynashard.keys import build_key, split_key
+from dynashard.shards import MAX_SHARD_COUNT, calculated_shard, validate_shard_count
+from dynashard.streams import Item
+
+METADATA_SUFFIX = "shardmeta"
+HISTORY_LIMIT = MAX_SHARD_COUNT.bit_length()
+"""At most one entry per doubling from 1 to ``MAX_SHARD_COUNT``: the history stays bounded."""
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+
+@dataclass(frozen=True)
+class ShardMetaKey:
+    """Where the metadata of one base key lives: ``PK = <tenant>#shardmeta``, ``SK = <base>``."""
+
+    partition: str
+    base: str
+
+    @classmethod
+    def for_tenant(cls, tenant: str, base: str) -> ShardMetaKey:
+        """The key of `base`'s metadata in `tenant`'s metadata partition."""
+        split_key(base)
+        return cls(build_key(tenant, METADATA_SUFFIX), base)
+
+    def table_key(self, partition_key: str, sort_key: str) -> Item:
+        """The metadata item's primary key, given the table's key attribute names."""
+        return {partition_key: {"S": self.partition}, sort_key: {"S": self.base}}
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """From `at` (epoch milliseconds) on, the base key had `count` shards."""
+
+    at: int
+    count: int
+
+
+@dataclass(frozen=True)
+class ShardMeta:
+    """The shard counts of one base key; `history[-1]` is the current count."""
+
+    key: ShardMetaKey
+    history: tuple[HistoryEntry, ...]
+    stored: bool = field(default=False)
+
+    def __post_init__(self) -> None:
+        _check_history(self.key, self.history)
+
+    @classmethod
+    def initial(cls, key: ShardMetaKey, default_count: int) -> ShardMeta:
+        """A base key without metadata: `default_count` shards since the epoch."""
+        return cls(key, (HistoryEntry(0, validate_shard_count(default_count)),))
+
+    @property
+    def shard_count(self) -> int:
+        """Shards new items are written to."""
+        return self.history[-1].count
+
+    @property
+    def last_updated(self) -> int:
+        """Epoch milliseconds of the last growth (0 if it never grew): the optimistic lock."""
+        return self.history[-1].at
+
+    @property
+    def read_count(self) -> int:
+        """Shards a reader must cover: the highest count ever, since items never move."""
+        return max(entry.count for entry in self.history)
+
+    def doubled(self, at: int) -> ShardMeta:
+        """This metadata after doubling the count at `at` (epoch milliseconds)."""
+        entry = HistoryEntry(max(at, self.last_updated), self.shard_count * 2)
+        return ShardMeta(self.key, (*self.history, entry), stored=True)
+
+    def probe_shards(self, pk: str, sk: str) -> list[int]:
+        """Shards that may hold the item ``(pk, sk)``: the current count's first, then older.
+
+        Counts that put the item on a shard already listed add no read, so a point read
+        costs at most one extra read per doubling, and usually fewer.
+        """
+        counts = sorted({entry.count for entry in self.history}, reverse=True)
+        shards = [calculated_shard(pk, sk, count) for count in counts]
+        return list(dict.fromkeys(shards))
+
+    def attributes(self) -> dict[str, Any]:
+        """The non-key attributes: ``ShardCount``, ``LastUpdated`` and ``ShardHistory``."""
+        return {
+            "ShardCount": self.shard_count,
+            "LastUpdated": self.last_updated,
+            "ShardHistory": [{"At": e.at, "Count": e.count} for e in self.history],
+        }
+
+    @classmethod
+    def from_item(cls, key: ShardMetaKey, item: Item) -> ShardMeta:
+        """Parse a stored metadata item, rejecting one that breaks the doubling rules."""
+        try:
+            values = {name: _deserializer.deserialize(item[name]) for name in _ATTRIBUTES}
+            history = tuple(
+                HistoryEntry(int(entry["At"]), int(entry["Count"]))
+                for entry in values["ShardHistory"]
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ShardMetadataError(f"metadata of {key.base!r} is malformed: {exc!r}") from None
+        meta = cls(key, history, stored=True)
+        if (meta.shard_count, meta.last_updated) != (values["ShardCount"], values["LastUpdated"]):
+            raise ShardMetadataError(
+                f"metadata of {key.base!r}: ShardCount/LastUpdated disagree with ShardHistory"
+            )
+        return meta
+
+
+_ATTRIBUTES = ("ShardCount", "LastUpdated", "ShardHistory")
+
+
+def _check_history(key: ShardMetaKey, history: tuple[HistoryEntry, ...]) -> None:
+    """Counts are powers of two, each the double of the one before, at non-decreasing times."""
+    if not 1 <= len(history) <= HISTORY_LIMIT:
+        raise ShardMetadataError(
+            f"metadata of {key.base!r}: history has {len(history)} entries "
+            f"(1 to {HISTORY_LIMIT} allowed)"
+        )
+    try:
+        validate_shard_count(history[0].count)
+    except ValueError as exc:
+        raise ShardMetadataError(f"metadata of {key.base!r}: {exc}") from None
+    for before, after in itertools.pairwise(history):
+        if after.count != before.count * 2 or after.at < before.at:
+            raise ShardMetadataError(
+                f"metadata of {key.base!r}: {before} -> {after} is not a doubling in time order"
+            )
+    if history[-1].count > MAX_SHARD_COUNT:
+        raise ShardMetadataError(f"metadata of {key.base!r}: count above {MAX_SHARD_COUNT}")
