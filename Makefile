@@ -36,6 +36,7 @@ dev: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m bench.keys
 	$(PY) -m bench.fanout
+	$(PY) -m bench.hot_key
 
 synth: $(STAMP)
 	npx cdk synth --quiet
