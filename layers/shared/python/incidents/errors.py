@@ -1,0 +1,62 @@
+"""Domain errors: each maps to one HTTP status and a stable ``code`` in the API.
+
+Raised by the services for what a caller did wrong or cannot see; anything else is a
+bug and becomes a 500 without details.
+"""
+
+from __future__ import annotations
+
+
+class DomainError(Exception):
+    """Base class; `code` is the stable machine-readable error code, `status` the HTTP one."""
+
+    code = "bad_request"
+    status = 400
+
+
+class NotFoundError(DomainError):
+    """The item does not exist in the caller's account (or the caller may not know it does)."""
+
+    code, status = "not_found", 404
+
+
+class ForbiddenError(DomainError):
+    """The caller is authenticated but not allowed, e.g. not a member of the team."""
+
+    code, status = "forbidden", 403
+
+
+class VersionConflictError(DomainError):
+    """A concurrent change won: the item's version is not the one the caller expected."""
+
+    code, status = "version_conflict", 409
+
+
+class PreconditionFailedError(DomainError):
+    """The ``If-Match`` version does not match the stored one."""
+
+    code, status = "precondition_failed", 412
+
+
+class DetailsTooLargeError(DomainError):
+    """Incident details above the stored size limit."""
+
+    code, status = "payload_too_large", 413
+
+
+class TooManyParticipantsError(DomainError):
+    """More participants than one transaction can write."""
+
+    code, status = "too_many_participants", 400
+
+
+class ConflictError(DomainError):
+    """The item already exists (e.g. the same member added twice)."""
+
+    code, status = "conflict", 409
+
+
+class ThrottledError(DomainError):
+    """DynamoDB throttling survived every retry."""
+
+    code, status = "throttled", 429

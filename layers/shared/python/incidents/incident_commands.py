@@ -1,0 +1,331 @@
+"""Incident commands: create, get, update (and resolve), add and remove participants.
+
+Consistency rules (README "Participation copies"): every participation carries a copy of
+the summary; an update bumps the summary's ``version`` under a condition and then refreshes
+every copy found by a strongly consistent query, each copy only ever moving forward; a
+participant is added in a transaction that checks the summary's version, so an update and
+an addition that race cannot leave a stale copy behind.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from dynashard import Item
+from incidents.errors import (
+    NotFoundError,
+    PreconditionFailedError,
+    TooManyParticipantsError,
+    VersionConflictError,
+)
+from incidents.items import (
+    details_body,
+    from_item,
+    participation_from_item,
+    participation_to_item,
+    serialize,
+    to_item,
+)
+from incidents.keys import (
+    counter_key,
+    details_key,
+    participant_index_key,
+    participant_meta,
+    participant_sort_key,
+    participations_partition,
+    state_index_key,
+    summary_key,
+    teams_partition,
+)
+from incidents.models import Incident, IncidentSummary, Participation, Role, Status, timestamp
+from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
+from incidents.store import MAX_TRANSACTION_ITEMS, Caller, Store, new_id
+
+ADD_PARTICIPANT_ATTEMPTS = 5
+
+
+def create_incident(store: Store, caller: Caller, request: CreateIncident) -> Incident:
+    """Summary, details and every participation in one transaction, numbered per account."""
+    participants = _participants(caller, request)
+    needed = 2 + len(participants) + len(request.teams)
+    if needed > MAX_TRANSACTION_ITEMS:
+        raise TooManyParticipantsError(
+            f"{len(participants)} participants and {len(request.teams)} teams need {needed} "
+            f"writes; one transaction takes {MAX_TRANSACTION_ITEMS}"
+        )
+    body = details_body(request.details)
+    now = timestamp(store.clock())
+    summary = IncidentSummary(
+        id=new_id("inc"),
+        number=_next_number(store, caller.account_id),
+        title=request.title,
+        status=request.status,
+        severity=request.severity,
+        created_by=caller.user_id,
+        created_at=now,
+        updated_at=now,
+        version=1,
+    )
+    account = caller.account_id
+    copies = [
+        Participation(participant_id=pid, roles=sorted(roles), incident=summary)
+        for pid, roles in participants.items()
+    ]
+    details_pk, details_sk = details_key(caller.account_id, summary.id)
+    operations = [
+        store.put_operation(_summary_item(store, caller.account_id, summary), new=True),
+        store.put_operation(
+            serialize({"PK": details_pk, "SK": details_sk, "Type": "details", "body": body})
+        ),
+        *[
+            store.put_operation(_participation_item(store, caller.account_id, copy))
+            for copy in copies
+        ],
+        *[store.exists_check(teams_partition(caller.account_id), team) for team in request.teams],
+    ]
+    failures = [None] * (2 + len(copies)) + [
+        NotFoundError(f"team {team} not found") for team in request.teams
+    ]
+    store.transact(operations, failures)
+    return Incident(summary=summary, details=request.details, participants=copies)
+
+
+def get_incident(store: Store, caller: Caller, incident_id: str) -> Incident:
+    """Summary (one point read: its shard is calculated), details, and participants."""
+    summary = load_summary(store, caller, incident_id)
+    details = store.get(*details_key(caller.account_id, incident_id))
+    body: dict[str, Any] = from_details(details) if details else {}
+    copies = store.query_partition(participations_partition(caller.account_id, incident_id))
+    return Incident(
+        summary=summary,
+        details=body,
+        participants=[participation_from_item(item) for item in copies],
+    )
+
+
+def update_incident(
+    store: Store,
+    caller: Caller,
+    incident_id: str,
+    request: UpdateIncident,
+    if_match: int | None = None,
+) -> IncidentSummary:
+    """Change title, status or severity; `if_match` makes it conditional on a version."""
+    current = load_summary(store, caller, incident_id)
+    if if_match is not None and if_match != current.version:
+        raise PreconditionFailedError(f"incident is at version {current.version}, not {if_match}")
+    changes = request.model_dump(exclude_none=True)
+    updated = IncidentSummary.model_validate(
+        {
+            **current.model_dump(),
+            **changes,
+            "updated_at": timestamp(store.clock()),
+            "version": current.version + 1,
+        }
+    )
+    item = _summary_item(store, caller.account_id, updated)
+    try:
+        store.client.put_item(
+            TableName=store.table_name,
+            Item=item,
+            ConditionExpression="#version = :expected",
+            ExpressionAttributeNames={"#version": "version"},
+            ExpressionAttributeValues={":expected": {"N": str(current.version)}},
+        )
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            raise
+        if if_match is not None:
+            raise PreconditionFailedError("the incident changed since that version") from None
+        raise VersionConflictError("the incident changed meanwhile; retry") from None
+    _refresh_copies(store, caller.account_id, updated)
+    return updated
+
+
+def resolve_incident(store: Store, caller: Caller, incident_id: str) -> IncidentSummary:
+    """Set the status to RESOLVED (state CLOSED)."""
+    return update_incident(store, caller, incident_id, UpdateIncident(status=Status.RESOLVED))
+
+
+def add_participant(
+    store: Store, caller: Caller, incident_id: str, request: AddParticipant
+) -> Participation:
+    """Add a user or team (or a role to one already there), with an up-to-date copy."""
+    for _ in range(ADD_PARTICIPANT_ATTEMPTS):
+        summary = load_summary(store, caller, incident_id)
+        copy_item = _participation_item(
+            store,
+            caller.account_id,
+            Participation(
+                participant_id=request.participant_id, roles=[request.role], incident=summary
+            ),
+        )
+        operations = [
+            _add_role(store, copy_item, summary),
+            _summary_unchanged(store, caller.account_id, summary),
+        ]
+        failures: list[Any] = [None, None]
+        if request.role is Role.TEAM:
+            operations.append(
+                store.exists_check(teams_partition(caller.account_id), request.participant_id)
+            )
+            failures.append(NotFoundError(f"team {request.participant_id} not found"))
+        try:
+            store.transact(operations, failures)
+        except VersionConflictError:
+            continue
+        stored = store.get(copy_item["PK"]["S"], copy_item["SK"]["S"])
+        assert stored is not None, "the transaction just wrote it"
+        return participation_from_item(stored)
+    raise VersionConflictError("the incident keeps changing; retry")
+
+
+def remove_participant(store: Store, caller: Caller, incident_id: str, participant_id: str) -> None:
+    """Remove a participant (every role) from an incident."""
+    try:
+        store.client.delete_item(
+            TableName=store.table_name,
+            Key={
+                "PK": {"S": participations_partition(caller.account_id, incident_id)},
+                "SK": {"S": participant_id},
+            },
+            ConditionExpression="attribute_exists(PK)",
+        )
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            raise
+        raise NotFoundError(
+            f"{participant_id} does not participate in incident {incident_id}"
+        ) from None
+
+
+def load_summary(store: Store, caller: Caller, incident_id: str) -> IncidentSummary:
+    """The summary by one strongly consistent point read; 404 if not in the caller's account."""
+    item = store.get(*summary_key(caller.account_id, incident_id, store.config))
+    if item is None:
+        raise NotFoundError(f"incident {incident_id} not found")
+    return from_item(IncidentSummary, item)
+
+
+def from_details(item: Item) -> dict[str, Any]:
+    """The details JSON stored in a details item."""
+    body: dict[str, Any] = json.loads(item["body"]["S"])
+    return body
+
+
+def _participants(caller: Caller, request: CreateIncident) -> dict[str, set[Role]]:
+    roles: dict[str, set[Role]] = {caller.user_id: {Role.CREATOR}}
+    for user in request.assignees:
+        roles.setdefault(user, set()).add(Role.ASSIGNEE)
+    for team in request.teams:
+        roles.setdefault(team, set()).add(Role.TEAM)
+    return roles
+
+
+def _next_number(store: Store, account: str) -> int:
+    """The account's next incident number (atomic counter; a failed create leaves a gap)."""
+    pk, sk = counter_key(account)
+    response = store.client.update_item(
+        TableName=store.table_name,
+        Key={"PK": {"S": pk}, "SK": {"S": sk}},
+        UpdateExpression="ADD #value :one",
+        ExpressionAttributeNames={"#value": "value"},
+        ExpressionAttributeValues={":one": {"N": "1"}},
+        ReturnValues="UPDATED_NEW",
+    )
+    return int(response["Attributes"]["value"]["N"])
+
+
+def _summary_item(store: Store, account: str, summary: IncidentSummary) -> Item:
+    pk, sk = summary_key(account, summary.id, store.config)
+    gsi2pk, gsi2sk = state_index_key(
+        account, summary.state, summary.id, summary.created_at, store.config
+    )
+    return to_item(summary, "incident", {"PK": pk, "SK": sk, "GSI2PK": gsi2pk, "GSI2SK": gsi2sk})
+
+
+def _participation_item(store: Store, account: str, copy: Participation) -> Item:
+    summary = copy.incident
+    count = store.counts.get(participant_meta(account, copy.participant_id)).shard_count
+    keys = {
+        "PK": participations_partition(account, summary.id),
+        "SK": copy.participant_id,
+        "GSI1PK": participant_index_key(account, copy.participant_id, summary.id, count),
+        "GSI1SK": participant_sort_key(summary.state, summary.created_at, summary.id),
+    }
+    return participation_to_item(copy, keys)
+
+
+def _summary_unchanged(store: Store, account: str, summary: IncidentSummary) -> Item:
+    pk, sk = summary_key(account, summary.id, store.config)
+    return {
+        "ConditionCheck": {
+            "TableName": store.table_name,
+            "Key": {"PK": {"S": pk}, "SK": {"S": sk}},
+            "ConditionExpression": "#version = :version",
+            "ExpressionAttributeNames": {"#version": "version"},
+            "ExpressionAttributeValues": {":version": {"N": str(summary.version)}},
+        }
+    }
+
+
+def _copy_fields(summary: IncidentSummary) -> Item:
+    """What a participation copies from the summary (and its sort key, which has the state)."""
+    values = {f"incident_{name}": value for name, value in summary.model_dump(mode="json").items()}
+    values["GSI1SK"] = participant_sort_key(summary.state, summary.created_at, summary.id)
+    return serialize(values)
+
+
+def _assignments(values: Item) -> tuple[str, dict[str, str], Item]:
+    """``#a0 = :a0, ...`` for `values`, with its names and values."""
+    names = {f"#a{i}": name for i, name in enumerate(values)}
+    placeholders = {f":a{i}": value for i, value in enumerate(values.values())}
+    return ", ".join(f"#a{i} = :a{i}" for i in range(len(values))), names, placeholders
+
+
+def _add_role(store: Store, copy_item: Item, summary: IncidentSummary) -> Item:
+    """Create the copy or add a role to it, moving its summary fields forward only."""
+    fields = {
+        name: value
+        for name, value in copy_item.items()
+        if name not in {"PK", "SK", "GSI1PK", "roles"}
+    }
+    assignments, names, values = _assignments(fields)
+    return {
+        "Update": {
+            "TableName": store.table_name,
+            "Key": {"PK": copy_item["PK"], "SK": copy_item["SK"]},
+            "UpdateExpression": (
+                f"SET {assignments}, GSI1PK = if_not_exists(GSI1PK, :gsi1pk) ADD #roles :roles"
+            ),
+            "ConditionExpression": "attribute_not_exists(PK) OR #iv <= :version",
+            "ExpressionAttributeNames": {**names, "#roles": "roles", "#iv": "incident_version"},
+            "ExpressionAttributeValues": {
+                **values,
+                ":gsi1pk": copy_item["GSI1PK"],
+                ":roles": copy_item["roles"],
+                ":version": {"N": str(summary.version)},
+            },
+        }
+    }
+
+
+def _refresh_copies(store: Store, account: str, summary: IncidentSummary) -> None:
+    """Bring every participation copy to `summary`; a copy never goes back in version."""
+    assignments, names, values = _assignments(_copy_fields(summary))
+    for item in store.query_partition(participations_partition(account, summary.id)):
+        try:
+            store.client.update_item(
+                TableName=store.table_name,
+                Key={"PK": item["PK"], "SK": item["SK"]},
+                UpdateExpression=f"SET {assignments}",
+                ConditionExpression="attribute_exists(PK) AND #iv < :version",
+                ExpressionAttributeNames={**names, "#iv": "incident_version"},
+                ExpressionAttributeValues={**values, ":version": {"N": str(summary.version)}},
+            )
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise

@@ -1,0 +1,112 @@
+"""Every key of the incident domain, built only through `dynashard` (README "Key schema").
+
+Every partition key starts with the account id, which comes from the caller's claims, so
+no key built here can reach another account's items.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dynashard import ShardMetaKey, WeightedShards, build_key, calculated_shard, sharded_key
+from incidents.models import State
+
+DETAILS_SK = "data"
+PROFILE_SK = "profile"
+COUNTER_SK = "incident_number"
+
+
+@dataclass(frozen=True)
+class ShardConfig:
+    """Shard counts: fixed for summaries (a GET must find one key), weighted per state for
+    the account's lists; participants' counts are dynamic (see `participant_meta`)."""
+
+    summary_shards: int = 16
+    state_shards: WeightedShards = field(
+        default_factory=lambda: WeightedShards({State.OPEN: 8, State.CLOSED: 32})
+    )
+
+
+def summary_base(account: str) -> str:
+    """``<acct>#inc``: the base of the summaries' sharded partition keys."""
+    return build_key(account, "inc")
+
+
+def summary_key(account: str, incident_id: str, config: ShardConfig) -> tuple[str, str]:
+    """(PK, SK) of a summary: ``<acct>#inc#<calculated shard>``, ``<incident id>``."""
+    base = summary_base(account)
+    shard = calculated_shard(base, incident_id, config.summary_shards)
+    return sharded_key(base, shard, config.summary_shards), incident_id
+
+
+def state_base(account: str, state: State) -> str:
+    """``<acct>#inc#<STATE>``: the base of GSI2, the account's incidents by state."""
+    return build_key(account, "inc", state.value)
+
+
+def state_index_key(
+    account: str, state: State, incident_id: str, created_at: str, config: ShardConfig
+) -> tuple[str, str]:
+    """(GSI2PK, GSI2SK) of a summary: weighted calculated shard, ``<CreatedAt>#<id>``."""
+    base = state_base(account, state)
+    count = config.state_shards.count_for(state)
+    shard = calculated_shard(base, incident_id, count)
+    return sharded_key(base, shard, count), build_key(created_at, incident_id, kind="sort")
+
+
+def details_key(account: str, incident_id: str) -> tuple[str, str]:
+    """(PK, SK) of an incident's details: ``<acct>#<incident id>``, ``data``."""
+    return build_key(account, incident_id), DETAILS_SK
+
+
+def participations_partition(account: str, incident_id: str) -> str:
+    """``<acct>#<incident id>#incpart``: every participation of one incident."""
+    return build_key(account, incident_id, "incpart")
+
+
+def participant_base(account: str, participant_id: str) -> str:
+    """``<acct>#<participant id>#incpart``: the base of GSI1, a participant's incidents."""
+    return build_key(account, participant_id, "incpart")
+
+
+def participant_meta(account: str, participant_id: str) -> ShardMetaKey:
+    """Where the participant's dynamic shard count lives."""
+    return ShardMetaKey.for_tenant(account, participant_base(account, participant_id))
+
+
+def participant_sort_key(state: State, created_at: str, incident_id: str) -> str:
+    """GSI1SK of a participation: ``<STATE>#<CreatedAt>#<id>``, newest last."""
+    return build_key(state.value, created_at, incident_id, kind="sort")
+
+
+def participant_index_key(
+    account: str, participant_id: str, incident_id: str, shard_count: int
+) -> str:
+    """GSI1PK of a participation under `shard_count` shards of its participant."""
+    base = participant_base(account, participant_id)
+    return sharded_key(base, calculated_shard(base, incident_id, shard_count), shard_count)
+
+
+def teams_partition(account: str) -> str:
+    """``<acct>#team``: every team of the account."""
+    return build_key(account, "team")
+
+
+def user_partition(account: str, user_id: str) -> str:
+    """``<acct>#<user id>``: the user's profile and memberships."""
+    return build_key(account, user_id)
+
+
+def membership_sort_key(team_id: str) -> str:
+    """``member#<team id>``."""
+    return build_key("member", team_id, kind="sort")
+
+
+def team_members_partition(account: str, team_id: str) -> str:
+    """GSI1PK of memberships: ``<acct>#<team id>#members``."""
+    return build_key(account, team_id, "members")
+
+
+def counter_key(account: str) -> tuple[str, str]:
+    """(PK, SK) of the account's incident number counter."""
+    return build_key(account, "counter"), COUNTER_SK

@@ -1,0 +1,137 @@
+"""The incident domain's item types, as pydantic models.
+
+Models carry what the API shows; `items` turns them into DynamoDB items and back, so
+no key attribute (``PK``, ``GSI1PK``, ...) ever reaches a response.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, computed_field
+
+Id = Annotated[str, StringConstraints(pattern=r"^[a-z]+_[0-9A-Za-z]{27}$")]
+Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+
+
+class Status(StrEnum):
+    """Where an incident is in its life."""
+
+    TRIGGERED = "TRIGGERED"
+    ACKNOWLEDGED = "ACKNOWLEDGED"
+    RESOLVED = "RESOLVED"
+
+
+class State(StrEnum):
+    """What lists care about: open (triggered or acknowledged) or closed (resolved)."""
+
+    OPEN = "OPEN"
+    CLOSED = "CLOSED"
+
+
+class Severity(StrEnum):
+    """SEV1 is the worst."""
+
+    SEV1 = "SEV1"
+    SEV2 = "SEV2"
+    SEV3 = "SEV3"
+    SEV4 = "SEV4"
+    SEV5 = "SEV5"
+
+
+class Role(StrEnum):
+    """Why a participant is on an incident; a participant may have several."""
+
+    CREATOR = "creator"
+    ASSIGNEE = "assignee"
+    RESPONDER = "responder"
+    TEAM = "team"
+
+
+def state_of(status: Status) -> State:
+    """The state a status belongs to."""
+    return State.CLOSED if status is Status.RESOLVED else State.OPEN
+
+
+def utc_now() -> datetime:
+    """Now, in UTC with microseconds: the fixed width sort keys rely on."""
+    return datetime.now(UTC)
+
+
+def timestamp(moment: datetime) -> str:
+    """ISO-8601 UTC with a fixed width (``2026-11-23T06:50:50.000000Z``), so it sorts as text."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class IncidentSummary(BaseModel):
+    """The small, frequently read part of an incident; copied onto every participation."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: Id
+    number: int = Field(ge=1)
+    title: Title
+    status: Status
+    severity: Severity
+    created_by: Id
+    created_at: str
+    updated_at: str
+    version: int = Field(ge=1)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def state(self) -> State:
+        """OPEN or CLOSED, derived from the status."""
+        return state_of(self.status)
+
+
+class Participation(BaseModel):
+    """One participant (user or team) on one incident, with a copy of the summary."""
+
+    model_config = ConfigDict(frozen=True)
+
+    participant_id: Id
+    roles: list[Role]
+    incident: IncidentSummary
+
+
+class Incident(BaseModel):
+    """An incident as GET returns it: summary, details and participants."""
+
+    summary: IncidentSummary
+    details: dict[str, Any]
+    participants: list[Participation] = Field(default_factory=list)
+
+
+class Team(BaseModel):
+    """A team of users in one account."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: Id
+    name: Name
+    created_by: Id
+    created_at: str
+
+
+class Membership(BaseModel):
+    """A user's membership of a team."""
+
+    model_config = ConfigDict(frozen=True)
+
+    team_id: Id
+    user_id: Id
+    added_at: str
+
+
+class User(BaseModel):
+    """A user of one account; identity comes from the authorizer, this is the profile."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: Id
+    name: Name
+    email: Annotated[str, StringConstraints(max_length=254)] | None = None

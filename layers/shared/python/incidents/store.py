@@ -1,0 +1,125 @@
+"""What every service needs: the caller, the table, the fan-out engine and shard counts.
+
+Services take a `Store` and a `Caller`; the Lambda handlers build one `Store` per
+container (clients and caches are reused across invocations) and the caller per request
+from the authorizer's claims.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import ClientError
+from ksuid import Ksuid
+
+from dynashard import FanOutEngine, Item, ShardCounts
+from incidents.errors import DomainError, ThrottledError, VersionConflictError
+from incidents.keys import ShardConfig
+from incidents.models import utc_now
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+MAX_TRANSACTION_ITEMS = 100
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is asking: taken only from the authorizer's claims, never from the request."""
+
+    account_id: str
+    user_id: str
+
+
+def new_id(prefix: str) -> str:
+    """A time-ordered id with a type prefix: ``inc_``, ``team_``, ``user_``..."""
+    return f"{prefix}_{Ksuid()}"
+
+
+@dataclass
+class Store:
+    """The single table and the shared machinery the services use."""
+
+    client: DynamoDBClient
+    table_name: str
+    engine: FanOutEngine
+    counts: ShardCounts
+    config: ShardConfig = field(default_factory=ShardConfig)
+    clock: Callable[[], datetime] = utc_now
+
+    def get(self, pk: str, sk: str, *, consistent: bool = True) -> Item | None:
+        """One item by key, or None."""
+        response = self.client.get_item(
+            TableName=self.table_name,
+            Key={"PK": {"S": pk}, "SK": {"S": sk}},
+            ConsistentRead=consistent,
+        )
+        item: Item | None = response.get("Item")
+        return item
+
+    def query_partition(self, pk: str, *, prefix: str | None = None) -> list[Item]:
+        """Every item of one table partition (strongly consistent), optionally by SK prefix."""
+        condition = "PK = :pk" + (" AND begins_with(SK, :prefix)" if prefix else "")
+        values: dict[str, Any] = {":pk": {"S": pk}}
+        if prefix:
+            values[":prefix"] = {"S": prefix}
+        request: dict[str, Any] = {
+            "TableName": self.table_name,
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeValues": values,
+            "ConsistentRead": True,
+        }
+        items: list[Item] = []
+        while True:
+            response = self.client.query(**request)
+            items += response.get("Items", [])
+            if "LastEvaluatedKey" not in response:
+                return items
+            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    def put_operation(self, item: Item, *, new: bool = False) -> Item:
+        """A transaction's Put of `item`; `new` makes it fail if the key exists."""
+        put: dict[str, Any] = {"TableName": self.table_name, "Item": item}
+        if new:
+            put["ConditionExpression"] = "attribute_not_exists(PK)"
+        return {"Put": put}
+
+    def exists_check(self, pk: str, sk: str) -> Item:
+        """A transaction's ConditionCheck that the item ``(pk, sk)`` exists."""
+        return {
+            "ConditionCheck": {
+                "TableName": self.table_name,
+                "Key": {"PK": {"S": pk}, "SK": {"S": sk}},
+                "ConditionExpression": "attribute_exists(PK)",
+            }
+        }
+
+    def transact(self, operations: Sequence[Item], failures: Sequence[DomainError | None]) -> None:
+        """Run one ``TransactWriteItems``; a failed condition raises that operation's error.
+
+        `failures[i]` is raised when operation i's condition failed (None: a version
+        conflict); throttling becomes `ThrottledError`, a conflicting transaction a
+        `VersionConflictError` the client can retry.
+        """
+        try:
+            self.client.transact_write_items(TransactItems=list(operations))  # type: ignore[arg-type]
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+                raise
+            raise _cancellation_error(error, failures) from None
+
+
+def _cancellation_error(error: ClientError, failures: Sequence[DomainError | None]) -> DomainError:
+    response: dict[str, Any] = dict(error.response)
+    reasons: list[dict[str, Any]] = response.get("CancellationReasons") or []
+    codes = [str(reason.get("Code", "None")) for reason in reasons]
+    for index, code in enumerate(codes):
+        if code == "ConditionalCheckFailed":
+            failure = failures[index] if index < len(failures) else None
+            return failure or VersionConflictError("the incident changed meanwhile; retry")
+    if "ThrottlingError" in codes:
+        return ThrottledError("the table is busy; retry with back-off")
+    return VersionConflictError(f"a concurrent change won ({', '.join(codes)}); retry")

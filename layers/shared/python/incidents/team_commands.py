@@ -1,0 +1,120 @@
+"""Teams: create, add and remove members, list mine; membership gates a team's lists."""
+
+from __future__ import annotations
+
+from botocore.exceptions import ClientError
+
+from dynashard import Item
+from incidents.errors import ConflictError, ForbiddenError, NotFoundError
+from incidents.items import from_item, to_item
+from incidents.keys import (
+    membership_sort_key,
+    team_members_partition,
+    teams_partition,
+    user_partition,
+)
+from incidents.models import Membership, Team, timestamp
+from incidents.requests import AddMember, CreateTeam
+from incidents.store import Caller, Store, new_id
+
+MEMBER_PREFIX = "member#"
+
+
+def create_team(store: Store, caller: Caller, request: CreateTeam) -> Team:
+    """A new team with the caller as its first member."""
+    now = timestamp(store.clock())
+    team = Team(id=new_id("team"), name=request.name, created_by=caller.user_id, created_at=now)
+    membership = Membership(team_id=team.id, user_id=caller.user_id, added_at=now)
+    team_item = to_item(team, "team", {"PK": teams_partition(caller.account_id), "SK": team.id})
+    store.transact(
+        [
+            store.put_operation(team_item, new=True),
+            store.put_operation(_membership_item(caller.account_id, membership), new=True),
+        ],
+        [None, None],
+    )
+    return team
+
+
+def add_member(store: Store, caller: Caller, team_id: str, request: AddMember) -> Membership:
+    """Add a user to a team the caller belongs to; 409 if already a member."""
+    require_member(store, caller, team_id)
+    membership = Membership(
+        team_id=team_id, user_id=request.user_id, added_at=timestamp(store.clock())
+    )
+    store.transact(
+        [
+            store.put_operation(_membership_item(caller.account_id, membership), new=True),
+            store.exists_check(teams_partition(caller.account_id), team_id),
+        ],
+        [
+            ConflictError(f"{request.user_id} is already a member of {team_id}"),
+            NotFoundError(f"team {team_id} not found"),
+        ],
+    )
+    return membership
+
+
+def remove_member(store: Store, caller: Caller, team_id: str, user_id: str) -> None:
+    """Remove a user from a team the caller belongs to (the caller may remove themself)."""
+    require_member(store, caller, team_id)
+    try:
+        store.client.delete_item(
+            TableName=store.table_name,
+            Key={
+                "PK": {"S": user_partition(caller.account_id, user_id)},
+                "SK": {"S": membership_sort_key(team_id)},
+            },
+            ConditionExpression="attribute_exists(PK)",
+        )
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            raise
+        raise NotFoundError(f"{user_id} is not a member of {team_id}") from None
+
+
+def my_team_ids(store: Store, caller: Caller) -> list[str]:
+    """Ids of the caller's teams, by a strongly consistent query of their memberships."""
+    items = store.query_partition(
+        user_partition(caller.account_id, caller.user_id), prefix=MEMBER_PREFIX
+    )
+    return [from_item(Membership, item).team_id for item in items]
+
+
+def my_teams(store: Store, caller: Caller) -> list[Team]:
+    """The caller's teams (one query and one batch read per 100 teams)."""
+    ids = my_team_ids(store, caller)
+    teams: list[Team] = []
+    for start in range(0, len(ids), 100):
+        keys = [
+            {"PK": {"S": teams_partition(caller.account_id)}, "SK": {"S": team_id}}
+            for team_id in ids[start : start + 100]
+        ]
+        request = {store.table_name: {"Keys": keys}}
+        while request:
+            response = store.client.batch_get_item(RequestItems=request)  # type: ignore[arg-type]
+            teams += [from_item(Team, item) for item in response["Responses"][store.table_name]]
+            request = response.get("UnprocessedKeys") or {}  # type: ignore[assignment]
+    return sorted(teams, key=lambda team: team.name)
+
+
+def require_member(store: Store, caller: Caller, team_id: str) -> None:
+    """403 unless the caller is a member of `team_id` (404 if the team does not exist)."""
+    if store.get(user_partition(caller.account_id, caller.user_id), membership_sort_key(team_id)):
+        return
+    if store.get(teams_partition(caller.account_id), team_id) is None:
+        raise NotFoundError(f"team {team_id} not found")
+    raise ForbiddenError(f"you are not a member of team {team_id}")
+
+
+def _membership_item(account: str, membership: Membership) -> Item:
+    return to_item(
+        membership,
+        "membership",
+        {
+            "PK": user_partition(account, membership.user_id),
+            "SK": membership_sort_key(membership.team_id),
+            "GSI1PK": team_members_partition(account, membership.team_id),
+            "GSI1SK": membership.user_id,
+        },
+    )
