@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from dynashard import GrowthPolicy
+from incidents.store import Store, build_store
 from incidents.table import TABLE_SCHEMA
 from local.embedded_dynamodb import (
     create_table,
@@ -59,3 +61,17 @@ def new_table(dynamodb: DynamoDBClient) -> Iterator[Callable[[], str]]:
 def table_name(new_table: Callable[[], str]) -> str:
     """One fresh table with the project's schema."""
     return new_table()
+
+
+@pytest.fixture
+def store(dynamodb: DynamoDBClient, table_name: str) -> Iterator[Store]:
+    """The incident services' store on a fresh table; participants start with 4 shards so
+    every list fans out."""
+    built = build_store(
+        dynamodb,
+        table_name,
+        b"test-cursor-secret-" * 2,
+        participant_policy=GrowthPolicy(default_count=4),
+    )
+    yield built
+    built.engine.close()

@@ -69,22 +69,18 @@ def create_incident(store: Store, caller: Caller, request: CreateIncident) -> In
         updated_at=now,
         version=1,
     )
-    account = caller.account_id
     copies = [
         Participation(participant_id=pid, roles=sorted(roles), incident=summary)
         for pid, roles in participants.items()
     ]
-    details_pk, details_sk = details_key(caller.account_id, summary.id)
+    account = caller.account_id
+    details_pk, details_sk = details_key(account, summary.id)
+    details_item = serialize({"PK": details_pk, "SK": details_sk, "Type": "details", "body": body})
     operations = [
-        store.put_operation(_summary_item(store, caller.account_id, summary), new=True),
-        store.put_operation(
-            serialize({"PK": details_pk, "SK": details_sk, "Type": "details", "body": body})
-        ),
-        *[
-            store.put_operation(_participation_item(store, caller.account_id, copy))
-            for copy in copies
-        ],
-        *[store.exists_check(teams_partition(caller.account_id), team) for team in request.teams],
+        store.put_operation(_summary_item(store, account, summary), new=True),
+        store.put_operation(details_item),
+        *[store.put_operation(_participation_item(store, account, copy)) for copy in copies],
+        *[store.exists_check(teams_partition(account), team) for team in request.teams],
     ]
     failures = [None] * (2 + len(copies)) + [
         NotFoundError(f"team {team} not found") for team in request.teams

@@ -15,10 +15,19 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 from ksuid import Ksuid
 
-from dynashard import FanOutEngine, Item, ShardCounts
+from dynashard import (
+    CursorCodec,
+    FanOutEngine,
+    GrowthHook,
+    GrowthPolicy,
+    Item,
+    ShardCounts,
+    log_growth,
+)
 from incidents.errors import DomainError, ThrottledError, VersionConflictError
 from incidents.keys import ShardConfig
 from incidents.models import utc_now
+from incidents.table import TABLE_SCHEMA
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -123,3 +132,25 @@ def _cancellation_error(error: ClientError, failures: Sequence[DomainError | Non
     if "ThrottlingError" in codes:
         return ThrottledError("the table is busy; retry with back-off")
     return VersionConflictError(f"a concurrent change won ({', '.join(codes)}); retry")
+
+
+def build_store(
+    client: DynamoDBClient,
+    table_name: str,
+    cursor_secret: bytes,
+    *,
+    config: ShardConfig | None = None,
+    participant_policy: GrowthPolicy | None = None,
+    on_growth: GrowthHook = log_growth,
+    max_workers: int = 16,
+) -> Store:
+    """A `Store` on `client`, whose connection pool must hold `max_workers` connections."""
+    return Store(
+        client=client,
+        table_name=table_name,
+        engine=FanOutEngine(client, CursorCodec(cursor_secret), max_workers=max_workers),
+        counts=ShardCounts(
+            client, table_name, TABLE_SCHEMA, policy=participant_policy, on_growth=on_growth
+        ),
+        config=config or ShardConfig(),
+    )

@@ -1,0 +1,155 @@
+"""Incident lists, all through the fan-out engine: ordered, newest first, deduplicated.
+
+Each list is a fan-out over sharded partitions (a participant's GSI1 shards, several
+teams' shards, or the account's GSI2 shards for a state). The cursor binding names the
+account, the caller, the route and every filter, so a cursor only pages the list it came
+from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from dynashard import FanOutQuery, Item, PageStats, SortKeyRange, Stream, shard_keys
+from incidents.errors import ForbiddenError
+from incidents.items import from_item, participation_from_item
+from incidents.keys import participant_base, participant_meta, state_base
+from incidents.models import IncidentSummary, State
+from incidents.store import Caller, Store
+from incidents.team_commands import my_team_ids, require_member
+
+DEFAULT_LIMIT = 25
+MAX_LIMIT = 100
+
+
+@dataclass(frozen=True)
+class IncidentPage:
+    """One page of a list, the cursor for the next one, and what it cost."""
+
+    items: list[IncidentSummary]
+    next_cursor: str | None
+    has_more: bool
+    stats: PageStats = field(default_factory=PageStats)
+
+
+@dataclass(frozen=True)
+class PageRequest:
+    """Page size and position, as the caller sent them."""
+
+    limit: int = DEFAULT_LIMIT
+    cursor: str | None = None
+
+
+def my_incidents(store: Store, caller: Caller, state: State, page: PageRequest) -> IncidentPage:
+    """Incidents the caller participates in (any role), in `state`."""
+    streams = _participant_streams(store, caller.account_id, caller.user_id, state)
+    return _participations_page(store, streams, _binding(caller, "my", state), page)
+
+
+def my_teams_incidents(
+    store: Store,
+    caller: Caller,
+    state: State,
+    page: PageRequest,
+    team_ids: Sequence[str] | None = None,
+) -> IncidentPage:
+    """Incidents of the caller's teams (all, or the subset named), each incident once."""
+    mine = my_team_ids(store, caller)
+    chosen = sorted(set(team_ids)) if team_ids else sorted(mine)
+    foreign = [team for team in chosen if team not in mine]
+    if foreign:
+        raise ForbiddenError(f"you are not a member of {', '.join(foreign)}")
+    streams = [
+        stream
+        for team in chosen
+        for stream in _participant_streams(store, caller.account_id, team, state)
+    ]
+    binding = _binding(caller, "my-teams", state, *chosen)
+    return _participations_page(store, streams, binding, page)
+
+
+def team_incidents(
+    store: Store, caller: Caller, team_id: str, state: State, page: PageRequest
+) -> IncidentPage:
+    """One team's incidents; members only."""
+    require_member(store, caller, team_id)
+    streams = _participant_streams(store, caller.account_id, team_id, state)
+    return _participations_page(store, streams, _binding(caller, "team", state, team_id), page)
+
+
+def account_incidents(
+    store: Store, caller: Caller, state: State, page: PageRequest
+) -> IncidentPage:
+    """Every incident of the caller's account in `state` (GSI2, weighted shards per state)."""
+    count = store.config.state_shards.count_for(state)
+    streams = [
+        Stream(store.table_name, "GSI2PK", pk, "GSI2SK", index_name="GSI2")
+        for pk in shard_keys(state_base(caller.account_id, state), count)
+    ]
+    return _page(
+        store,
+        streams,
+        _binding(caller, "account", state),
+        page,
+        identity=lambda item: item["id"]["S"],
+        convert=lambda item: from_item(IncidentSummary, item),
+    )
+
+
+def _participant_streams(
+    store: Store, account: str, participant_id: str, state: State
+) -> list[Stream]:
+    """GSI1 shards of one participant that may hold items (every count it ever had)."""
+    count = store.counts.get(participant_meta(account, participant_id)).read_count
+    in_state = SortKeyRange.begins_with(f"{state.value}#")
+    return [
+        Stream(store.table_name, "GSI1PK", pk, "GSI1SK", in_state, index_name="GSI1")
+        for pk in shard_keys(participant_base(account, participant_id), count)
+    ]
+
+
+def _participations_page(
+    store: Store, streams: list[Stream], binding: str, page: PageRequest
+) -> IncidentPage:
+    return _page(
+        store,
+        streams,
+        binding,
+        page,
+        identity=lambda item: item["incident_id"]["S"],
+        convert=lambda item: participation_from_item(item).incident,
+    )
+
+
+def _page(
+    store: Store,
+    streams: list[Stream],
+    binding: str,
+    page: PageRequest,
+    *,
+    identity: Callable[[Item], str],
+    convert: Callable[[Item], IncidentSummary],
+) -> IncidentPage:
+    if not streams:
+        return IncidentPage(items=[], next_cursor=None, has_more=False)
+    query = FanOutQuery(
+        streams,
+        binding,
+        limit=page.limit,
+        descending=True,
+        identity=identity,
+        cursor=page.cursor,
+    )
+    result = store.engine.page(query)
+    return IncidentPage(
+        items=[convert(item) for item in result.items],
+        next_cursor=result.next_cursor,
+        has_more=result.has_more,
+        stats=result.stats,
+    )
+
+
+def _binding(caller: Caller, route: str, state: State, *filters: str) -> str:
+    """Everything a cursor is valid for: account, caller, route, state and filters."""
+    return "\x1f".join([caller.account_id, caller.user_id, route, state.value, *filters])
