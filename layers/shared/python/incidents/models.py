@@ -135,3 +135,17 @@ class User(BaseModel):
     id: Id
     name: Name
     email: Annotated[str, StringConstraints(max_length=254)] | None = None
+
+
+class IncidentList(BaseModel):
+    """One page of an incident list; pass `next_cursor` back to get the next page."""
+
+    items: list[IncidentSummary]
+    next_cursor: str | None
+    has_more: bool
+
+
+class TeamList(BaseModel):
+    """The caller's teams."""
+
+    items: list[Team]

@@ -1,0 +1,1 @@
+"""Lambda handlers: thin Powertools resolvers over the `incidents` services, one per group."""

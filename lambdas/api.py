@@ -1,0 +1,157 @@
+"""What every handler shares: a resolver whose every error is JSON ``{"code", "message"}``,
+the caller taken from the authorizer's claims, and routes registered from the route table."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from botocore.exceptions import ClientError
+
+from dynashard import (
+    DynashardError,
+    InvalidCursorError,
+    StreamFailedError,
+    WriteThrottledError,
+    is_throttling,
+)
+from incidents.errors import DomainError
+from incidents.store import Caller
+from lambdas.routes import ROUTES, resolver_rule
+from lambdas.runtime import logger, metrics, tracer
+
+ACCOUNT_CLAIM = "custom:account_id"
+USER_CLAIM = "custom:user_id"
+_CLAIM_PATTERN = re.compile(r"^(acct|user)_[0-9A-Za-z]{27}$")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class UnauthorizedError(DomainError):
+    """No valid identity claims: the request did not come through the authorizer."""
+
+    code, status = "unauthorized", 401
+
+
+def error_response(status: int, code: str, message: str) -> Response[str]:
+    """The API's one error shape."""
+    return Response(
+        status_code=status,
+        content_type=content_types.APPLICATION_JSON,
+        body=json.dumps({"code": code, "message": message}),
+    )
+
+
+def _domain(error: DomainError) -> Response[str]:
+    return error_response(error.status, error.code, str(error))
+
+
+def _invalid(error: RequestValidationError) -> Response[str]:
+    return error_response(400, "validation_error", _describe(error))
+
+
+def _cursor(error: InvalidCursorError) -> Response[str]:
+    return error_response(400, "invalid_cursor", f"{error}; start again without a cursor")
+
+
+def _throttled(_: Exception) -> Response[str]:
+    return error_response(429, "throttled", "the table is busy; retry with back-off")
+
+
+def _bad_input(error: DynashardError) -> Response[str]:
+    return error_response(400, "bad_request", str(error))
+
+
+def _dynamodb(error: ClientError) -> Response[str]:
+    if is_throttling(error):
+        return _throttled(error)
+    logger.exception("DynamoDB error")
+    return error_response(500, "internal_error", "internal error")
+
+
+def _unexpected(_: Exception) -> Response[str]:
+    logger.exception("unhandled error")
+    return error_response(500, "internal_error", "internal error")
+
+
+def _no_route(_: Exception) -> Response[str]:
+    return error_response(404, "not_found", "no such route")
+
+
+ERROR_HANDLERS: list[tuple[type[Exception] | list[type[Exception]], Callable[..., Any]]] = [
+    (DomainError, _domain),
+    (RequestValidationError, _invalid),
+    (InvalidCursorError, _cursor),
+    ([WriteThrottledError, StreamFailedError], _throttled),
+    (DynashardError, _bad_input),
+    (ClientError, _dynamodb),
+    (Exception, _unexpected),
+]
+"""Powertools picks the handler of the most specific class in the error's MRO."""
+
+
+def new_resolver(
+    extra_handlers: list[tuple[type[Exception], Callable[..., Any]]] | None = None,
+) -> APIGatewayRestResolver:
+    """A REST API resolver with request/response validation and the API's error mapping."""
+    app = APIGatewayRestResolver(enable_validation=True)
+    for exception, handle in [*ERROR_HANDLERS, *(extra_handlers or [])]:
+        app.exception_handler(exception)(handle)
+    app.not_found(_no_route)
+    return app
+
+
+def caller(app: APIGatewayRestResolver) -> Caller:
+    """The caller from the authorizer's claims, never from the request itself; 401 without."""
+    authorizer = app.current_event.request_context.authorizer
+    claims = authorizer.claims
+    account, user = claims.get(ACCOUNT_CLAIM), claims.get(USER_CLAIM)
+    if not (isinstance(account, str) and _CLAIM_PATTERN.match(account)):
+        raise UnauthorizedError("missing or invalid account claim")
+    if not (isinstance(user, str) and _CLAIM_PATTERN.match(user)):
+        raise UnauthorizedError("missing or invalid user claim")
+    return Caller(account_id=account, user_id=user)
+
+
+def route(app: APIGatewayRestResolver, name: str) -> Callable[[F], F]:
+    """Register a function for the route table's entry `name`."""
+    entry = ROUTES[name]
+    decorator: Callable[[F], F] = app.route(
+        resolver_rule(entry),
+        entry.method,
+        summary=entry.summary,
+        operation_id=name,
+        tags=[entry.group.value],
+        status_code=entry.status,
+    )
+    return decorator
+
+
+def _describe(error: RequestValidationError) -> str:
+    parts = []
+    for problem in error.errors()[:5]:
+        where = ".".join(str(part) for part in problem.get("loc", ()))
+        parts.append(f"{where}: {problem.get('msg', 'invalid')}")
+    return "; ".join(parts) or "invalid request"
+
+
+def lambda_handler(
+    app: APIGatewayRestResolver, before: Callable[[LambdaContext], None] | None = None
+) -> Callable[[dict[str, Any], LambdaContext], dict[str, Any]]:
+    """The Lambda entry point of a resolver: correlation id, tracing and metrics around it."""
+
+    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+    @tracer.capture_lambda_handler
+    @metrics.log_metrics
+    def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+        if before:
+            before(context)
+        return app.resolve(event, context)
+
+    return handler

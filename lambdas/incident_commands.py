@@ -1,0 +1,141 @@
+"""Incident commands over HTTP: create (idempotent), get, update, resolve, participants."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Header, Path
+from aws_lambda_powertools.utilities.idempotency import idempotent_function
+from aws_lambda_powertools.utilities.idempotency.exceptions import (
+    IdempotencyAlreadyInProgressError,
+    IdempotencyValidationError,
+)
+
+from incidents import incident_commands as commands
+from incidents.errors import DomainError
+from incidents.models import Incident, IncidentSummary, Participation
+from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
+from incidents.store import Caller
+from lambdas.api import caller, error_response, lambda_handler, new_resolver, route
+from lambdas.idempotency import ShardedIdempotencyStore, idempotency_config
+from lambdas.runtime import dynamodb, store, table_name
+
+INCIDENT_ID = r"^inc_[0-9A-Za-z]{27}$"
+PARTICIPANT_ID = r"^(user|team)_[0-9A-Za-z]{27}$"
+IncidentId = Annotated[str, Path(pattern=INCIDENT_ID)]
+
+IDEMPOTENCY = idempotency_config()
+_records = ShardedIdempotencyStore(
+    table_name=table_name(),
+    key_attr="PK",
+    sort_key_attr="SK",
+    expiry_attr="ExpiresAt",
+    boto3_client=dynamodb(),
+)
+
+
+class InvalidIfMatchError(DomainError):
+    """An If-Match header that is not a version number."""
+
+    code = "invalid_if_match"
+
+
+def _key_reused(_: Exception) -> Response[str]:
+    return error_response(
+        409, "idempotency_key_reused", "this Idempotency-Key was used with another body"
+    )
+
+
+def _in_progress(_: Exception) -> Response[str]:
+    return error_response(
+        409, "request_in_progress", "a request with this Idempotency-Key is still running"
+    )
+
+
+app = new_resolver(
+    [(IdempotencyValidationError, _key_reused), (IdempotencyAlreadyInProgressError, _in_progress)]
+)
+
+
+@route(app, "create_incident")
+def create(
+    body: CreateIncident,
+    idempotency_key: Annotated[
+        str | None, Header(alias="Idempotency-Key", min_length=1, max_length=128)
+    ] = None,
+) -> Incident:
+    """Create an incident; with `Idempotency-Key`, a retry returns the first result."""
+    who = caller(app)
+    if idempotency_key is None:
+        return commands.create_incident(store(), who, body)
+    request = {
+        "account": who.account_id,
+        "user": who.user_id,
+        "key": idempotency_key,
+        "body": body.model_dump(mode="json"),
+    }
+    return Incident.model_validate(_create_once(request=request))
+
+
+def _create(request: dict[str, Any]) -> dict[str, Any]:
+    who = Caller(account_id=request["account"], user_id=request["user"])
+    created = commands.create_incident(store(), who, CreateIncident.model_validate(request["body"]))
+    return created.model_dump(mode="json")
+
+
+_create_once = idempotent_function(
+    data_keyword_argument="request", persistence_store=_records, config=IDEMPOTENCY
+)(_create)
+
+
+@route(app, "get_incident")
+def get(incident_id: IncidentId) -> Incident:
+    """Summary, details and participants."""
+    return commands.get_incident(store(), caller(app), incident_id)
+
+
+@route(app, "update_incident")
+def update(
+    incident_id: IncidentId,
+    body: UpdateIncident,
+    if_match: Annotated[str | None, Header(alias="If-Match", max_length=32)] = None,
+) -> IncidentSummary:
+    """Change title, status or severity; `If-Match: <version>` makes it conditional (412)."""
+    return commands.update_incident(
+        store(), caller(app), incident_id, body, if_match=_version(if_match)
+    )
+
+
+@route(app, "resolve_incident")
+def resolve(incident_id: IncidentId) -> IncidentSummary:
+    """Set the status to RESOLVED."""
+    return commands.resolve_incident(store(), caller(app), incident_id)
+
+
+@route(app, "add_participant")
+def add_participant(incident_id: IncidentId, body: AddParticipant) -> Participation:
+    """Add a user or team, or another role to one already there."""
+    return commands.add_participant(store(), caller(app), incident_id, body)
+
+
+@route(app, "remove_participant")
+def remove_participant(
+    incident_id: IncidentId,
+    participant_id: Annotated[str, Path(pattern=PARTICIPANT_ID)],
+) -> None:
+    """Remove a participant and all their roles."""
+    commands.remove_participant(store(), caller(app), incident_id, participant_id)
+
+
+def _version(header: str | None) -> int | None:
+    """``If-Match`` as a version: ``3``, ``"3"`` and ``W/"3"`` are accepted."""
+    if header is None:
+        return None
+    text = header.strip().removeprefix("W/").strip('"')
+    if not text.isdecimal() or not text.isascii():
+        raise InvalidIfMatchError(f"If-Match must be an incident version, got {header!r}")
+    return int(text)
+
+
+handler = lambda_handler(app, before=IDEMPOTENCY.register_lambda_context)

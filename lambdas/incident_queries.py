@@ -1,0 +1,72 @@
+"""Incident lists over HTTP: mine, my teams', one team's, the account's; newest first."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+
+from incidents import incident_queries as queries
+from incidents.incident_queries import DEFAULT_LIMIT, MAX_LIMIT, IncidentPage, PageRequest
+from incidents.models import IncidentList, State
+from lambdas.api import caller, lambda_handler, new_resolver, route
+from lambdas.runtime import report_page, store
+
+TEAM_ID = r"^team_[0-9A-Za-z]{27}$"
+StateParam = Annotated[State, Query(description="OPEN or CLOSED")]
+Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="page size")]
+Cursor = Annotated[
+    str | None, Query(min_length=1, max_length=2048, description="next_cursor of the last page")
+]
+
+app = new_resolver()
+
+
+@route(app, "my_incidents")
+def my_incidents(
+    state: StateParam = State.OPEN, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+) -> IncidentList:
+    """Incidents I participate in."""
+    return _list(queries.my_incidents(store(), caller(app), state, PageRequest(limit, cursor)))
+
+
+@route(app, "my_teams_incidents")
+def my_teams_incidents(
+    state: StateParam = State.OPEN,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+    team: Annotated[
+        list[str] | None, Query(description="only these of my teams (repeat the parameter)")
+    ] = None,
+) -> IncidentList:
+    """Incidents of my teams (or of the ones named), each incident once."""
+    page = PageRequest(limit, cursor)
+    return _list(queries.my_teams_incidents(store(), caller(app), state, page, team_ids=team))
+
+
+@route(app, "team_incidents")
+def team_incidents(
+    team_id: Annotated[str, Path(pattern=TEAM_ID)],
+    state: StateParam = State.OPEN,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+) -> IncidentList:
+    """One team's incidents (members only)."""
+    page = PageRequest(limit, cursor)
+    return _list(queries.team_incidents(store(), caller(app), team_id, state, page))
+
+
+@route(app, "account_incidents")
+def account_incidents(
+    state: StateParam = State.OPEN, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+) -> IncidentList:
+    """Every incident of my account."""
+    return _list(queries.account_incidents(store(), caller(app), state, PageRequest(limit, cursor)))
+
+
+def _list(page: IncidentPage) -> IncidentList:
+    report_page(page.stats)
+    return IncidentList(items=page.items, next_cursor=page.next_cursor, has_more=page.has_more)
+
+
+handler = lambda_handler(app)

@@ -1,0 +1,77 @@
+"""Per-container resources: the DynamoDB client, the store, and the cursor secret.
+
+Created on first use and reused by every invocation of a warm container. The cursor
+secret comes from Secrets Manager through Powertools Parameters (cached for
+``CURSOR_SECRET_MAX_AGE`` seconds); locally and in tests from ``CURSOR_SECRET``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import TYPE_CHECKING
+
+import boto3
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities import parameters
+
+from dynashard import GrowthEvent, PageStats, client_config
+from incidents.store import Store, build_store
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+MAX_WORKERS = 16
+logger = Logger(service="incidents")
+tracer = Tracer(service="incidents")
+metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "Incidents"))
+
+
+@functools.cache
+def dynamodb() -> DynamoDBClient:
+    """The container's DynamoDB client (``DYNAMODB_ENDPOINT`` points it at a local server)."""
+    return boto3.client(
+        "dynamodb",
+        endpoint_url=os.environ.get("DYNAMODB_ENDPOINT") or None,
+        config=client_config(MAX_WORKERS),
+    )
+
+
+def table_name() -> str:
+    """The single table's name, from ``TABLE_NAME``."""
+    return os.environ["TABLE_NAME"]
+
+
+def cursor_secret() -> bytes:
+    """The key cursors are signed with."""
+    arn = os.environ.get("CURSOR_SECRET_ARN")
+    if arn:
+        max_age = int(os.environ.get("CURSOR_SECRET_MAX_AGE", "300"))
+        secret = parameters.get_secret(arn, max_age=max_age)
+        return secret.encode() if isinstance(secret, str) else bytes(secret)
+    return os.environ["CURSOR_SECRET"].encode()
+
+
+def store() -> Store:
+    """The container's store; a rotated cursor secret gives a new one."""
+    return _store_for(table_name(), cursor_secret())
+
+
+@functools.lru_cache(maxsize=1)
+def _store_for(table: str, secret: bytes) -> Store:
+    return build_store(dynamodb(), table, secret, on_growth=report_growth, max_workers=MAX_WORKERS)
+
+
+def report_growth(event: GrowthEvent) -> None:
+    """dynashard's growth hook: a structured log line and a metric."""
+    logger.warning("shard count grew", extra={"shard_growth": event.__dict__})
+    metrics.add_metric(name="ShardCountGrowths", unit=MetricUnit.Count, value=1)
+
+
+def report_page(stats: PageStats) -> None:
+    """Fan-out cost of one page as EMF metrics (streams, requests, items read, RCUs)."""
+    metrics.add_metric(name="FanOutStreams", unit=MetricUnit.Count, value=stats.streams)
+    metrics.add_metric(name="FanOutRequests", unit=MetricUnit.Count, value=stats.requests)
+    metrics.add_metric(name="FanOutItemsRead", unit=MetricUnit.Count, value=stats.items_read)
+    metrics.add_metric(name="FanOutReadUnits", unit=MetricUnit.Count, value=stats.read_units)

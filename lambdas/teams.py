@@ -1,0 +1,46 @@
+"""Teams over HTTP: create, list mine, add and remove members."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Path
+
+from incidents import team_commands as commands
+from incidents.models import Membership, Team, TeamList
+from incidents.requests import AddMember, CreateTeam
+from lambdas.api import caller, lambda_handler, new_resolver, route
+from lambdas.runtime import store
+
+TeamId = Annotated[str, Path(pattern=r"^team_[0-9A-Za-z]{27}$")]
+
+app = new_resolver()
+
+
+@route(app, "create_team")
+def create_team(body: CreateTeam) -> Team:
+    """A new team with me as its first member."""
+    return commands.create_team(store(), caller(app), body)
+
+
+@route(app, "my_teams")
+def my_teams() -> TeamList:
+    """The teams I am a member of."""
+    return TeamList(items=commands.my_teams(store(), caller(app)))
+
+
+@route(app, "add_member")
+def add_member(team_id: TeamId, body: AddMember) -> Membership:
+    """Add a user to one of my teams."""
+    return commands.add_member(store(), caller(app), team_id, body)
+
+
+@route(app, "remove_member")
+def remove_member(
+    team_id: TeamId, user_id: Annotated[str, Path(pattern=r"^user_[0-9A-Za-z]{27}$")]
+) -> None:
+    """Remove a user (or myself) from one of my teams."""
+    commands.remove_member(store(), caller(app), team_id, user_id)
+
+
+handler = lambda_handler(app)

@@ -1,0 +1,85 @@
+"""API Gateway REST proxy events, exactly as the deployed API sends them to a Lambda.
+
+The tests and the local gateway (`make dev`) build every request through here, so the
+handlers never see a shape the cloud would not send. The shape is checked against
+Powertools' own model of the event in the tests.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from lambdas.routes import ROUTES, Route
+
+LOCAL_API_ID = "local"
+LOCAL_STAGE = "local"
+
+
+def match_route(method: str, path: str) -> tuple[str, Route, dict[str, str]] | None:
+    """The route table's entry for ``method path``, with its path parameters."""
+    for name, route in ROUTES.items():
+        if route.method != method.upper():
+            continue
+        pattern = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", route.path)
+        found = re.fullmatch(pattern, path)
+        if found:
+            return name, route, found.groupdict()
+    return None
+
+
+def proxy_event(
+    route: Route,
+    path_parameters: Mapping[str, str] | None = None,
+    *,
+    query: Mapping[str, Sequence[str]] | None = None,
+    headers: Mapping[str, str] | None = None,
+    body: str | None = None,
+    claims: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The REST proxy event of one request; `claims` are what the Cognito authorizer adds."""
+    parameters = dict(path_parameters or {})
+    path = route.path.format(**parameters)
+    multi = {name: list(values) for name, values in (query or {}).items() if values}
+    now = datetime.now(UTC)
+    request_id = str(uuid.uuid4())
+    all_headers = {"Content-Type": "application/json", **(headers or {})}
+    return {
+        "resource": route.path,
+        "path": path,
+        "httpMethod": route.method,
+        "headers": all_headers,
+        "multiValueHeaders": {name: [value] for name, value in all_headers.items()},
+        "queryStringParameters": {n: v[-1] for n, v in multi.items()} or None,
+        "multiValueQueryStringParameters": multi or None,
+        "pathParameters": parameters or None,
+        "stageVariables": None,
+        "requestContext": {
+            "accountId": "123456789012",
+            "apiId": LOCAL_API_ID,
+            "authorizer": {"claims": dict(claims) if claims is not None else None},
+            "domainName": "127.0.0.1",
+            "extendedRequestId": request_id,
+            "httpMethod": route.method,
+            "identity": {"sourceIp": "127.0.0.1", "userAgent": "local"},
+            "path": f"/{LOCAL_STAGE}{path}",
+            "protocol": "HTTP/1.1",
+            "requestId": request_id,
+            "requestTime": now.strftime("%d/%b/%Y:%H:%M:%S +0000"),
+            "requestTimeEpoch": int(now.timestamp() * 1000),
+            "resourceId": "local",
+            "resourcePath": route.path,
+            "stage": LOCAL_STAGE,
+        },
+        "body": body,
+        "isBase64Encoded": False,
+    }
+
+
+def json_body(value: Any) -> str:
+    """A request body as the client would send it."""
+    return json.dumps(value)

@@ -1,0 +1,38 @@
+"""The API fixture: the real handlers, configured as in Lambda, on one table of the server."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import pytest
+
+from incidents.table import TABLE_SCHEMA
+from local.embedded_dynamodb import create_table
+from tests.api_harness import Api
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+API_TABLE = "incidents-api-tests"
+
+
+@pytest.fixture(scope="session")
+def api(dynamodb_endpoint: str, dynamodb: DynamoDBClient) -> Api:
+    """Handlers on one session table; every test uses fresh account ids, so none share data.
+
+    The environment is what the CDK stack gives each function (plus the local endpoint).
+    """
+    create_table(dynamodb, TABLE_SCHEMA, API_TABLE)
+    os.environ.update(
+        {
+            "TABLE_NAME": API_TABLE,
+            "DYNAMODB_ENDPOINT": dynamodb_endpoint,
+            "CURSOR_SECRET": "api-tests-cursor-secret-0123456789abcdef",
+            "POWERTOOLS_SERVICE_NAME": "incidents",
+            "POWERTOOLS_METRICS_NAMESPACE": "IncidentsTest",
+            "POWERTOOLS_TRACE_DISABLED": "true",
+            "POWERTOOLS_LOG_LEVEL": "WARNING",
+        }
+    )
+    return Api()

@@ -1,0 +1,177 @@
+"""Every route through its real handler and a real proxy event: happy paths and errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from incidents.store import Caller, new_id
+from lambdas.routes import ROUTES
+from tests.api_harness import Api
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def alice() -> Caller:
+    return Caller(new_id("acct"), new_id("user"))
+
+
+def create(api: Api, who: Caller, **body: object) -> dict[str, object]:
+    reply = api.call("create_incident", who, body={"title": "DB down", **body})
+    assert reply.status == 201, reply.body
+    return reply.body  # type: ignore[no-any-return]
+
+
+def test_create_get_update_resolve(api: Api, alice: Caller) -> None:
+    created = create(api, alice, severity="SEV1", details={"runbook": "https://x"})
+    incident_id = created["summary"]["id"]  # type: ignore[index]
+    got = api.call("get_incident", alice, {"incident_id": incident_id})
+    assert got.status == 200
+    assert got.body["details"] == {"runbook": "https://x"}
+    assert got.body["summary"]["state"] == "OPEN"
+    updated = api.call(
+        "update_incident",
+        alice,
+        {"incident_id": incident_id},
+        body={"status": "ACKNOWLEDGED"},
+        headers={"If-Match": '"1"'},
+    )
+    assert updated.status == 200, updated.body
+    assert (updated.body["version"], updated.body["status"]) == (2, "ACKNOWLEDGED")
+    resolved = api.call("resolve_incident", alice, {"incident_id": incident_id})
+    assert (resolved.status, resolved.body["state"]) == (200, "CLOSED")
+    listed = api.call("my_incidents", alice, query={"state": ["CLOSED"]})
+    assert [i["id"] for i in listed.body["items"]] == [incident_id]
+    assert listed.body["has_more"] is False
+
+
+def test_errors_are_json_with_the_right_status(api: Api, alice: Caller) -> None:
+    created = create(api, alice)
+    incident_id = created["summary"]["id"]  # type: ignore[index]
+    path = {"incident_id": incident_id}
+    cases = [
+        (api.call("create_incident", alice, body={"title": ""}), 400, "validation_error"),
+        (api.call("create_incident", alice, raw_body="{not json"), 400, "validation_error"),
+        (
+            api.call("create_incident", alice, body={"title": "t", "extra": 1}),
+            400,
+            "validation_error",
+        ),
+        (api.call("my_incidents", alice, query={"limit": ["0"]}), 400, "validation_error"),
+        (api.call("my_incidents", alice, query={"limit": ["101"]}), 400, "validation_error"),
+        (api.call("my_incidents", alice, query={"state": ["HALF"]}), 400, "validation_error"),
+        (api.call("get_incident", alice, {"incident_id": "inc_not-a-ksuid"}), 400, "validation_error"),
+        (api.call("my_incidents", alice, query={"cursor": ["garbage"]}), 400, "invalid_cursor"),
+        (api.call("get_incident", None, path), 401, "unauthorized"),
+        (
+            api.call("get_incident", None, path, claims={"custom:account_id": alice.account_id}),
+            401,
+            "unauthorized",
+        ),
+        (api.call("get_incident", alice, {"incident_id": new_id("inc")}), 404, "not_found"),
+        (
+            api.call(
+                "update_incident", alice, path, body={"title": "x"}, headers={"If-Match": "7"}
+            ),
+            412,
+            "precondition_failed",
+        ),
+        (
+            api.call(
+                "update_incident", alice, path, body={"title": "x"}, headers={"If-Match": "v"}
+            ),
+            400,
+            "invalid_if_match",
+        ),
+        (api.call("update_incident", alice, path, body={}), 400, "validation_error"),
+        (
+            api.call(
+                "create_incident", alice, body={"title": "t", "details": {"x": "a" * 360_000}}
+            ),
+            413,
+            "payload_too_large",
+        ),
+        (
+            api.call(
+                "create_incident",
+                alice,
+                body={"title": "t", "assignees": [new_id("user") for _ in range(99)]},
+            ),
+            400,
+            "too_many_participants",
+        ),
+    ]
+    for reply, status, code in cases:
+        assert (reply.status, reply.body["code"]) == (status, code), reply.body
+        assert isinstance(reply.body["message"], str)
+        assert "Traceback" not in reply.body["message"]
+        assert "#" not in reply.body["message"] or code == "validation_error"
+
+
+def test_teams_and_membership_routes(api: Api, alice: Caller) -> None:
+    bob = Caller(alice.account_id, new_id("user"))
+    team = api.call("create_team", alice, body={"name": "SRE"})
+    assert team.status == 201
+    team_id = team.body["id"]
+    assert api.call("team_incidents", bob, {"team_id": team_id}).status == 403
+    assert (
+        api.call("add_member", bob, {"team_id": team_id}, body={"user_id": bob.user_id}).status
+        == 403
+    )
+    added = api.call("add_member", alice, {"team_id": team_id}, body={"user_id": bob.user_id})
+    assert added.status == 201
+    again = api.call("add_member", alice, {"team_id": team_id}, body={"user_id": bob.user_id})
+    assert (again.status, again.body["code"]) == (409, "conflict")
+    assert [t["id"] for t in api.call("my_teams", bob).body["items"]] == [team_id]
+    created = create(api, alice, teams=[team_id])
+    for name, path, query in [
+        ("team_incidents", {"team_id": team_id}, {}),
+        ("my_teams_incidents", None, {"team": [team_id]}),
+        ("my_teams_incidents", None, {}),
+        ("account_incidents", None, {"state": ["OPEN"]}),
+    ]:
+        reply = api.call(name, bob, path, query=query)
+        assert reply.status == 200, reply.body
+        assert [i["id"] for i in reply.body["items"]] == [created["summary"]["id"]]  # type: ignore[index]
+    removed = api.call("remove_member", bob, {"team_id": team_id, "user_id": bob.user_id})
+    assert (removed.status, removed.body) == (204, None)
+    assert api.call("my_teams_incidents", bob, query={"team": [team_id]}).status == 403
+    missing = api.call("team_incidents", alice, {"team_id": new_id("team")})
+    assert (missing.status, missing.body["code"]) == (404, "not_found")
+
+
+def test_participant_routes(api: Api, alice: Caller) -> None:
+    created = create(api, alice)
+    path = {"incident_id": created["summary"]["id"]}  # type: ignore[index]
+    carol = new_id("user")
+    added = api.call(
+        "add_participant", alice, path, body={"participant_id": carol, "role": "responder"}
+    )
+    assert (added.status, added.body["roles"]) == (200, ["responder"])
+    wrong = api.call("add_participant", alice, path, body={"participant_id": carol, "role": "team"})
+    assert wrong.status == 400
+    removed = api.call("remove_participant", alice, {**path, "participant_id": carol})
+    assert removed.status == 204
+    gone = api.call("remove_participant", alice, {**path, "participant_id": carol})
+    assert gone.status == 404
+
+
+def test_idempotency_key_replays_the_first_result(api: Api, alice: Caller) -> None:
+    key = {"Idempotency-Key": new_id("req")}
+    first = api.call("create_incident", alice, body={"title": "once"}, headers=key)
+    again = api.call("create_incident", alice, body={"title": "once"}, headers=key)
+    assert first.status == again.status == 201
+    assert again.body == first.body
+    other_body = api.call("create_incident", alice, body={"title": "twice"}, headers=key)
+    assert (other_body.status, other_body.body["code"]) == (409, "idempotency_key_reused")
+    bob = Caller(alice.account_id, new_id("user"))
+    bobs = api.call("create_incident", bob, body={"title": "once"}, headers=key)
+    assert bobs.body["summary"]["id"] != first.body["summary"]["id"], "keys are per caller"
+    listed = api.call("my_incidents", alice)
+    assert [i["title"] for i in listed.body["items"]] == ["once"]
+
+
+def test_unknown_route_is_json_404(api: Api, alice: Caller) -> None:
+    reply = api.call("my_incidents", alice)
+    assert reply.status == 200
+    assert set(ROUTES) >= {"my_incidents"}
