@@ -9,13 +9,19 @@ from __future__ import annotations
 import logging
 import os
 import socket
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
-from moto.server import ThreadedMotoServer
+from moto.moto_server.werkzeug_app import (
+    DomainDispatcherApplication,
+    MotoRequestHandler,
+    create_backend_app,
+)
+from werkzeug.serving import make_server
 
 from dynashard.schema import TableSchema
 
@@ -42,17 +48,41 @@ def use_local_credentials() -> None:
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", LOCAL_SECRET)
 
 
+class OneRequestAtATime:
+    """WSGI middleware that lets one request at a time into moto's backend.
+
+    DynamoDB applies every request atomically, and a transaction is serializable with
+    the single-item writes around it. moto's backend has no locks, so its threaded server
+    can interleave a ``TransactWriteItems`` (check, then write) with another thread's
+    ``PutItem``; tests of races would then test moto. Connections are still accepted
+    concurrently; moto is bound by the GIL anyway, so little throughput is lost.
+    """
+
+    def __init__(self, app: Callable[..., Iterable[bytes]]) -> None:
+        self._app = app
+        self._lock = threading.Lock()
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        with self._lock:
+            return list(self._app(environ, start_response))
+
+
 @contextmanager
 def embedded_server(port: int | None = None) -> Iterator[str]:
     """Run moto's DynamoDB server on 127.0.0.1 and yield its endpoint URL."""
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     chosen = port or free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=chosen, verbose=False)
-    server.start()
+    app = OneRequestAtATime(DomainDispatcherApplication(create_backend_app))
+    server = make_server(
+        "127.0.0.1", chosen, app, threaded=True, request_handler=MotoRequestHandler
+    )
+    thread = threading.Thread(target=server.serve_forever, name="dynamodb", daemon=True)
+    thread.start()
     try:
         yield f"http://127.0.0.1:{chosen}"
     finally:
-        server.stop()
+        server.shutdown()
+        thread.join()
 
 
 def local_client(endpoint_url: str, max_pool_connections: int = 10) -> DynamoDBClient:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from botocore.exceptions import ClientError
 
 from incidents.store import Caller, new_id
-from lambdas.routes import ROUTES
-from tests.api_harness import Api
+from lambdas import runtime
+from lambdas.routes import Group, Route
+from local.api_events import proxy_event
+from tests.api_harness import Api, FakeLambdaContext, claims_of
 
 pytestmark = pytest.mark.integration
 
@@ -60,7 +65,11 @@ def test_errors_are_json_with_the_right_status(api: Api, alice: Caller) -> None:
         (api.call("my_incidents", alice, query={"limit": ["0"]}), 400, "validation_error"),
         (api.call("my_incidents", alice, query={"limit": ["101"]}), 400, "validation_error"),
         (api.call("my_incidents", alice, query={"state": ["HALF"]}), 400, "validation_error"),
-        (api.call("get_incident", alice, {"incident_id": "inc_not-a-ksuid"}), 400, "validation_error"),
+        (
+            api.call("get_incident", alice, {"incident_id": "inc_not-a-ksuid"}),
+            400,
+            "validation_error",
+        ),
         (api.call("my_incidents", alice, query={"cursor": ["garbage"]}), 400, "invalid_cursor"),
         (api.call("get_incident", None, path), 401, "unauthorized"),
         (
@@ -172,6 +181,33 @@ def test_idempotency_key_replays_the_first_result(api: Api, alice: Caller) -> No
 
 
 def test_unknown_route_is_json_404(api: Api, alice: Caller) -> None:
-    reply = api.call("my_incidents", alice)
-    assert reply.status == 200
-    assert set(ROUTES) >= {"my_incidents"}
+    event = proxy_event(
+        Route("GET", "/nowhere", Group.TEAMS, "not a route"), claims=claims_of(alice)
+    )
+    response = api.handlers[Group.TEAMS](event, FakeLambdaContext())
+    assert response["statusCode"] == 404
+    assert json.loads(response["body"])["code"] == "not_found"
+
+
+def test_throttling_that_survives_retries_is_429(
+    api: Api, alice: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def throttled(**_: object) -> None:
+        raise ClientError(
+            {"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "slow down"}},
+            "Query",
+        )
+
+    monkeypatch.setattr(runtime.store().client, "get_item", throttled)
+    reply = api.call("get_incident", alice, {"incident_id": new_id("inc")})
+    assert (reply.status, reply.body["code"]) == (429, "throttled")
+
+
+def test_a_bug_is_a_bare_500(api: Api, alice: Caller, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(**_: object) -> None:
+        raise RuntimeError("secret internal detail PK=acct#inc#3")
+
+    monkeypatch.setattr(runtime.store().client, "get_item", broken)
+    reply = api.call("get_incident", alice, {"incident_id": new_id("inc")})
+    assert reply.status == 500
+    assert reply.body == {"code": "internal_error", "message": "internal error"}

@@ -1,0 +1,164 @@
+"""Incident services with botocore's Stubber: the failure paths a real server rarely shows
+(conditional failures, transaction cancellation reasons, throttling)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import ANY, Stubber
+
+from incidents.errors import (
+    NotFoundError,
+    PreconditionFailedError,
+    ThrottledError,
+    VersionConflictError,
+)
+from incidents.incident_commands import add_participant, create_incident, update_incident
+from incidents.items import to_item
+from incidents.keys import ShardConfig, summary_key
+from incidents.models import IncidentSummary, Role, Severity, Status
+from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
+from incidents.store import Caller, Store, build_store, new_id
+
+CALLER = Caller(new_id("acct"), new_id("user"))
+SUMMARY = IncidentSummary(
+    id=new_id("inc"),
+    number=7,
+    title="t",
+    status=Status.TRIGGERED,
+    severity=Severity.SEV2,
+    created_by=CALLER.user_id,
+    created_at="2026-11-23T06:00:00.000000Z",
+    updated_at="2026-11-23T06:00:00.000000Z",
+    version=3,
+)
+
+
+@pytest.fixture
+def stubbed() -> Iterator[tuple[Store, Stubber]]:
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    store = build_store(client, "tbl", b"k" * 32, max_workers=1)
+    store.clock = lambda: datetime(2026, 11, 23, 7, 0, tzinfo=UTC)
+    with Stubber(client) as stubber:
+        yield store, stubber
+        stubber.assert_no_pending_responses()
+    store.engine.close()
+
+
+def summary_item() -> dict[str, Any]:
+    pk, sk = summary_key(CALLER.account_id, SUMMARY.id, ShardConfig())
+    return to_item(SUMMARY, "incident", {"PK": pk, "SK": sk})
+
+
+def cancelled(stubber: Stubber, *codes: str) -> None:
+    stubber.add_client_error(
+        "transact_write_items",
+        service_error_code="TransactionCanceledException",
+        modeled_fields={"CancellationReasons": [{"Code": code} for code in codes]},
+    )
+
+
+def test_update_losing_a_race_without_if_match_is_a_version_conflict(
+    stubbed: tuple[Store, Stubber],
+) -> None:
+    store, stubber = stubbed
+    stubber.add_response("get_item", {"Item": summary_item()})
+    stubber.add_client_error("put_item", service_error_code="ConditionalCheckFailedException")
+    with pytest.raises(VersionConflictError):
+        update_incident(store, CALLER, SUMMARY.id, UpdateIncident(title="x"))
+
+
+def test_update_losing_a_race_with_if_match_is_412(stubbed: tuple[Store, Stubber]) -> None:
+    store, stubber = stubbed
+    stubber.add_response("get_item", {"Item": summary_item()})
+    stubber.add_client_error(
+        "put_item",
+        service_error_code="ConditionalCheckFailedException",
+        expected_params={
+            "TableName": "tbl",
+            "Item": ANY,
+            "ConditionExpression": "#version = :expected",
+            "ExpressionAttributeNames": {"#version": "version"},
+            "ExpressionAttributeValues": {":expected": {"N": "3"}},
+        },
+    )
+    with pytest.raises(PreconditionFailedError):
+        update_incident(store, CALLER, SUMMARY.id, UpdateIncident(title="x"), if_match=3)
+
+
+def test_update_skips_copies_that_are_already_newer(stubbed: tuple[Store, Stubber]) -> None:
+    store, stubber = stubbed
+    stubber.add_response("get_item", {"Item": summary_item()})
+    stubber.add_response("put_item", {})
+    copies = [{"PK": {"S": "p"}, "SK": {"S": f"user_{n}"}} for n in range(2)]
+    stubber.add_response("query", {"Items": copies})
+    stubber.add_client_error("update_item", service_error_code="ConditionalCheckFailedException")
+    stubber.add_response("update_item", {})
+    updated = update_incident(store, CALLER, SUMMARY.id, UpdateIncident(severity=Severity.SEV1))
+    assert (updated.version, updated.severity) == (4, Severity.SEV1)
+
+
+def expect_create_reads(stubber: Stubber, participants: int) -> None:
+    stubber.add_response("update_item", {"Attributes": {"value": {"N": "8"}}})
+    for _ in range(participants):
+        stubber.add_response("get_item", {})  # no shard metadata: default count
+
+
+def test_create_with_an_unknown_team_names_it(stubbed: tuple[Store, Stubber]) -> None:
+    store, stubber = stubbed
+    team = new_id("team")
+    expect_create_reads(stubber, participants=2)
+    cancelled(stubber, "None", "None", "None", "None", "ConditionalCheckFailed")
+    with pytest.raises(NotFoundError, match=team):
+        create_incident(store, CALLER, CreateIncident(title="t", teams=[team]))
+
+
+def test_create_throttled_inside_the_transaction_is_429(stubbed: tuple[Store, Stubber]) -> None:
+    store, stubber = stubbed
+    expect_create_reads(stubber, participants=1)
+    cancelled(stubber, "ThrottlingError", "None", "None")
+    with pytest.raises(ThrottledError):
+        create_incident(store, CALLER, CreateIncident(title="t"))
+
+
+def test_add_participant_retries_when_the_summary_moved(stubbed: tuple[Store, Stubber]) -> None:
+    store, stubber = stubbed
+    user = new_id("user")
+    for _ in range(2):
+        stubber.add_response("get_item", {"Item": summary_item()})
+        if _ == 0:
+            stubber.add_response("get_item", {})  # participant's shard metadata (then cached)
+        cancelled(stubber, "None", "ConditionalCheckFailed")
+    stubber.add_response("get_item", {"Item": summary_item()})
+    stubber.add_response("transact_write_items", {})
+    copy = {
+        "PK": {"S": "p"},
+        "SK": {"S": user},
+        "participant_id": {"S": user},
+        "roles": {"SS": ["responder"]},
+        **{f"incident_{k}": v for k, v in summary_item().items() if k not in {"PK", "SK", "Type"}},
+    }
+    stubber.add_response("get_item", {"Item": copy})
+    added = add_participant(
+        store, CALLER, SUMMARY.id, AddParticipant(participant_id=user, role=Role.RESPONDER)
+    )
+    assert added.incident == SUMMARY
+    assert added.roles == [Role.RESPONDER]
+
+
+def test_add_participant_gives_up_after_repeated_conflicts(stubbed: tuple[Store, Stubber]) -> None:
+    store, stubber = stubbed
+    user = new_id("user")
+    for attempt in range(5):
+        stubber.add_response("get_item", {"Item": summary_item()})
+        if attempt == 0:
+            stubber.add_response("get_item", {})
+        cancelled(stubber, "TransactionConflict", "None")
+    with pytest.raises(VersionConflictError, match="keeps changing"):
+        add_participant(
+            store, CALLER, SUMMARY.id, AddParticipant(participant_id=user, role=Role.ASSIGNEE)
+        )
