@@ -8,7 +8,8 @@ from enum import StrEnum
 
 
 class Group(StrEnum):
-    """A handler group: one Lambda function, one module in `lambdas`."""
+    """A handler group: one Lambda function, one module in `lambdas` (``teams`` serves
+    people too: teams, memberships and profiles)."""
 
     INCIDENT_COMMANDS = "incident_commands"
     INCIDENT_QUERIES = "incident_queries"
@@ -77,6 +78,8 @@ ROUTES: dict[str, Route] = {
     ),
     "create_team": Route("POST", "/teams", Group.TEAMS, "Create a team", 201),
     "my_teams": Route("GET", "/me/teams", Group.TEAMS, "My teams"),
+    "save_profile": Route("PUT", "/me", Group.TEAMS, "Save my profile"),
+    "get_profile": Route("GET", "/users/{user_id}", Group.TEAMS, "A user's profile"),
     "add_member": Route("POST", "/teams/{team_id}/members", Group.TEAMS, "Add a member", 201),
     "remove_member": Route(
         "DELETE", "/teams/{team_id}/members/{user_id}", Group.TEAMS, "Remove a member", 204

@@ -1,4 +1,4 @@
-"""Teams over HTTP: create, list mine, add and remove members."""
+"""Teams and people over HTTP: create teams, list mine, members, profiles."""
 
 from __future__ import annotations
 
@@ -7,12 +7,14 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from incidents import team_commands as commands
-from incidents.models import Membership, Team, TeamList
-from incidents.requests import AddMember, CreateTeam
+from incidents import users
+from incidents.models import Membership, Team, TeamList, User
+from incidents.requests import AddMember, CreateTeam, SaveProfile
 from lambdas.api import caller, lambda_handler, new_resolver, route
 from lambdas.runtime import store
 
 TeamId = Annotated[str, Path(pattern=r"^team_[0-9A-Za-z]{27}$")]
+UserId = Annotated[str, Path(pattern=r"^user_[0-9A-Za-z]{27}$")]
 
 app = new_resolver()
 
@@ -36,11 +38,21 @@ def add_member(team_id: TeamId, body: AddMember) -> Membership:
 
 
 @route(app, "remove_member")
-def remove_member(
-    team_id: TeamId, user_id: Annotated[str, Path(pattern=r"^user_[0-9A-Za-z]{27}$")]
-) -> None:
+def remove_member(team_id: TeamId, user_id: UserId) -> None:
     """Remove a user (or myself) from one of my teams."""
     commands.remove_member(store(), caller(app), team_id, user_id)
+
+
+@route(app, "save_profile")
+def save_profile(body: SaveProfile) -> User:
+    """Create or replace my profile."""
+    return users.save_profile(store(), caller(app), body)
+
+
+@route(app, "get_profile")
+def get_profile(user_id: UserId) -> User:
+    """A user's profile in my account."""
+    return users.get_profile(store(), caller(app), user_id)
 
 
 handler = lambda_handler(app)

@@ -17,6 +17,7 @@ def tenants(api: Api) -> tuple[Caller, Caller, dict[str, str]]:
     shared_user = new_id("user")
     a, b = Caller(new_id("acct"), shared_user), Caller(new_id("acct"), shared_user)
     team = api.call("create_team", b, body={"name": "B team"}).body["id"]
+    api.call("save_profile", b, body={"name": "B user"})
     created = api.call("create_incident", b, body={"title": "B secret", "teams": [team]}).body
     return a, b, {"team": team, "incident": created["summary"]["id"]}
 
@@ -24,7 +25,7 @@ def tenants(api: Api) -> tuple[Caller, Caller, dict[str, str]]:
 def test_b_ids_are_not_found_from_a(
     api: Api, tenants: tuple[Caller, Caller, dict[str, str]]
 ) -> None:
-    a, _, ids = tenants
+    a, b, ids = tenants
     incident = {"incident_id": ids["incident"]}
     replies = {
         "get": api.call("get_incident", a, incident),
@@ -40,6 +41,7 @@ def test_b_ids_are_not_found_from_a(
         "add member": api.call(
             "add_member", a, {"team_id": ids["team"]}, body={"user_id": a.user_id}
         ),
+        "profile": api.call("get_profile", a, {"user_id": b.user_id}),
         "create on B's team": api.call(
             "create_incident", a, body={"title": "x", "teams": [ids["team"]]}
         ),

@@ -211,3 +211,15 @@ def test_a_bug_is_a_bare_500(api: Api, alice: Caller, monkeypatch: pytest.Monkey
     reply = api.call("get_incident", alice, {"incident_id": new_id("inc")})
     assert reply.status == 500
     assert reply.body == {"code": "internal_error", "message": "internal error"}
+
+
+def test_profile_routes(api: Api, alice: Caller) -> None:
+    missing = api.call("get_profile", alice, {"user_id": alice.user_id})
+    assert (missing.status, missing.body["code"]) == (404, "not_found")
+    saved = api.call("save_profile", alice, body={"name": "Alice", "email": "a@example.com"})
+    assert saved.status == 200
+    assert saved.body == {"id": alice.user_id, "name": "Alice", "email": "a@example.com"}
+    bob = Caller(alice.account_id, new_id("user"))
+    assert api.call("get_profile", bob, {"user_id": alice.user_id}).body["name"] == "Alice"
+    bad = api.call("save_profile", alice, body={"name": "A", "email": "not an email"})
+    assert (bad.status, bad.body["code"]) == (400, "validation_error")

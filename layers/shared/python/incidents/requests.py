@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import Annotated, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -91,3 +91,12 @@ class AddMember(BaseModel):
     def _is_user(self) -> Self:
         _check_prefix([self.user_id], "user_", "user_id")
         return self
+
+
+class SaveProfile(BaseModel):
+    """The caller's profile."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: Name
+    email: Annotated[str, Field(max_length=254, pattern=r"^[^@\s]+@[^@\s]+$")] | None = None

@@ -1,0 +1,28 @@
+"""User profiles. Identity comes from the authorizer; the profile is what others see."""
+
+from __future__ import annotations
+
+from incidents.errors import NotFoundError
+from incidents.items import from_item, to_item
+from incidents.keys import PROFILE_SK, user_partition
+from incidents.models import User
+from incidents.requests import SaveProfile
+from incidents.store import Caller, Store
+
+
+def save_profile(store: Store, caller: Caller, request: SaveProfile) -> User:
+    """Create or replace the caller's profile."""
+    user = User(id=caller.user_id, name=request.name, email=request.email)
+    item = to_item(
+        user, "user", {"PK": user_partition(caller.account_id, user.id), "SK": PROFILE_SK}
+    )
+    store.client.put_item(TableName=store.table_name, Item=item)
+    return user
+
+
+def get_profile(store: Store, caller: Caller, user_id: str) -> User:
+    """A user's profile in the caller's account; 404 if they never saved one."""
+    item = store.get(user_partition(caller.account_id, user_id), PROFILE_SK)
+    if item is None:
+        raise NotFoundError(f"user {user_id} has no profile")
+    return from_item(User, item)
