@@ -11,6 +11,7 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
+from dynashard import GrowthPolicy
 from incidents.errors import (
     NotFoundError,
     PreconditionFailedError,
@@ -19,7 +20,7 @@ from incidents.errors import (
 )
 from incidents.incident_commands import add_participant, create_incident, update_incident
 from incidents.items import to_item
-from incidents.keys import ShardConfig, summary_key
+from incidents.keys import ShardConfig, participant_meta, summary_key
 from incidents.models import IncidentSummary, Role, Severity, Status
 from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller, Store, build_store, new_id
@@ -41,7 +42,13 @@ SUMMARY = IncidentSummary(
 @pytest.fixture
 def stubbed() -> Iterator[tuple[Store, Stubber]]:
     client = boto3.client("dynamodb", region_name="us-east-1")
-    store = build_store(client, "tbl", b"k" * 32, max_workers=1)
+    store = build_store(
+        client,
+        "tbl",
+        b"k" * 32,
+        max_workers=1,
+        participant_policy=GrowthPolicy(max_jitter_seconds=0),
+    )
     store.clock = lambda: datetime(2026, 11, 23, 7, 0, tzinfo=UTC)
     with Stubber(client) as stubber:
         yield store, stubber
@@ -123,6 +130,21 @@ def test_create_throttled_inside_the_transaction_is_429(stubbed: tuple[Store, St
     cancelled(stubber, "ThrottlingError", "None", "None")
     with pytest.raises(ThrottledError):
         create_incident(store, CALLER, CreateIncident(title="t"))
+
+
+def test_create_throttled_on_a_participant_grows_its_shards_and_retries(
+    stubbed: tuple[Store, Stubber],
+) -> None:
+    store, stubber = stubbed
+    expect_create_reads(stubber, participants=1)
+    cancelled(stubber, "None", "None", "ThrottlingError")
+    stubber.add_response("get_item", {})  # consistent re-read before the conditional growth
+    stubber.add_response("update_item", {})  # ShardCount 1 -> 2
+    stubber.add_response("transact_write_items", {})
+    created = create_incident(store, CALLER, CreateIncident(title="t"))
+    meta = store.counts.get(participant_meta(CALLER.account_id, CALLER.user_id))
+    assert meta.shard_count == 2
+    assert created.summary.number == 8
 
 
 def test_add_participant_retries_when_the_summary_moved(stubbed: tuple[Store, Stubber]) -> None:

@@ -57,6 +57,10 @@ class ConflictError(DomainError):
 
 
 class ThrottledError(DomainError):
-    """DynamoDB throttling survived every retry."""
+    """DynamoDB throttling survived every retry; `items` are a transaction's throttled items."""
 
     code, status = "throttled", 429
+
+    def __init__(self, message: str, items: tuple[int, ...] = ()) -> None:
+        super().__init__(message)
+        self.items = items

@@ -18,6 +18,7 @@ from dynashard import Item
 from incidents.errors import (
     NotFoundError,
     PreconditionFailedError,
+    ThrottledError,
     TooManyParticipantsError,
     VersionConflictError,
 )
@@ -45,6 +46,8 @@ from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import MAX_TRANSACTION_ITEMS, Caller, Store, new_id
 
 ADD_PARTICIPANT_ATTEMPTS = 5
+GROWTH_ATTEMPTS = 3
+"""Transactions throttled on a participant's hot partition: grow its shards, retry, at most."""
 
 
 def create_incident(store: Store, caller: Caller, request: CreateIncident) -> Incident:
@@ -76,16 +79,23 @@ def create_incident(store: Store, caller: Caller, request: CreateIncident) -> In
     account = caller.account_id
     details_pk, details_sk = details_key(account, summary.id)
     details_item = serialize({"PK": details_pk, "SK": details_sk, "Type": "details", "body": body})
-    operations = [
-        store.put_operation(_summary_item(store, account, summary), new=True),
-        store.put_operation(details_item),
-        *[store.put_operation(_participation_item(store, account, copy)) for copy in copies],
-        *[store.exists_check(teams_partition(account), team) for team in request.teams],
-    ]
     failures = [None] * (2 + len(copies)) + [
         NotFoundError(f"team {team} not found") for team in request.teams
     ]
-    store.transact(operations, failures)
+    for attempt in range(GROWTH_ATTEMPTS):
+        operations = [
+            store.put_operation(_summary_item(store, account, summary), new=True),
+            store.put_operation(details_item),
+            *[store.put_operation(_participation_item(store, account, copy)) for copy in copies],
+            *[store.exists_check(teams_partition(account), team) for team in request.teams],
+        ]
+        try:
+            store.transact(operations, failures)
+            break
+        except ThrottledError as error:
+            hot = [copies[i - 2].participant_id for i in error.items if 2 <= i < 2 + len(copies)]
+            if attempt + 1 == GROWTH_ATTEMPTS or not _grow_participants(store, account, hot):
+                raise
     return Incident(summary=summary, details=request.details, participants=copies)
 
 
@@ -173,6 +183,11 @@ def add_participant(
             store.transact(operations, failures)
         except VersionConflictError:
             continue
+        except ThrottledError as error:
+            hot = [request.participant_id] if 0 in error.items else []
+            if not _grow_participants(store, caller.account_id, hot):
+                raise
+            continue
         stored = store.get(copy_item["PK"]["S"], copy_item["SK"]["S"])
         assert stored is not None, "the transaction just wrote it"
         return participation_from_item(stored)
@@ -219,6 +234,20 @@ def _participants(caller: Caller, request: CreateIncident) -> dict[str, set[Role
     for team in request.teams:
         roles.setdefault(team, set()).add(Role.TEAM)
     return roles
+
+
+def _grow_participants(store: Store, account: str, participant_ids: list[str]) -> bool:
+    """Grow the shard count of each participant whose partition throttled a transaction.
+
+    True if any count grew (the caller retries on the wider key space); False within the
+    cooldown or at the maximum, where the throttling goes back to the client as a 429.
+    """
+    grown = False
+    for participant_id in participant_ids:
+        key = participant_meta(account, participant_id)
+        seen = store.counts.get(key)
+        grown |= store.counts.grow(key, seen).shard_count != seen.shard_count
+    return grown
 
 
 def _next_number(store: Store, account: str) -> int:

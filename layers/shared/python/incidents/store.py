@@ -129,8 +129,9 @@ def _cancellation_error(error: ClientError, failures: Sequence[DomainError | Non
         if code == "ConditionalCheckFailed":
             failure = failures[index] if index < len(failures) else None
             return failure or VersionConflictError("the incident changed meanwhile; retry")
-    if "ThrottlingError" in codes:
-        return ThrottledError("the table is busy; retry with back-off")
+    throttled = tuple(index for index, code in enumerate(codes) if code == "ThrottlingError")
+    if throttled:
+        return ThrottledError("the table is busy; retry with back-off", throttled)
     return VersionConflictError(f"a concurrent change won ({', '.join(codes)}); retry")
 
 
