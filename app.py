@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""CDK app entry point (`cdk synth`, `cdk deploy`)."""
+"""CDK app entry point (`cdk synth`, `cdk deploy`): the data and API stacks of one stage,
+checked by cdk-nag's AwsSolutions pack."""
 
 from __future__ import annotations
 
@@ -9,15 +10,27 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent / "layers" / "shared" / "python"))
 
 import aws_cdk as cdk
+from cdk_nag import AwsSolutionsChecks
 
+from stacks.api_stack import ApiStack
+from stacks.config import stage_config
 from stacks.data_stack import DataStack
 
 
-def main() -> None:
-    """Build the app for the stage named in the `stage` context (default `dev`)."""
-    app = cdk.App()
+def build(app: cdk.App) -> tuple[DataStack, ApiStack]:
+    """The stacks of the stage named by the `stage` context (default `dev`)."""
     stage = app.node.try_get_context("stage") or "dev"
-    DataStack(app, f"Incidents-{stage}-Data")
+    config = stage_config(stage, app.node.try_get_context("stages"))
+    data = DataStack(app, f"Incidents-{stage}-Data", config)
+    api = ApiStack(app, f"Incidents-{stage}-Api", table=data.table, config=config)
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app, verbose=True))
+    return data, api
+
+
+def main() -> None:
+    """Synthesize the app."""
+    app = cdk.App()
+    build(app)
     app.synth()
 
 

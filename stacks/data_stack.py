@@ -2,21 +2,34 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from aws_cdk import CfnOutput, RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
 from dynashard.schema import TableSchema
 from incidents.table import TABLE_SCHEMA
+from stacks.config import StageConfig
 
 
 def _string_attribute(name: str) -> dynamodb.Attribute:
     return dynamodb.Attribute(name=name, type=dynamodb.AttributeType.STRING)
 
 
-def table_from_schema(scope: Construct, construct_id: str, schema: TableSchema) -> dynamodb.TableV2:
-    """An on-demand TableV2 with exactly the keys and indexes of `schema`, kept on delete."""
-    return dynamodb.TableV2(
+def table_from_schema(
+    scope: Construct,
+    construct_id: str,
+    schema: TableSchema,
+    removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+) -> dynamodb.TableV2:
+    """An on-demand TableV2 with exactly the keys and indexes of `schema`.
+
+    Point-in-time recovery and CloudWatch Contributor Insights (the hottest keys of the
+    table and of every index: what sharding is about) are on; deletion protection is on
+    whenever the table is retained. Encryption uses the AWS owned key (decision 003).
+    """
+    table = dynamodb.TableV2(
         scope,
         construct_id,
         partition_key=_string_attribute(schema.partition_key),
@@ -35,15 +48,35 @@ def table_from_schema(scope: Construct, construct_id: str, schema: TableSchema) 
         point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
             point_in_time_recovery_enabled=True
         ),
-        deletion_protection=True,
-        removal_policy=RemovalPolicy.RETAIN,
+        contributor_insights_specification=dynamodb.ContributorInsightsSpecification(enabled=True),
+        encryption=dynamodb.TableEncryptionV2.dynamo_owned_key(),
+        deletion_protection=removal_policy == RemovalPolicy.RETAIN,
+        removal_policy=removal_policy,
+    )
+    _index_contributor_insights(table, schema)
+    return table
+
+
+def _index_contributor_insights(table: dynamodb.TableV2, schema: TableSchema) -> None:
+    """TableV2 turns Contributor Insights on for the table only; the indexes (where the
+    sharded list keys live) get it through the replica's per-index specification."""
+    cfn = table.node.default_child
+    assert isinstance(cfn, dynamodb.CfnGlobalTable)
+    cfn.add_property_override(
+        "Replicas.0.GlobalSecondaryIndexes",
+        [
+            {"IndexName": index.name, "ContributorInsightsSpecification": {"Enabled": True}}
+            for index in schema.indexes
+        ],
     )
 
 
 class DataStack(Stack):
     """Owns the table; other stacks receive it as a constructor argument."""
 
-    def __init__(self, scope: Construct, construct_id: str, **kwargs: object) -> None:
-        super().__init__(scope, construct_id, **kwargs)  # type: ignore[arg-type]
-        self.table = table_from_schema(self, "Table", TABLE_SCHEMA)
+    def __init__(
+        self, scope: Construct, construct_id: str, config: StageConfig, **kwargs: Any
+    ) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        self.table = table_from_schema(self, "Table", TABLE_SCHEMA, config.removal)
         CfnOutput(self, "TableName", value=self.table.table_name)

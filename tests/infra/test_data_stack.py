@@ -2,26 +2,30 @@
 
 from __future__ import annotations
 
-import aws_cdk as cdk
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
 from aws_cdk.assertions import Match, Template
 
 from incidents.table import TABLE_SCHEMA
-from stacks.data_stack import DataStack
+from stacks.config import stage_config
+from tests.infra.conftest import Synthesized, synthesize
 
 
-def synth_data_stack() -> Template:
-    app = cdk.App()
-    return Template.from_stack(DataStack(app, "Data"))
+def the_table(template: Template) -> Mapping[str, Any]:
+    (resource,) = template.find_resources("AWS::DynamoDB::GlobalTable").values()
+    return resource
 
 
-def test_table_keys_indexes_and_protection() -> None:
-    template = synth_data_stack()
-    template.resource_count_is("AWS::DynamoDB::GlobalTable", 1)
-    template.has_resource(
+def test_table_keys_indexes_and_protection(dev: Synthesized) -> None:
+    dev.data.resource_count_is("AWS::DynamoDB::GlobalTable", 1)
+    dev.data.has_resource(
         "AWS::DynamoDB::GlobalTable",
         {"DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain"},
     )
-    template.has_resource_properties(
+    dev.data.has_resource_properties(
         "AWS::DynamoDB::GlobalTable",
         {
             "BillingMode": "PAY_PER_REQUEST",
@@ -46,6 +50,7 @@ def test_table_keys_indexes_and_protection() -> None:
                     {
                         "DeletionProtectionEnabled": True,
                         "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+                        "ContributorInsightsSpecification": {"Enabled": True},
                     }
                 )
             ],
@@ -53,10 +58,36 @@ def test_table_keys_indexes_and_protection() -> None:
     )
 
 
-def test_every_key_attribute_is_a_string() -> None:
-    table = synth_data_stack().find_resources("AWS::DynamoDB::GlobalTable")
-    (resource,) = table.values()
-    definitions = resource["Properties"]["AttributeDefinitions"]
+def test_every_key_attribute_is_a_string(dev: Synthesized) -> None:
+    definitions = the_table(dev.data)["Properties"]["AttributeDefinitions"]
     assert {d["AttributeName"]: d["AttributeType"] for d in definitions} == dict.fromkeys(
         TABLE_SCHEMA.key_attributes(), "S"
     )
+
+
+def test_contributor_insights_cover_every_index(dev: Synthesized) -> None:
+    (replica,) = the_table(dev.data)["Properties"]["Replicas"]
+    indexes = {
+        spec["IndexName"]: spec["ContributorInsightsSpecification"]["Enabled"]
+        for spec in replica.get("GlobalSecondaryIndexes", [])
+    }
+    assert indexes == {index.name: True for index in TABLE_SCHEMA.indexes}
+
+
+def test_encryption_uses_the_aws_owned_key(dev: Synthesized) -> None:
+    properties = the_table(dev.data)["Properties"]
+    assert "SSESpecification" not in properties or properties["SSESpecification"] == {
+        "SSEEnabled": False
+    }
+
+
+def test_a_stage_can_choose_destroy(tmp_path: Path) -> None:
+    assert stage_config("scratch", {"scratch": {"removalPolicy": "destroy"}}).removal_policy == (
+        "destroy"
+    )
+    with pytest.raises(ValueError, match="removalPolicy"):
+        stage_config("x", {"x": {"removalPolicy": "keep"}})
+    with pytest.raises(ValueError, match="unknown settings"):
+        stage_config("x", {"x": {"summaryShard": 8}})
+    prod = synthesize("prod", tmp_path)
+    prod.data.has_resource("AWS::DynamoDB::GlobalTable", {"DeletionPolicy": "Retain"})

@@ -14,6 +14,8 @@ from incidents.models import State
 DETAILS_SK = "data"
 PROFILE_SK = "profile"
 COUNTER_SK = "incident_number"
+DEFAULT_SUMMARY_SHARDS = 16
+DEFAULT_STATE_SHARDS = {State.OPEN.value: 8, State.CLOSED.value: 32}
 
 
 @dataclass(frozen=True)
@@ -21,9 +23,9 @@ class ShardConfig:
     """Shard counts: fixed for summaries (a GET must find one key), weighted per state for
     the account's lists; participants' counts are dynamic (see `participant_meta`)."""
 
-    summary_shards: int = 16
+    summary_shards: int = DEFAULT_SUMMARY_SHARDS
     state_shards: WeightedShards = field(
-        default_factory=lambda: WeightedShards({State.OPEN: 8, State.CLOSED: 32})
+        default_factory=lambda: WeightedShards(DEFAULT_STATE_SHARDS)
     )
 
 

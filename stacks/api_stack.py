@@ -1,0 +1,281 @@
+"""API stack: Cognito, the REST API from the route table, one Lambda per handler group.
+
+Every route has the Cognito authorizer; each function gets exactly the table actions of
+its group (`stacks.permissions`), the shared layer, X-Ray tracing and a log group with the
+stage's retention. The cursor signing key is generated into Secrets Manager and read by the
+functions through Powertools Parameters.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from aws_cdk import CfnOutput, Duration, RemovalPolicy, Stack
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_cognito as cognito
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_secretsmanager as secretsmanager
+from constructs import Construct
+
+from lambdas.routes import ROUTES, Group
+from stacks.config import StageConfig
+from stacks.monitoring import Monitoring
+from stacks.nag import (
+    CLOUDWATCH_ROLE_POLICY,
+    COGNITO_MFA,
+    COGNITO_PLUS,
+    MANUAL_ROTATION,
+    NO_WAF,
+    PINNED_RUNTIME,
+    PREFLIGHT_AUTH,
+    PREFLIGHT_COGNITO,
+    XRAY_WILDCARD,
+    accept,
+)
+from stacks.permissions import INDEX_READERS, TABLE_ACTIONS
+from stacks.shared_layer import ARCHITECTURE, RUNTIME, shared_layer
+
+ROOT = Path(__file__).resolve().parent.parent
+MEMORY_MB = {Group.INCIDENT_QUERIES: 1024, Group.INCIDENT_COMMANDS: 512, Group.TEAMS: 512}
+"""Lists fan out over up to 16 threads: more memory buys the CPU to merge them."""
+METRICS_NAMESPACE = "Incidents"
+CORS_HEADERS = ["Authorization", "Content-Type", "Idempotency-Key", "If-Match"]
+
+
+def handler_code() -> lambda_.Code:
+    """The `lambdas` package alone (the domain and dynashard come from the layer)."""
+    return lambda_.Code.from_asset(
+        str(ROOT), exclude=["*", ".*", "!lambdas", "!lambdas/*.py", "**/__pycache__"]
+    )
+
+
+class ApiStack(Stack):
+    """The public API of one stage."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        table: dynamodb.ITableV2,
+        config: StageConfig,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        self.config = config
+        self.cursor_secret = secretsmanager.Secret(
+            self,
+            "CursorSecret",
+            description="HMAC key that signs list cursors",
+            generate_secret_string=secretsmanager.SecretStringGenerator(
+                password_length=64, exclude_punctuation=True
+            ),
+        )
+        layer = shared_layer(self, "SharedLayer")
+        code = handler_code()
+        self.roles: dict[Group, iam.Role] = {}
+        self.functions = {group: self._function(group, table, layer, code) for group in Group}
+        self.user_pool, client = self._user_pool()
+        self.api = self._rest_api()
+        self._routes(
+            cognito_authorizer := apigw.CognitoUserPoolsAuthorizer(
+                self, "Authorizer", cognito_user_pools=[self.user_pool]
+            )
+        )
+        self.authorizer = cognito_authorizer
+        Monitoring(
+            self,
+            "Monitoring",
+            table=table,
+            functions=self.functions,
+            api=self.api,
+            namespace=METRICS_NAMESPACE,
+            alarm_email=config.alarm_email,
+        )
+        self._accept_findings()
+        CfnOutput(self, "ApiUrl", value=self.api.url)
+        CfnOutput(self, "UserPoolId", value=self.user_pool.user_pool_id)
+        CfnOutput(self, "UserPoolClientId", value=client.user_pool_client_id)
+
+    def _accept_findings(self) -> None:
+        """The cdk-nag findings this stack accepts, each on its own construct."""
+        for role in self.roles.values():
+            accept(role, XRAY_WILDCARD)
+        for function in self.functions.values():
+            accept(function, PINNED_RUNTIME)
+        accept(self.user_pool, COGNITO_PLUS, COGNITO_MFA)
+        accept(self.cursor_secret, MANUAL_ROTATION)
+        accept(self.api.deployment_stage, NO_WAF)
+        for method in self.api.methods:
+            if method.http_method == "OPTIONS":
+                accept(method, PREFLIGHT_AUTH, PREFLIGHT_COGNITO)
+        cloudwatch_role = self.api.node.try_find_child("CloudWatchRole")
+        if cloudwatch_role is not None:
+            accept(cloudwatch_role, CLOUDWATCH_ROLE_POLICY)
+
+    def _function(
+        self,
+        group: Group,
+        table: dynamodb.ITableV2,
+        layer: lambda_.ILayerVersion,
+        code: lambda_.Code,
+    ) -> lambda_.Function:
+        name = group.value.replace("_", "-")
+        log_group = logs.LogGroup(
+            self,
+            f"{group.value}-logs",
+            retention=self.config.retention,
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        role = iam.Role(
+            self,
+            f"{group.value}-role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description=f"incidents {name}: exactly the table actions of its group",
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+                resources=[log_group.log_group_arn],
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=list(TABLE_ACTIONS[group]),
+                resources=[
+                    table.table_arn,
+                    *[f"{table.table_arn}/index/{index}" for index in INDEX_READERS.get(group, ())],
+                ],
+            )
+        )
+        self.cursor_secret.grant_read(role)
+        self.roles[group] = role
+        return lambda_.Function(
+            self,
+            group.value,
+            description=f"incidents API: {name}",
+            runtime=RUNTIME,
+            architecture=ARCHITECTURE,
+            handler=group.handler,
+            code=code,
+            layers=[layer],
+            role=role,
+            memory_size=MEMORY_MB[group],
+            timeout=Duration.seconds(10),
+            tracing=lambda_.Tracing.ACTIVE,
+            log_group=log_group,
+            environment={
+                "TABLE_NAME": table.table_name,
+                "CURSOR_SECRET_ARN": self.cursor_secret.secret_arn,
+                "POWERTOOLS_SERVICE_NAME": "incidents",
+                "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
+                "POWERTOOLS_LOG_LEVEL": "INFO",
+                **self.config.lambda_environment(),
+            },
+        )
+
+    def _user_pool(self) -> tuple[cognito.UserPool, cognito.UserPoolClient]:
+        """Users sign in by email; account and user ids are immutable custom attributes
+        that only an administrator sets, so no user can move to another tenant."""
+        pool = cognito.UserPool(
+            self,
+            "Users",
+            self_sign_up_enabled=False,
+            sign_in_aliases=cognito.SignInAliases(email=True),
+            custom_attributes={
+                "account_id": cognito.StringAttribute(min_len=32, max_len=32, mutable=False),
+                "user_id": cognito.StringAttribute(min_len=32, max_len=32, mutable=False),
+            },
+            password_policy=cognito.PasswordPolicy(
+                min_length=12,
+                require_digits=True,
+                require_lowercase=True,
+                require_uppercase=True,
+                require_symbols=True,
+            ),
+            mfa=cognito.Mfa.OPTIONAL,
+            mfa_second_factor=cognito.MfaSecondFactor(otp=True, sms=False),
+            account_recovery=cognito.AccountRecovery.EMAIL_ONLY,
+            removal_policy=self.config.removal,
+        )
+        client = pool.add_client(
+            "ApiClient",
+            auth_flows=cognito.AuthFlow(user_srp=True, admin_user_password=True),
+            generate_secret=False,
+            write_attributes=cognito.ClientAttributes().with_standard_attributes(
+                email=True, fullname=True
+            ),
+            id_token_validity=Duration.hours(1),
+        )
+        return pool, client
+
+    def _rest_api(self) -> apigw.RestApi:
+        access_logs = logs.LogGroup(
+            self,
+            "AccessLogs",
+            retention=self.config.retention,
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        cors = (
+            apigw.CorsOptions(
+                allow_origins=list(self.config.cors_origins),
+                allow_methods=sorted({route.method for route in ROUTES.values()}),
+                allow_headers=CORS_HEADERS,
+                max_age=Duration.hours(1),
+            )
+            if self.config.cors_origins
+            else None
+        )
+        return apigw.RestApi(
+            self,
+            "Api",
+            rest_api_name=f"incidents-{self.config.stage}",
+            description="Incident management API",
+            cloud_watch_role=True,
+            cloud_watch_role_removal_policy=RemovalPolicy.DESTROY,
+            default_cors_preflight_options=cors,
+            deploy_options=apigw.StageOptions(
+                stage_name=self.config.stage,
+                throttling_rate_limit=self.config.throttle_rate_limit,
+                throttling_burst_limit=self.config.throttle_burst_limit,
+                access_log_destination=apigw.LogGroupLogDestination(access_logs),
+                access_log_format=apigw.AccessLogFormat.json_with_standard_fields(
+                    caller=True,
+                    http_method=True,
+                    ip=True,
+                    protocol=True,
+                    request_time=True,
+                    resource_path=True,
+                    response_length=True,
+                    status=True,
+                    user=True,
+                ),
+                logging_level=apigw.MethodLoggingLevel.ERROR,
+                metrics_enabled=True,
+                tracing_enabled=True,
+            ),
+        )
+
+    def _routes(self, authorizer: apigw.IAuthorizer) -> None:
+        """Every route of the route table, each behind the authorizer."""
+        validator = self.api.add_request_validator(
+            "Parameters", validate_request_parameters=True, validate_request_body=True
+        )
+        integrations = {
+            group: apigw.LambdaIntegration(function) for group, function in self.functions.items()
+        }
+        for route in ROUTES.values():
+            resource = self.api.root.resource_for_path(route.path)
+            parameters = [part[1:-1] for part in route.path.split("/") if part.startswith("{")]
+            resource.add_method(
+                route.method,
+                integrations[route.group],
+                authorizer=authorizer,
+                authorization_type=apigw.AuthorizationType.COGNITO,
+                request_validator=validator,
+                request_parameters={f"method.request.path.{p}": True for p in parameters},
+            )

@@ -1,0 +1,99 @@
+"""Per-stage settings, read from the ``stages`` entry of ``cdk.json``'s context.
+
+``cdk deploy -c stage=prod`` picks ``stages.prod``; anything missing there takes the
+defaults below. Shard counts are part of the data's address: ``summaryShards`` must never
+change once a stage holds incidents (a GET computes the shard from it), while the state
+counts may only grow by doubling (readers always cover the configured count).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_logs as logs
+
+from dynashard import GrowthPolicy, WeightedShards, validate_shard_count
+from incidents.keys import DEFAULT_STATE_SHARDS, DEFAULT_SUMMARY_SHARDS
+
+REMOVAL_POLICIES = {"retain": RemovalPolicy.RETAIN, "destroy": RemovalPolicy.DESTROY}
+
+
+@dataclass(frozen=True)
+class StageConfig:
+    """Everything that differs between stages."""
+
+    stage: str
+    removal_policy: str = "retain"
+    summary_shards: int = DEFAULT_SUMMARY_SHARDS
+    state_shards: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_STATE_SHARDS))
+    participant_default_shards: int = 1
+    participant_max_shards: int = 64
+    log_retention: str = "ONE_MONTH"
+    throttle_rate_limit: int = 100
+    throttle_burst_limit: int = 200
+    cors_origins: tuple[str, ...] = ()
+    alarm_email: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.removal_policy not in REMOVAL_POLICIES:
+            raise ValueError(
+                f"stages.{self.stage}.removalPolicy must be one of {sorted(REMOVAL_POLICIES)}"
+            )
+        validate_shard_count(self.summary_shards)
+        WeightedShards(self.state_shards)
+        GrowthPolicy(
+            default_count=self.participant_default_shards, max_count=self.participant_max_shards
+        )
+        if self.log_retention not in logs.RetentionDays.__members__:
+            raise ValueError(
+                f"stages.{self.stage}.logRetention must name a logs.RetentionDays member "
+                f"(ONE_WEEK, ONE_MONTH, ONE_YEAR, ...), got {self.log_retention!r}"
+            )
+
+    def lambda_environment(self) -> dict[str, str]:
+        """What `lambdas.runtime` reads to build the same shard configuration."""
+        return {
+            "SUMMARY_SHARDS": str(self.summary_shards),
+            "STATE_SHARDS": json.dumps(self.state_shards, sort_keys=True),
+            "PARTICIPANT_DEFAULT_SHARDS": str(self.participant_default_shards),
+            "PARTICIPANT_MAX_SHARDS": str(self.participant_max_shards),
+        }
+
+    @property
+    def removal(self) -> RemovalPolicy:
+        """The table's and the user pool's removal policy."""
+        return REMOVAL_POLICIES[self.removal_policy]
+
+    @property
+    def retention(self) -> logs.RetentionDays:
+        """Retention of every log group of the stage."""
+        return logs.RetentionDays[self.log_retention]
+
+
+_KEYS = {
+    "removalPolicy": "removal_policy",
+    "summaryShards": "summary_shards",
+    "stateShards": "state_shards",
+    "participantDefaultShards": "participant_default_shards",
+    "participantMaxShards": "participant_max_shards",
+    "logRetention": "log_retention",
+    "throttleRateLimit": "throttle_rate_limit",
+    "throttleBurstLimit": "throttle_burst_limit",
+    "corsOrigins": "cors_origins",
+    "alarmEmail": "alarm_email",
+}
+
+
+def stage_config(stage: str, stages: dict[str, Any] | None) -> StageConfig:
+    """The settings of `stage` from the ``stages`` context (unknown keys are errors)."""
+    raw = dict((stages or {}).get(stage) or {})
+    unknown = sorted(set(raw) - set(_KEYS))
+    if unknown:
+        raise ValueError(f"stages.{stage}: unknown settings {unknown}; known: {sorted(_KEYS)}")
+    values = {_KEYS[name]: value for name, value in raw.items()}
+    if "cors_origins" in values:
+        values["cors_origins"] = tuple(values["cors_origins"])
+    return StageConfig(stage=stage, **values)

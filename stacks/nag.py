@@ -1,0 +1,60 @@
+"""cdk-nag: the few AwsSolutions findings we accept, each on the construct it concerns and
+with the reason it does not apply there (`accept`). Everything else must pass."""
+
+from __future__ import annotations
+
+from aws_cdk import Acknowledgment, Validations
+from constructs import IConstruct
+
+CLOUDWATCH_ROLE_POLICY = (
+    "AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/"
+    "service-role/AmazonAPIGatewayPushToCloudWatchLogs]"
+)
+XRAY_WILDCARD = "AwsSolutions::AwsSolutions-IAM5[Resource::*]"
+COGNITO_PLUS = "AwsSolutions::AwsSolutions-COG8"
+COGNITO_MFA = "AwsSolutions::AwsSolutions-COG2"
+PINNED_RUNTIME = "AwsSolutions::AwsSolutions-L1"
+MANUAL_ROTATION = "AwsSolutions::AwsSolutions-SMG4"
+NO_WAF = "AwsSolutions::AwsSolutions-APIG3"
+PREFLIGHT_AUTH = "AwsSolutions::AwsSolutions-APIG4"
+PREFLIGHT_COGNITO = "AwsSolutions::AwsSolutions-COG4"
+
+REASONS = {
+    CLOUDWATCH_ROLE_POLICY: (
+        "API Gateway's account-level CloudWatch role uses the AWS managed policy "
+        "AmazonAPIGatewayPushToCloudWatchLogs, which exists for exactly this role."
+    ),
+    XRAY_WILDCARD: (
+        "Only X-Ray's PutTraceSegments/PutTelemetryRecords use Resource *: they have no "
+        "resource-level permissions. Every DynamoDB statement names the table and indexes."
+    ),
+    COGNITO_PLUS: (
+        "Cognito threat protection needs the Plus feature plan (priced per monthly active "
+        "user); self sign-up is disabled and users are created by administrators."
+    ),
+    COGNITO_MFA: (
+        "MFA is OPTIONAL (TOTP) so the first administrator can sign in from the CLI; "
+        "raise it to REQUIRED per organisation policy."
+    ),
+    PINNED_RUNTIME: (
+        "The runtime is pinned to Python 3.13 on purpose: the layer's native wheels are "
+        "built for exactly that runtime and architecture."
+    ),
+    MANUAL_ROTATION: (
+        "The cursor signing key is not rotated automatically: rotation invalidates every "
+        "open cursor (clients restart from page 1). Rotate it by hand when needed."
+    ),
+    NO_WAF: (
+        "AWS WAF is priced per web ACL and rule; attach one per deployment when the API "
+        "is public. Stage throttling and Cognito limit abuse in the meantime."
+    ),
+    PREFLIGHT_AUTH: "A CORS preflight (OPTIONS) is answered by the gateway, without credentials.",
+    PREFLIGHT_COGNITO: "A CORS preflight (OPTIONS) is answered by the gateway, without credentials.",
+}
+
+
+def accept(construct: IConstruct, *rules: str) -> None:
+    """Acknowledge `rules` on `construct` and its children, with the reasons above."""
+    Validations.of(construct).acknowledge(
+        *[Acknowledgment(id=rule, reason=REASONS[rule]) for rule in rules]
+    )

@@ -1,0 +1,35 @@
+"""Least privilege: the exact DynamoDB actions each handler group uses, and where.
+
+Transactions need the action of each item they touch (``PutItem``, ``UpdateItem``,
+``ConditionCheckItem``...); there is no separate transaction action to grant.
+"""
+
+from __future__ import annotations
+
+from lambdas.routes import Group
+
+TABLE_ACTIONS: dict[Group, tuple[str, ...]] = {
+    Group.INCIDENT_QUERIES: ("dynamodb:GetItem", "dynamodb:Query"),
+    Group.INCIDENT_COMMANDS: (
+        "dynamodb:ConditionCheckItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:Query",
+        "dynamodb:UpdateItem",
+    ),
+    Group.TEAMS: (
+        "dynamodb:BatchGetItem",
+        "dynamodb:ConditionCheckItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:Query",
+    ),
+}
+"""Queries read (point reads of metadata and memberships, fan-out queries); commands also
+write summaries, copies, counters, shard metadata and idempotency records; teams write
+teams, memberships and profiles and batch-read teams."""
+
+INDEX_READERS: dict[Group, tuple[str, ...]] = {Group.INCIDENT_QUERIES: ("GSI1", "GSI2")}
+"""Only the list queries read indexes: GSI1 (participants) and GSI2 (account by state)."""

@@ -1,0 +1,86 @@
+"""The shared Lambda layer, bundled locally (never Docker) for Python 3.13 on ARM64.
+
+pip downloads the Lambda platform's wheels (``manylinux2014_aarch64``, CPython 3.13, binary
+only, so a native package like xxhash or pydantic-core can never be built for the wrong
+machine) into ``python/``, and the layer's own packages are copied beside them. Synth in
+tests skips bundling through the ``aws:cdk:bundling-stacks`` context.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsii
+from aws_cdk import BundlingOptions, DockerImage, ILocalBundling
+from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
+
+LAYER_DIR = Path(__file__).resolve().parent.parent / "layers" / "shared"
+PLATFORM = "manylinux2014_aarch64"
+PYTHON_VERSION = "3.13"
+RUNTIME = lambda_.Runtime.PYTHON_3_13
+ARCHITECTURE = lambda_.Architecture.ARM_64
+
+
+def pip_command(target: Path) -> list[str]:
+    """pip installing the layer's pinned requirements as Lambda's platform needs them."""
+    return [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-compile",
+        "--platform",
+        PLATFORM,
+        "--python-version",
+        PYTHON_VERSION,
+        "--implementation",
+        "cp",
+        "--only-binary=:all:",
+        "--target",
+        str(target),
+        "--requirement",
+        str(LAYER_DIR / "requirements.txt"),
+    ]
+
+
+@jsii.implements(ILocalBundling)
+class LocalPipBundling:
+    """CDK local bundling: pip for the Lambda platform, then the layer's own code."""
+
+    def try_bundle(self, output_dir: str, *, image: DockerImage, **_: Any) -> bool:
+        """Build the layer into `output_dir`; True tells CDK not to fall back to Docker."""
+        target = Path(output_dir) / "python"
+        subprocess.run(pip_command(target), check=True)
+        shutil.copytree(
+            LAYER_DIR / "python",
+            target,
+            dirs_exist_ok=True,
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+        )
+        return True
+
+
+def shared_layer(scope: Construct, construct_id: str) -> lambda_.LayerVersion:
+    """The layer with dynashard, incidents and their pinned dependencies."""
+    return lambda_.LayerVersion(
+        scope,
+        construct_id,
+        code=lambda_.Code.from_asset(
+            str(LAYER_DIR),
+            bundling=BundlingOptions(
+                image=RUNTIME.bundling_image,
+                local=LocalPipBundling(),
+                command=["false"],  # never reached: local bundling always succeeds or raises
+            ),
+        ),
+        compatible_runtimes=[RUNTIME],
+        compatible_architectures=[ARCHITECTURE],
+        description="dynashard + incidents + Powertools, xxhash, pydantic (py3.13 arm64)",
+    )

@@ -1,0 +1,42 @@
+"""Synthesize the app as ``cdk synth`` would (cdk.json's context, cdk-nag on), minus
+asset bundling, once per stage and test module."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk.assertions import Template
+
+from app import build
+
+CDK_JSON = Path(__file__).resolve().parents[2] / "cdk.json"
+
+
+@dataclass(frozen=True)
+class Synthesized:
+    """The stacks of one stage and their templates."""
+
+    data: Template
+    api: Template
+    assembly: cdk.cx_api.CloudAssembly
+
+
+def synthesize(stage: str, outdir: Path) -> Synthesized:
+    """The app of `stage`, synthesized with cdk-nag and without bundling assets."""
+    context = json.loads(CDK_JSON.read_text())["context"]
+    app = cdk.App(
+        context={**context, "stage": stage, "aws:cdk:bundling-stacks": []}, outdir=str(outdir)
+    )
+    data, api = build(app)
+    assembly = app.synth()
+    return Synthesized(Template.from_stack(data), Template.from_stack(api), assembly)
+
+
+@pytest.fixture(scope="module")
+def dev(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    """The dev stage as cdk.json configures it."""
+    return synthesize("dev", tmp_path_factory.mktemp("cdk-dev"))

@@ -1,0 +1,220 @@
+"""The API stack as synthesized: functions, layer, routes and authorizer, least privilege,
+stage settings, secret, Cognito, alarms, dashboard, and a clean cdk-nag report."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_iam as iam
+from aws_cdk.assertions import Match
+
+from app import build
+from incidents.table import TABLE_SCHEMA
+from lambdas.routes import ROUTES, Group
+from stacks.permissions import INDEX_READERS, TABLE_ACTIONS
+from tests.infra.conftest import Synthesized
+
+
+def resources(synth: Synthesized, kind: str) -> Mapping[str, Any]:
+    return synth.api.find_resources(kind)
+
+
+def function_of(synth: Synthesized, group: Group) -> tuple[str, Mapping[str, Any]]:
+    (found,) = [
+        (logical, resource)
+        for logical, resource in resources(synth, "AWS::Lambda::Function").items()
+        if resource["Properties"]["Handler"] == group.handler
+    ]
+    return found
+
+
+def test_one_function_per_group_on_python_313_arm64_with_the_layer(dev: Synthesized) -> None:
+    (layer_id,) = resources(dev, "AWS::Lambda::LayerVersion")
+    dev.api.has_resource_properties(
+        "AWS::Lambda::LayerVersion",
+        {"CompatibleRuntimes": ["python3.13"], "CompatibleArchitectures": ["arm64"]},
+    )
+    assert len(resources(dev, "AWS::Lambda::Function")) == len(Group)
+    for group in Group:
+        _, function = function_of(dev, group)
+        properties = function["Properties"]
+        assert properties["Runtime"] == "python3.13"
+        assert properties["Architectures"] == ["arm64"]
+        assert properties["TracingConfig"] == {"Mode": "Active"}
+        assert properties["Layers"] == [{"Ref": layer_id}]
+        assert properties["Timeout"] == 10
+        assert properties["MemorySize"] >= 512
+        environment = properties["Environment"]["Variables"]
+        assert {
+            "TABLE_NAME",
+            "CURSOR_SECRET_ARN",
+            "POWERTOOLS_SERVICE_NAME",
+            "POWERTOOLS_METRICS_NAMESPACE",
+            "SUMMARY_SHARDS",
+            "STATE_SHARDS",
+            "PARTICIPANT_DEFAULT_SHARDS",
+            "PARTICIPANT_MAX_SHARDS",
+        } <= set(environment)
+        assert json.loads(environment["STATE_SHARDS"]) == {"CLOSED": 32, "OPEN": 8}
+        assert "LogGroup" in properties["LoggingConfig"]
+    for log_group in resources(dev, "AWS::Logs::LogGroup").values():
+        assert log_group["Properties"]["RetentionInDays"] == 30
+
+
+def test_every_route_has_the_cognito_authorizer(dev: Synthesized) -> None:
+    methods = resources(dev, "AWS::ApiGateway::Method").values()
+    routed = [m["Properties"] for m in methods if m["Properties"]["HttpMethod"] != "OPTIONS"]
+    assert Counter(m["HttpMethod"] for m in routed) == Counter(r.method for r in ROUTES.values())
+    (authorizer_id,) = resources(dev, "AWS::ApiGateway::Authorizer")
+    for method in routed:
+        assert method["AuthorizationType"] == "COGNITO_USER_POOLS"
+        assert method["AuthorizerId"] == {"Ref": authorizer_id}
+        assert method["RequestValidatorId"]
+    dev.api.has_resource_properties("AWS::ApiGateway::Authorizer", {"Type": "COGNITO_USER_POOLS"})
+
+
+def test_routes_and_integrations_follow_the_route_table(dev: Synthesized) -> None:
+    paths = {
+        resource["Properties"]["PathPart"]
+        for resource in resources(dev, "AWS::ApiGateway::Resource").values()
+    }
+    expected = {part for route in ROUTES.values() for part in route.path.strip("/").split("/")}
+    assert paths == expected
+    for method in resources(dev, "AWS::ApiGateway::Method").values():
+        properties = method["Properties"]
+        if properties["HttpMethod"] == "OPTIONS":
+            continue
+        assert properties["Integration"]["Type"] == "AWS_PROXY"
+
+
+def dynamodb_statements(dev: Synthesized, group: Group) -> list[dict[str, Any]]:
+    _, function = function_of(dev, group)
+    role = function["Properties"]["Role"]["Fn::GetAtt"][0]
+    (policy,) = [
+        p
+        for p in resources(dev, "AWS::IAM::Policy").values()
+        if {"Ref": role} in p["Properties"]["Roles"]
+    ]
+    statements: list[dict[str, Any]] = policy["Properties"]["PolicyDocument"]["Statement"]
+    return statements
+
+
+@pytest.mark.parametrize("group", list(Group))
+def test_each_function_gets_exactly_its_table_actions(dev: Synthesized, group: Group) -> None:
+    statements = dynamodb_statements(dev, group)
+    table = [
+        s for s in statements if any(str(a).startswith("dynamodb:") for a in _list(s["Action"]))
+    ]
+    (statement,) = table
+    assert sorted(_list(statement["Action"])) == sorted(TABLE_ACTIONS[group])
+    resources_ = _list(statement["Resource"])
+    assert len(resources_) == 1 + len(INDEX_READERS.get(group, ()))
+    assert "*" not in json.dumps(resources_)
+    wildcards = [s for s in statements if "*" in _list(s["Resource"])]
+    assert all(str(a).startswith("xray:") for s in wildcards for a in _list(s["Action"]))
+    secret = [s for s in statements if "secretsmanager:GetSecretValue" in _list(s["Action"])]
+    assert secret
+    assert all("CursorSecret" in json.dumps(s["Resource"]) for s in secret)
+
+
+def test_query_functions_cannot_write(dev: Synthesized) -> None:
+    actions = {
+        a for s in dynamodb_statements(dev, Group.INCIDENT_QUERIES) for a in _list(s["Action"])
+    }
+    dynamodb_actions = {a for a in actions if a.startswith("dynamodb:")}
+    assert dynamodb_actions <= {"dynamodb:Query", "dynamodb:GetItem", "dynamodb:BatchGetItem"}
+
+
+def test_stage_throttling_access_logs_and_tracing(dev: Synthesized) -> None:
+    dev.api.has_resource_properties(
+        "AWS::ApiGateway::Stage",
+        {
+            "StageName": "dev",
+            "TracingEnabled": True,
+            "AccessLogSetting": Match.object_like({"DestinationArn": Match.any_value()}),
+            "MethodSettings": Match.array_with(
+                [
+                    Match.object_like(
+                        {
+                            "ThrottlingRateLimit": 50,
+                            "ThrottlingBurstLimit": 100,
+                            "MetricsEnabled": True,
+                        }
+                    )
+                ]
+            ),
+        },
+    )
+
+
+def test_cors_is_explicit(dev: Synthesized) -> None:
+    options = [
+        m["Properties"]
+        for m in resources(dev, "AWS::ApiGateway::Method").values()
+        if m["Properties"]["HttpMethod"] == "OPTIONS"
+    ]
+    assert options
+    headers = options[0]["Integration"]["IntegrationResponses"][0]["ResponseParameters"]
+    assert (
+        headers["method.response.header.Access-Control-Allow-Origin"] == "'http://localhost:3000'"
+    )
+    assert "Idempotency-Key" in headers["method.response.header.Access-Control-Allow-Headers"]
+
+
+def test_cursor_secret_is_generated(dev: Synthesized) -> None:
+    dev.api.has_resource_properties(
+        "AWS::SecretsManager::Secret",
+        {"GenerateSecretString": Match.object_like({"PasswordLength": 64})},
+    )
+
+
+def test_user_pool_ids_cannot_be_changed_by_users(dev: Synthesized) -> None:
+    (pool,) = resources(dev, "AWS::Cognito::UserPool").values()
+    schema = {a["Name"]: a for a in pool["Properties"]["Schema"]}
+    assert schema["account_id"]["Mutable"] is False
+    assert schema["user_id"]["Mutable"] is False
+    assert pool["Properties"]["AdminCreateUserConfig"]["AllowAdminCreateUserOnly"] is True
+    (client,) = resources(dev, "AWS::Cognito::UserPoolClient").values()
+    assert not any(a.startswith("custom:") for a in client["Properties"]["WriteAttributes"])
+
+
+def test_alarms_cover_throttles_errors_5xx_and_latency(dev: Synthesized) -> None:
+    alarms = [a["Properties"] for a in resources(dev, "AWS::CloudWatch::Alarm").values()]
+    by_metric = Counter(a.get("MetricName") for a in alarms)
+    per_table = 1 + len(TABLE_SCHEMA.indexes)
+    assert by_metric["ReadThrottleEvents"] == per_table
+    assert by_metric["WriteThrottleEvents"] == per_table
+    assert by_metric["Errors"] == len(Group)
+    assert by_metric["Throttles"] == len(Group)
+    assert by_metric["5XXError"] == 1
+    assert next(a for a in alarms if a.get("MetricName") == "Latency")["ExtendedStatistic"] == "p99"
+    assert all(a["AlarmActions"] for a in alarms)
+    (dashboard,) = resources(dev, "AWS::CloudWatch::Dashboard").values()
+    body = json.dumps(dashboard["Properties"]["DashboardBody"])
+    assert "FanOutRequests" in body
+    assert "FanOutReadUnits" in body
+
+
+def test_cdk_nag_report_is_clean(dev: Synthesized) -> None:
+    report = json.loads((Path(dev.assembly.directory) / "validation-report.json").read_text())
+    violations = [v for plugin in report["pluginReports"] for v in plugin["violations"]]
+    assert violations == []
+
+
+def test_cdk_nag_fails_the_synth_on_an_unaccepted_finding(tmp_path: Path) -> None:
+    app = cdk.App(context={"aws:cdk:bundling-stacks": []}, outdir=str(tmp_path))
+    _, api = build(app)
+    role = iam.Role(api, "Sloppy", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+    role.add_to_policy(iam.PolicyStatement(actions=["dynamodb:*"], resources=["*"]))
+    with pytest.raises(RuntimeError, match="IAM5"):
+        app.synth()
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
