@@ -38,8 +38,12 @@ bench: $(STAMP)
 	$(PY) -m bench.fanout
 	$(PY) -m bench.hot_key
 
+STAGE ?= dev
+
 synth: $(STAMP)
-	npx cdk synth --quiet
+	rm -rf cdk.out
+	npx cdk synth --quiet -c stage=$(STAGE)
+	$(VENV)/bin/cfn-lint --config-file .cfnlintrc.yaml -- cdk.out/*.template.json
 
 clean:
 	rm -rf $(VENV) node_modules cdk.out .mypy_cache .pytest_cache .ruff_cache .hypothesis

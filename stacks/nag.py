@@ -18,6 +18,7 @@ MANUAL_ROTATION = "AwsSolutions::AwsSolutions-SMG4"
 NO_WAF = "AwsSolutions::AwsSolutions-APIG3"
 PREFLIGHT_AUTH = "AwsSolutions::AwsSolutions-APIG4"
 PREFLIGHT_COGNITO = "AwsSolutions::AwsSolutions-COG4"
+PREFLIGHT_REASON = "A CORS preflight (OPTIONS) is answered by the gateway, without credentials."
 
 REASONS = {
     CLOUDWATCH_ROLE_POLICY: (
@@ -48,8 +49,8 @@ REASONS = {
         "AWS WAF is priced per web ACL and rule; attach one per deployment when the API "
         "is public. Stage throttling and Cognito limit abuse in the meantime."
     ),
-    PREFLIGHT_AUTH: "A CORS preflight (OPTIONS) is answered by the gateway, without credentials.",
-    PREFLIGHT_COGNITO: "A CORS preflight (OPTIONS) is answered by the gateway, without credentials.",
+    PREFLIGHT_AUTH: PREFLIGHT_REASON,
+    PREFLIGHT_COGNITO: PREFLIGHT_REASON,
 }
 
 

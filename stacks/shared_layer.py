@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,20 +23,32 @@ from constructs import Construct
 LAYER_DIR = Path(__file__).resolve().parent.parent / "layers" / "shared"
 PLATFORM = "manylinux2014_aarch64"
 PYTHON_VERSION = "3.13"
+PIP = [sys.executable, "-m", "pip", "--quiet", "--disable-pip-version-check"]
 RUNTIME = lambda_.Runtime.PYTHON_3_13
 ARCHITECTURE = lambda_.Architecture.ARM_64
 
 
-def pip_command(target: Path) -> list[str]:
+def wheel_command(wheels: Path) -> list[str]:
+    """pip building the sdist-only pure-Python requirements into wheels."""
+    return [
+        *PIP,
+        "wheel",
+        "--no-deps",
+        "--wheel-dir",
+        str(wheels),
+        "--requirement",
+        str(LAYER_DIR / "requirements-sdist.txt"),
+    ]
+
+
+def pip_command(target: Path, wheels: Path) -> list[str]:
     """pip installing the layer's pinned requirements as Lambda's platform needs them."""
     return [
-        sys.executable,
-        "-m",
-        "pip",
+        *PIP,
         "install",
-        "--quiet",
-        "--disable-pip-version-check",
         "--no-compile",
+        "--find-links",
+        str(wheels),
         "--platform",
         PLATFORM,
         "--python-version",
@@ -57,7 +70,9 @@ class LocalPipBundling:
     def try_bundle(self, output_dir: str, *, image: DockerImage, **_: Any) -> bool:
         """Build the layer into `output_dir`; True tells CDK not to fall back to Docker."""
         target = Path(output_dir) / "python"
-        subprocess.run(pip_command(target), check=True)
+        with tempfile.TemporaryDirectory() as wheels:
+            subprocess.run(wheel_command(Path(wheels)), check=True)
+            subprocess.run(pip_command(target, Path(wheels)), check=True)
         shutil.copytree(
             LAYER_DIR / "python",
             target,
