@@ -26,5 +26,5 @@ def test_cursor_secret_comes_from_secrets_manager_and_is_cached(
     assert runtime.cursor_secret() == b"k" * 64
     secrets.put_secret_value(SecretId=arn, SecretString="r" * 64)
     assert runtime.cursor_secret() == b"k" * 64, "served from the Parameters cache"
-    parameters.clear_caches()  # what max_age does after 300 s
+    parameters.clear_caches()  # type: ignore[no-untyped-call]  # what max_age does after 300 s
     assert runtime.cursor_secret() == b"r" * 64, "a rotated key is picked up once the cache expires"
