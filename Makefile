@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export PYTHONPATH := $(CURDIR)/layers/shared/python:$(CURDIR)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: setup test lint typecheck unit dev bench synth clean
+.PHONY: setup test lint typecheck unit dev openapi bench synth clean
 
 setup: $(STAMP)
 
@@ -29,9 +29,10 @@ test: lint typecheck
 	$(VENV)/bin/pytest
 
 dev: $(STAMP)
-	@echo "Environment ready in $(VENV)."
-	@echo "The local API (make dev) arrives with the local-runtime issue; for now run the planner:"
-	@echo "  PYTHONPATH=layers/shared/python $(PY) -m dynashard.planner --partitions 4"
+	$(PY) -m local.dev
+
+openapi: $(STAMP)
+	$(PY) -m local.openapi
 
 bench: $(STAMP)
 	$(PY) -m bench.keys

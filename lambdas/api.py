@@ -10,9 +10,11 @@ from typing import Any, TypeVar
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError
+from pydantic import BaseModel
 
 from dynashard import (
     DynashardError,
@@ -31,6 +33,38 @@ USER_CLAIM = "custom:user_id"
 _CLAIM_PATTERN = re.compile(r"^(acct|user)_[0-9A-Za-z]{27}$")
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ErrorBody(BaseModel):
+    """Every error response: a stable machine-readable code and a message for people."""
+
+    code: str
+    message: str
+
+
+ERROR_STATUSES = {
+    400: "invalid request, cursor or If-Match",
+    401: "no valid identity claims",
+    403: "not a member of the team",
+    404: "not found in your account",
+    409: "concurrent change, duplicate, or Idempotency-Key reused",
+    412: "If-Match is not the current version",
+    413: "incident details too large",
+    429: "throttled; retry with back-off",
+    500: "internal error",
+}
+
+
+def documented_responses(status: int) -> dict[int, OpenAPIResponse]:
+    """OpenAPI responses of a route: its success status and the API's error statuses."""
+    error: OpenAPIResponse = {
+        "description": "",
+        "content": {"application/json": {"model": ErrorBody}},
+    }
+    return {
+        status: {"description": "success"},
+        **{code: {**error, "description": text} for code, text in ERROR_STATUSES.items()},
+    }
 
 
 class UnauthorizedError(DomainError):
@@ -129,6 +163,7 @@ def route(app: APIGatewayRestResolver, name: str) -> Callable[[F], F]:
         operation_id=name,
         tags=[entry.group.value],
         status_code=entry.status,
+        responses=documented_responses(entry.status),
     )
     return decorator
 

@@ -11,9 +11,12 @@ import json
 import re
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from incidents.store import Caller
+from lambdas.api import ACCOUNT_CLAIM, USER_CLAIM
 from lambdas.routes import ROUTES, Route
 
 LOCAL_API_ID = "local"
@@ -83,3 +86,22 @@ def proxy_event(
 def json_body(value: Any) -> str:
     """A request body as the client would send it."""
     return json.dumps(value)
+
+
+def claims_of(who: Caller) -> dict[str, str]:
+    """The claims the Cognito authorizer passes on for a user of the pool."""
+    return {ACCOUNT_CLAIM: who.account_id, USER_CLAIM: who.user_id, "sub": str(uuid.uuid4())}
+
+
+@dataclass
+class LocalLambdaContext:
+    """The attributes of a Lambda context that Powertools reads."""
+
+    function_name: str = "incidents-local"
+    memory_limit_in_mb: int = 512
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:incidents-local"
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+
+    def get_remaining_time_in_millis(self) -> int:
+        """Lambda's timeout is 10 s; locally there is no deadline to speak of."""
+        return 10_000

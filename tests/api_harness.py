@@ -4,30 +4,15 @@ from __future__ import annotations
 
 import importlib
 import json
-import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from aws_lambda_powertools.utilities.parser.models import APIGatewayProxyEventModel
 
 from incidents.store import Caller
-from lambdas.api import ACCOUNT_CLAIM, USER_CLAIM
 from lambdas.routes import ROUTES, Group
-from local.api_events import json_body, proxy_event
-
-
-@dataclass
-class FakeLambdaContext:
-    """The attributes of a Lambda context that Powertools reads."""
-
-    function_name: str = "incidents-test"
-    memory_limit_in_mb: int = 256
-    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:incidents-test"
-    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 30_000
+from local.api_events import LocalLambdaContext, claims_of, json_body, proxy_event
 
 
 @dataclass(frozen=True)
@@ -37,11 +22,6 @@ class Reply:
     status: int
     body: Any
     headers: dict[str, str]
-
-
-def claims_of(who: Caller) -> dict[str, str]:
-    """The claims the Cognito authorizer passes for a user of the pool."""
-    return {ACCOUNT_CLAIM: who.account_id, USER_CLAIM: who.user_id, "sub": str(uuid.uuid4())}
 
 
 class Api:
@@ -75,7 +55,7 @@ class Api:
             claims=claims if claims is not None else (claims_of(who) if who else None),
         )
         APIGatewayProxyEventModel.model_validate(event)
-        response = self.handlers[route.group](event, FakeLambdaContext())
+        response = self.handlers[route.group](event, LocalLambdaContext())
         text = response.get("body") or ""
         return Reply(
             response["statusCode"], json.loads(text) if text else None, response.get("headers", {})

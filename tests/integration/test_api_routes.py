@@ -10,8 +10,8 @@ from botocore.exceptions import ClientError
 from incidents.store import Caller, new_id
 from lambdas import runtime
 from lambdas.routes import Group, Route
-from local.api_events import proxy_event
-from tests.api_harness import Api, FakeLambdaContext, claims_of
+from local.api_events import LocalLambdaContext, claims_of, proxy_event
+from tests.api_harness import Api
 
 pytestmark = pytest.mark.integration
 
@@ -184,7 +184,7 @@ def test_unknown_route_is_json_404(api: Api, alice: Caller) -> None:
     event = proxy_event(
         Route("GET", "/nowhere", Group.TEAMS, "not a route"), claims=claims_of(alice)
     )
-    response = api.handlers[Group.TEAMS](event, FakeLambdaContext())
+    response = api.handlers[Group.TEAMS](event, LocalLambdaContext())
     assert response["statusCode"] == 404
     assert json.loads(response["body"])["code"] == "not_found"
 

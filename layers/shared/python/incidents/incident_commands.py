@@ -77,16 +77,14 @@ def create_incident(store: Store, caller: Caller, request: CreateIncident) -> In
         for pid, roles in participants.items()
     ]
     account = caller.account_id
-    details_pk, details_sk = details_key(account, summary.id)
-    details_item = serialize({"PK": details_pk, "SK": details_sk, "Type": "details", "body": body})
     failures = [None] * (2 + len(copies)) + [
         NotFoundError(f"team {team} not found") for team in request.teams
     ]
     for attempt in range(GROWTH_ATTEMPTS):
+        summary_item, *other_items = new_incident_items(store, account, summary, body, copies)
         operations = [
-            store.put_operation(_summary_item(store, account, summary), new=True),
-            store.put_operation(details_item),
-            *[store.put_operation(_participation_item(store, account, copy)) for copy in copies],
+            store.put_operation(summary_item, new=True),
+            *[store.put_operation(item) for item in other_items],
             *[store.exists_check(teams_partition(account), team) for team in request.teams],
         ]
         try:
@@ -97,6 +95,21 @@ def create_incident(store: Store, caller: Caller, request: CreateIncident) -> In
             if attempt + 1 == GROWTH_ATTEMPTS or not _grow_participants(store, account, hot):
                 raise
     return Incident(summary=summary, details=request.details, participants=copies)
+
+
+def new_incident_items(
+    store: Store, account: str, summary: IncidentSummary, body: str, copies: list[Participation]
+) -> list[Item]:
+    """A new incident's items: summary, details (`body`, JSON), one per participation.
+
+    The create command writes them in one transaction; demo seeding in batches.
+    """
+    details_pk, details_sk = details_key(account, summary.id)
+    return [
+        _summary_item(store, account, summary),
+        serialize({"PK": details_pk, "SK": details_sk, "Type": "details", "body": body}),
+        *[_participation_item(store, account, copy) for copy in copies],
+    ]
 
 
 def get_incident(store: Store, caller: Caller, incident_id: str) -> Incident:

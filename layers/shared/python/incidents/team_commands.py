@@ -25,11 +25,10 @@ def create_team(store: Store, caller: Caller, request: CreateTeam) -> Team:
     now = timestamp(store.clock())
     team = Team(id=new_id("team"), name=request.name, created_by=caller.user_id, created_at=now)
     membership = Membership(team_id=team.id, user_id=caller.user_id, added_at=now)
-    team_item = to_item(team, "team", {"PK": teams_partition(caller.account_id), "SK": team.id})
     store.transact(
         [
-            store.put_operation(team_item, new=True),
-            store.put_operation(_membership_item(caller.account_id, membership), new=True),
+            store.put_operation(team_item(caller.account_id, team), new=True),
+            store.put_operation(membership_item(caller.account_id, membership), new=True),
         ],
         [None, None],
     )
@@ -44,7 +43,7 @@ def add_member(store: Store, caller: Caller, team_id: str, request: AddMember) -
     )
     store.transact(
         [
-            store.put_operation(_membership_item(caller.account_id, membership), new=True),
+            store.put_operation(membership_item(caller.account_id, membership), new=True),
             store.exists_check(teams_partition(caller.account_id), team_id),
         ],
         [
@@ -107,7 +106,13 @@ def require_member(store: Store, caller: Caller, team_id: str) -> None:
     raise ForbiddenError(f"you are not a member of team {team_id}")
 
 
-def _membership_item(account: str, membership: Membership) -> Item:
+def team_item(account: str, team: Team) -> Item:
+    """A team as stored in the account's team partition."""
+    return to_item(team, "team", {"PK": teams_partition(account), "SK": team.id})
+
+
+def membership_item(account: str, membership: Membership) -> Item:
+    """A membership: under the user (their teams) and in GSI1 under the team (its members)."""
     return to_item(
         membership,
         "membership",

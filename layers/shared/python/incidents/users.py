@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dynashard import Item
 from incidents.errors import NotFoundError
 from incidents.items import from_item, to_item
 from incidents.keys import PROFILE_SK, user_partition
@@ -13,11 +14,13 @@ from incidents.store import Caller, Store
 def save_profile(store: Store, caller: Caller, request: SaveProfile) -> User:
     """Create or replace the caller's profile."""
     user = User(id=caller.user_id, name=request.name, email=request.email)
-    item = to_item(
-        user, "user", {"PK": user_partition(caller.account_id, user.id), "SK": PROFILE_SK}
-    )
-    store.client.put_item(TableName=store.table_name, Item=item)
+    store.client.put_item(TableName=store.table_name, Item=profile_item(caller.account_id, user))
     return user
+
+
+def profile_item(account: str, user: User) -> Item:
+    """A user's profile, beside their memberships in the user's partition."""
+    return to_item(user, "user", {"PK": user_partition(account, user.id), "SK": PROFILE_SK})
 
 
 def get_profile(store: Store, caller: Caller, user_id: str) -> User:

@@ -1,0 +1,218 @@
+"""Deterministic demo data for `make dev`: accounts, teams, users, and thousands of incidents.
+
+Every item is built by the same functions the services use (so the keys are exactly the
+ones the API reads) and written with ``BatchWriteItem``, 25 at a time, with a progress bar.
+The same seed gives the same ids, titles, states and tokens on every start.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from ksuid import Ksuid
+
+from dynashard import Item
+from incidents.incident_commands import new_incident_items
+from incidents.items import details_body, serialize
+from incidents.keys import counter_key
+from incidents.models import (
+    IncidentSummary,
+    Membership,
+    Participation,
+    Role,
+    Severity,
+    Status,
+    Team,
+    User,
+    timestamp,
+)
+from incidents.store import Caller, Store
+from incidents.team_commands import membership_item, team_item
+from incidents.users import profile_item
+
+START = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
+BATCH = 25
+SERVICES = [
+    "checkout", "payments", "search", "login", "notifications", "billing", "inventory",
+    "recommendations", "image CDN", "orders API", "GraphQL gateway", "Kafka cluster",
+]  # fmt: skip
+SYMPTOMS = [
+    "5xx spike", "p99 latency above 2 s", "error budget burn", "queue backlog growing",
+    "certificate expiring", "disk 95% full", "replica lag", "memory leak after deploy",
+    "elevated throttling", "health checks flapping", "stale cache", "timeouts to upstream",
+]  # fmt: skip
+TEAM_NAMES = ["SRE", "Payments", "Platform", "Search", "Identity", "Data", "Mobile", "Edge"]
+FIRST_NAMES = ["Ada", "Grace", "Linus", "Barbara", "Ken", "Margaret", "Dennis", "Radia",
+               "Guido", "Frances", "Edsger", "Hedy", "Alan", "Katherine"]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class DemoSize:
+    """How much to seed; ``DEMO_INCIDENTS``, ``DEMO_ACCOUNTS`` and ``DEMO_SEED`` override."""
+
+    accounts: int = 2
+    teams_per_account: int = 5
+    users_per_account: int = 8
+    incidents: int = 2000
+    seed: int = 7
+
+    @classmethod
+    def from_env(cls) -> DemoSize:
+        """Sizes from the environment, defaults otherwise."""
+        return cls(
+            accounts=int(os.environ.get("DEMO_ACCOUNTS", cls.accounts)),
+            incidents=int(os.environ.get("DEMO_INCIDENTS", cls.incidents)),
+            seed=int(os.environ.get("DEMO_SEED", cls.seed)),
+        )
+
+
+@dataclass
+class DemoAccount:
+    """One seeded account: its users (with dev tokens) and teams."""
+
+    account_id: str
+    users: list[User] = field(default_factory=list)
+    tokens: dict[str, str] = field(default_factory=dict)
+    teams: list[Team] = field(default_factory=list)
+    members: dict[str, list[str]] = field(default_factory=dict)
+    incidents: int = 0
+
+
+class _Ids:
+    """KSUIDs from a seeded generator: time-ordered and the same on every run."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self._rng = rng
+
+    def new(self, prefix: str, at: datetime) -> str:
+        return f"{prefix}_{Ksuid(datetime=at, payload=self._rng.randbytes(16))}"
+
+
+def seed_demo(store: Store, size: DemoSize, *, write: bool = True) -> list[DemoAccount]:
+    """The demo data of `size` (written through `store` unless `write` is False, for a table
+    that already holds it); returns the accounts with their dev tokens."""
+    rng = random.Random(size.seed)
+    ids = _Ids(rng)
+    accounts = [_account(ids, rng, size, n) for n in range(size.accounts)]
+    items = [item for account in accounts for item in _people_items(account)]
+    for n in range(size.incidents):
+        account = accounts[n % len(accounts)]
+        account.incidents += 1
+        at = START + timedelta(minutes=37 * n + rng.randint(0, 30))
+        items += _incident_items(store, ids, rng, account, at)
+    items += [_counter_item(account) for account in accounts]
+    if write:
+        write_batches(store, items)
+    return accounts
+
+
+def _account(ids: _Ids, rng: random.Random, size: DemoSize, n: int) -> DemoAccount:
+    account = DemoAccount(ids.new("acct", START - timedelta(days=30 - n)))
+    for u in range(size.users_per_account):
+        name = f"{FIRST_NAMES[(u + 3 * n) % len(FIRST_NAMES)]} {chr(65 + n)}."
+        user_id = ids.new("user", START - timedelta(days=20, minutes=u))
+        email = f"{name.split(maxsplit=1)[0].lower()}.{n}@example.com"
+        account.users.append(User(id=user_id, name=name, email=email))
+        digest = hashlib.sha256(f"{size.seed}:{user_id}".encode()).hexdigest()
+        account.tokens[f"dev-{digest[:24]}"] = user_id
+    for t in range(size.teams_per_account):
+        created_by = account.users[t % len(account.users)].id
+        at = START - timedelta(days=10, hours=t)
+        team = Team(
+            id=ids.new("team", at),
+            name=TEAM_NAMES[t % len(TEAM_NAMES)],
+            created_by=created_by,
+            created_at=timestamp(at),
+        )
+        account.teams.append(team)
+        # Everyone is in one to three teams: the first user is in the most.
+        account.members[team.id] = [
+            user.id for u, user in enumerate(account.users) if u == 0 or (u + t) % 3 == 0
+        ]
+    return account
+
+
+def _people_items(account: DemoAccount) -> list[Item]:
+    items = [profile_item(account.account_id, user) for user in account.users]
+    for team in account.teams:
+        items.append(team_item(account.account_id, team))
+        items += [
+            membership_item(
+                account.account_id,
+                Membership(team_id=team.id, user_id=user_id, added_at=team.created_at),
+            )
+            for user_id in account.members[team.id]
+        ]
+    return items
+
+
+def _incident_items(
+    store: Store, ids: _Ids, rng: random.Random, account: DemoAccount, at: datetime
+) -> list[Item]:
+    creator = rng.choice(account.users).id
+    status = rng.choices(list(Status), weights=[3, 2, 5])[0]
+    summary = IncidentSummary(
+        id=ids.new("inc", at),
+        number=account.incidents,
+        title=f"{rng.choice(SERVICES).capitalize()}: {rng.choice(SYMPTOMS)}",
+        status=status,
+        severity=rng.choices(list(Severity), weights=[1, 3, 5, 3, 1])[0],
+        created_by=creator,
+        created_at=timestamp(at),
+        updated_at=timestamp(at + timedelta(minutes=rng.randint(0, 600))),
+        version=1,
+    )
+    roles: dict[str, set[Role]] = {creator: {Role.CREATOR}}
+    for user in rng.sample(account.users, rng.randint(0, 2)):
+        roles.setdefault(user.id, set()).add(Role.ASSIGNEE)
+    for team in rng.sample(account.teams, rng.choice([1, 1, 1, 2, 3])):
+        roles.setdefault(team.id, set()).add(Role.TEAM)
+    copies = [
+        Participation(participant_id=pid, roles=sorted(r), incident=summary)
+        for pid, r in roles.items()
+    ]
+    body = details_body({"runbook": f"https://runbooks.example.com/{summary.id}", "seeded": True})
+    return new_incident_items(store, account.account_id, summary, body, copies)
+
+
+def _counter_item(account: DemoAccount) -> Item:
+    pk, sk = counter_key(account.account_id)
+    return serialize({"PK": pk, "SK": sk, "value": account.incidents})
+
+
+def write_batches(store: Store, items: list[Item]) -> None:
+    """``BatchWriteItem`` in batches of 25, retrying unprocessed items, with a progress bar."""
+    for done, batch in enumerate(_chunks(items), start=1):
+        request = {store.table_name: [{"PutRequest": {"Item": item}} for item in batch]}
+        while request:
+            response = store.client.batch_write_item(RequestItems=request)  # type: ignore[arg-type]
+            request = response.get("UnprocessedItems") or {}  # type: ignore[assignment]
+        _progress(min(done * BATCH, len(items)), len(items))
+    print(file=sys.stderr)
+
+
+def _chunks(items: list[Item]) -> Iterator[list[Item]]:
+    for start in range(0, len(items), BATCH):
+        yield items[start : start + BATCH]
+
+
+def _progress(done: int, total: int) -> None:
+    width = 40
+    filled = width * done // max(total, 1)
+    bar = "#" * filled + "-" * (width - filled)
+    print(f"\rseeding [{bar}] {done:,}/{total:,} items", end="", file=sys.stderr, flush=True)
+
+
+def callers(accounts: list[DemoAccount]) -> dict[str, Caller]:
+    """Dev token -> caller, for the local authorizer."""
+    return {
+        token: Caller(account.account_id, user_id)
+        for account in accounts
+        for token, user_id in account.tokens.items()
+    }

@@ -1,0 +1,146 @@
+"""``make dev``: the real API on http://127.0.0.1:3000, against an embedded DynamoDB-compatible
+server (or ``DYNAMODB_ENDPOINT``), with deterministic demo data and dev tokens.
+
+Settings (environment): ``PORT`` (3000), ``DYNAMODB_ENDPOINT`` (an external server, e.g. a
+DynamoDB Local you run; default: embedded moto on a free port), ``TABLE_NAME``
+(incidents-local), ``DEMO_INCIDENTS`` (2000), ``DEMO_ACCOUNTS`` (2), ``DEMO_SEED`` (7),
+``DEMO_RESEED=1`` (write the demo data into a table that already exists),
+``DEV_TOKENS_FILE`` (also write the dev tokens there as JSON).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import secrets
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from botocore.exceptions import ClientError
+
+from incidents.table import TABLE_SCHEMA
+from lambdas.routes import Group
+from local.demo_data import DemoAccount, DemoSize, callers, seed_demo
+from local.embedded_dynamodb import (
+    create_table,
+    embedded_server,
+    local_client,
+    use_local_credentials,
+)
+from local.gateway import LocalGateway
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+DEFAULT_TABLE = "incidents-local"
+
+
+def ensure_table(client: DynamoDBClient, table_name: str) -> bool:
+    """Create the table from the shared schema; False if it already existed."""
+    try:
+        client.describe_table(TableName=table_name)
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
+            raise
+        create_table(client, TABLE_SCHEMA, table_name)
+        return True
+    return False
+
+
+def configure_handlers(endpoint: str, table_name: str) -> None:
+    """The environment the CDK stack gives the functions, pointed at the local server."""
+    os.environ.update(
+        {
+            "TABLE_NAME": table_name,
+            "DYNAMODB_ENDPOINT": endpoint,
+            "CURSOR_SECRET": os.environ.get("CURSOR_SECRET") or secrets.token_urlsafe(48),
+            "POWERTOOLS_SERVICE_NAME": "incidents",
+            "POWERTOOLS_METRICS_NAMESPACE": "IncidentsLocal",
+            "POWERTOOLS_METRICS_DISABLED": "true",
+            "POWERTOOLS_TRACE_DISABLED": "true",
+            "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
+        }
+    )
+
+
+def banner(url: str, accounts: list[DemoAccount]) -> str:
+    """What ``make dev`` prints: the URL, every dev token, and three curl commands."""
+    lines = [f"Incidents API on {url}  (OpenAPI: {url}/openapi.json, Swagger UI: {url}/docs)", ""]
+    for account in accounts:
+        lines.append(f"account {account.account_id}")
+        names = {user.id: user.name for user in account.users}
+        lines += [
+            f"  {names[user_id]:<14} {user_id}  token: {token}"
+            for token, user_id in account.tokens.items()
+        ]
+    first = accounts[0]
+    token = next(iter(first.tokens))
+    team = first.teams[0].id
+    auth = f'-H "Authorization: {token}"'
+    example = {"title": "Checkout: 5xx spike", "severity": "SEV2", "teams": [team]}
+    lists = f"{url}/me/teams/incidents?state=OPEN&limit=5"
+    lines += [
+        "",
+        "Try (as the first user of the first account):",
+        f"  curl -s -X POST {url}/incidents {auth} -H 'Content-Type: application/json' \\",
+        f"    -d '{json.dumps(example)}'",
+        f'  curl -s "{lists}" {auth}',
+        f'  CURSOR=$(curl -s "{lists}" {auth} | python3 -c \'import json,sys; '
+        'print(json.load(sys.stdin)["next_cursor"])\')',
+        f'  curl -s "{lists}&cursor=$CURSOR" {auth}',
+        "",
+        "Ctrl-C stops everything.",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Start the server, seed, serve until Ctrl-C."""
+    use_local_credentials()
+    port = int(os.environ.get("PORT", "3000"))
+    table_name = os.environ.get("TABLE_NAME", DEFAULT_TABLE)
+    with ExitStack() as stack:
+        endpoint = os.environ.get("DYNAMODB_ENDPOINT") or stack.enter_context(embedded_server())
+        created = ensure_table(local_client(endpoint), table_name)
+        configure_handlers(endpoint, table_name)
+        runtime = importlib.import_module("lambdas.runtime")
+        store = runtime.store()
+        write = created or os.environ.get("DEMO_RESEED") == "1"
+        accounts = seed_demo(store, DemoSize.from_env(), write=write)
+        handlers = {g: importlib.import_module(f"lambdas.{g.value}").handler for g in Group}
+        gateway = LocalGateway(("127.0.0.1", port), handlers, callers(accounts))
+        stack.callback(gateway.server_close)
+        url = f"http://127.0.0.1:{gateway.server_address[1]}"
+        tokens_file = os.environ.get("DEV_TOKENS_FILE")
+        if tokens_file:
+            Path(tokens_file).write_text(json.dumps(_tokens(accounts, url), indent=2))
+        print(banner(url, accounts), flush=True)
+        try:
+            gateway.serve_forever()
+        except KeyboardInterrupt:
+            print("\nstopping", file=sys.stderr)
+        store.engine.close()
+
+
+def _tokens(accounts: list[DemoAccount], url: str) -> dict[str, object]:
+    return {
+        "url": url,
+        "accounts": [
+            {
+                "account_id": account.account_id,
+                "teams": {team.id: account.members[team.id] for team in account.teams},
+                "users": [
+                    {"token": token, "user_id": user_id}
+                    for token, user_id in account.tokens.items()
+                ],
+            }
+            for account in accounts
+        ],
+    }
+
+
+if __name__ == "__main__":
+    main()
