@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate_swagger_html
 
 from lambdas.routes import Group
+from local.embedded_dynamodb import use_local_credentials
 
 TITLE = "Incidents API"
 VERSION = "1.0.0"
@@ -31,7 +33,13 @@ SECURITY_SCHEME = {
 
 
 def openapi_document() -> dict[str, Any]:
-    """Every route of every handler group, with shared components, in one document."""
+    """Every route of every handler group, with shared components, in one document.
+
+    Importing a handler module builds its clients (nothing is called), which needs a
+    region and a table name; placeholders do when none is configured.
+    """
+    use_local_credentials()
+    os.environ.setdefault("TABLE_NAME", "openapi")
     merged: dict[str, Any] = {}
     for group in Group:
         app = importlib.import_module(f"lambdas.{group.value}").app
