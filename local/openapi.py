@@ -47,7 +47,8 @@ def openapi_document() -> dict[str, Any]:
         if not merged:
             merged = document
             continue
-        merged["paths"].update(document["paths"])
+        for path, operations in document["paths"].items():
+            merged["paths"].setdefault(path, {}).update(operations)
         merged["components"]["schemas"].update(document["components"]["schemas"])
     merged["paths"] = dict(sorted(merged["paths"].items()))
     merged["components"]["schemas"] = dict(sorted(merged["components"]["schemas"].items()))

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from lambdas.routes import ROUTES, Group, routes_of
+from local.openapi import DOCUMENT, openapi_document
 from tests.api_harness import Api
 
 pytestmark = pytest.mark.integration
@@ -30,3 +31,14 @@ def test_each_handler_documents_exactly_its_routes(api: Api, group: Group) -> No
 def test_route_table_has_no_clashes() -> None:
     keys = [(route.method, route.path) for route in ROUTES.values()]
     assert len(keys) == len(set(keys))
+
+
+def test_checked_in_document_is_current_and_complete(api: Api) -> None:
+    document = openapi_document()
+    documented = {
+        (method.upper(), path)
+        for path, operations in document["paths"].items()
+        for method in operations
+    }
+    assert documented == {(r.method, r.path) for r in ROUTES.values()}
+    assert json.loads(DOCUMENT.read_text()) == document, "run `make openapi`"
