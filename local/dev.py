@@ -14,6 +14,7 @@ import importlib
 import json
 import os
 import secrets
+import signal
 import sys
 from contextlib import ExitStack
 from pathlib import Path
@@ -97,8 +98,13 @@ def banner(url: str, accounts: list[DemoAccount]) -> str:
     return "\n".join(lines)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> None:
-    """Start the server, seed, serve until Ctrl-C."""
+    """Start the server, seed, serve until Ctrl-C (or SIGTERM)."""
+    signal.signal(signal.SIGTERM, _interrupt)
     use_local_credentials()
     port = int(os.environ.get("PORT", "3000"))
     table_name = os.environ.get("TABLE_NAME", DEFAULT_TABLE)
