@@ -25,9 +25,13 @@ class Synthesized:
     assembly: cdk.cx_api.CloudAssembly
 
 
-def synthesize(stage: str, outdir: Path) -> Synthesized:
-    """The app of `stage`, synthesized with cdk-nag and without bundling assets."""
+def synthesize(
+    stage: str, outdir: Path, extra_stages: dict[str, dict[str, object]] | None = None
+) -> Synthesized:
+    """The app of `stage` (cdk.json's stages plus `extra_stages`), synthesized with cdk-nag
+    and without bundling assets."""
     context = json.loads(CDK_JSON.read_text())["context"]
+    context["stages"] = {**context["stages"], **(extra_stages or {})}
     app = cdk.App(
         context={**context, "stage": stage, "aws:cdk:bundling-stacks": []}, outdir=str(outdir)
     )

@@ -81,13 +81,19 @@ def test_encryption_uses_the_aws_owned_key(dev: Synthesized) -> None:
     }
 
 
-def test_a_stage_can_choose_destroy(tmp_path: Path) -> None:
-    assert stage_config("scratch", {"scratch": {"removalPolicy": "destroy"}}).removal_policy == (
-        "destroy"
-    )
+def test_a_throwaway_stage_can_choose_destroy(tmp_path: Path) -> None:
+    scratch = synthesize("scratch", tmp_path, {"scratch": {"removalPolicy": "destroy"}})
+    scratch.data.has_resource("AWS::DynamoDB::GlobalTable", {"DeletionPolicy": "Delete"})
+    (replica,) = the_table(scratch.data)["Properties"]["Replicas"]
+    assert replica.get("DeletionProtectionEnabled", False) is False
+
+
+def test_stage_settings_are_validated() -> None:
     with pytest.raises(ValueError, match="removalPolicy"):
         stage_config("x", {"x": {"removalPolicy": "keep"}})
     with pytest.raises(ValueError, match="unknown settings"):
         stage_config("x", {"x": {"summaryShard": 8}})
-    prod = synthesize("prod", tmp_path)
-    prod.data.has_resource("AWS::DynamoDB::GlobalTable", {"DeletionPolicy": "Retain"})
+    with pytest.raises(ValueError, match="power of two"):
+        stage_config("x", {"x": {"summaryShards": 12}})
+    with pytest.raises(ValueError, match="logRetention"):
+        stage_config("x", {"x": {"logRetention": "FOREVER-ISH"}})

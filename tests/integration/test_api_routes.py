@@ -7,8 +7,10 @@ import json
 import pytest
 from botocore.exceptions import ClientError
 
+from dynashard import calculated_shard, sharded_key
 from incidents.store import Caller, new_id
 from lambdas import runtime
+from lambdas.idempotency import RECORD_PREFIX, RECORD_SHARDS
 from lambdas.routes import Group, Route
 from local.api_events import LocalLambdaContext, claims_of, proxy_event
 from tests.api_harness import Api
@@ -178,6 +180,16 @@ def test_idempotency_key_replays_the_first_result(api: Api, alice: Caller) -> No
     assert bobs.body["summary"]["id"] != first.body["summary"]["id"], "keys are per caller"
     listed = api.call("my_incidents", alice)
     assert [i["title"] for i in listed.body["items"]] == ["once"]
+    records = runtime.store().client.scan(
+        TableName=runtime.table_name(),
+        FilterExpression="begins_with(PK, :prefix)",
+        ExpressionAttributeValues={":prefix": {"S": "idempotency#"}},
+    )["Items"]
+    assert records, "records live in the single table under their own prefix"
+    for record in records:
+        shard = calculated_shard(RECORD_PREFIX, record["SK"]["S"], RECORD_SHARDS)
+        assert record["PK"]["S"] == sharded_key(RECORD_PREFIX, shard, RECORD_SHARDS)
+    assert all("ExpiresAt" in r for r in records), "and expire through the table's TTL"
 
 
 def test_unknown_route_is_json_404(api: Api, alice: Caller) -> None:
