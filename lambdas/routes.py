@@ -20,11 +20,6 @@ class Group(StrEnum):
         """The Lambda handler string of the group's function."""
         return f"lambdas.{self.value}.handler"
 
-    @property
-    def writes(self) -> bool:
-        """Whether the group's function writes to the table (least privilege in CDK)."""
-        return self is not Group.INCIDENT_QUERIES
-
 
 @dataclass(frozen=True)
 class Route:

@@ -235,3 +235,14 @@ def test_profile_routes(api: Api, alice: Caller) -> None:
     assert api.call("get_profile", bob, {"user_id": alice.user_id}).body["name"] == "Alice"
     bad = api.call("save_profile", alice, body={"name": "A", "email": "not an email"})
     assert (bad.status, bad.body["code"]) == (400, "validation_error")
+
+
+def test_my_teams_cursor_is_bound_to_the_memberships(api: Api, alice: Caller) -> None:
+    first = api.call("create_team", alice, body={"name": "One"}).body["id"]
+    for n in range(3):
+        api.call("create_incident", alice, body={"title": f"t{n}", "teams": [first]})
+    page = api.call("my_teams_incidents", alice, query={"limit": ["1"]}).body
+    assert page["next_cursor"]
+    api.call("create_team", alice, body={"name": "Two"})
+    reply = api.call("my_teams_incidents", alice, query={"cursor": [page["next_cursor"]]})
+    assert (reply.status, reply.body["code"]) == (400, "invalid_cursor")
