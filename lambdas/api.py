@@ -30,7 +30,8 @@ from lambdas.runtime import logger, metrics, tracer
 
 ACCOUNT_CLAIM = "custom:account_id"
 USER_CLAIM = "custom:user_id"
-_CLAIM_PATTERN = re.compile(r"^(acct|user)_[0-9A-Za-z]{27}$")
+_ACCOUNT_PATTERN = re.compile(r"^acct_[0-9A-Za-z]{27}$")
+_USER_PATTERN = re.compile(r"^user_[0-9A-Za-z]{27}$")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -146,9 +147,9 @@ def caller(app: APIGatewayRestResolver) -> Caller:
     authorizer = app.current_event.request_context.authorizer
     claims = authorizer.claims
     account, user = claims.get(ACCOUNT_CLAIM), claims.get(USER_CLAIM)
-    if not (isinstance(account, str) and _CLAIM_PATTERN.match(account)):
+    if not (isinstance(account, str) and _ACCOUNT_PATTERN.match(account)):
         raise UnauthorizedError("missing or invalid account claim")
-    if not (isinstance(user, str) and _CLAIM_PATTERN.match(user)):
+    if not (isinstance(user, str) and _USER_PATTERN.match(user)):
         raise UnauthorizedError("missing or invalid user claim")
     return Caller(account_id=account, user_id=user)
 

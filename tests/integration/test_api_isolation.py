@@ -92,5 +92,10 @@ def test_identity_only_comes_from_claims(
     assert api.call("account_incidents", a, query=query).body["items"] == []
     headers = {"X-Account-Id": b.account_id}
     assert api.call("account_incidents", a, headers=headers).body["items"] == []
-    bad_claims = {"custom:account_id": "acct_x", "custom:user_id": a.user_id}
-    assert api.call("account_incidents", None, claims=bad_claims).status == 401
+    for bad_claims in (
+        {"custom:account_id": "acct_x", "custom:user_id": a.user_id},
+        {"custom:account_id": a.user_id, "custom:user_id": a.user_id},
+        {"custom:account_id": a.account_id, "custom:user_id": a.account_id},
+        {"custom:account_id": f"{a.account_id}#x", "custom:user_id": a.user_id},
+    ):
+        assert api.call("account_incidents", None, claims=bad_claims).status == 401
