@@ -246,3 +246,25 @@ def test_my_teams_cursor_is_bound_to_the_memberships(api: Api, alice: Caller) ->
     api.call("create_team", alice, body={"name": "Two"})
     reply = api.call("my_teams_incidents", alice, query={"cursor": [page["next_cursor"]]})
     assert (reply.status, reply.body["code"]) == (400, "invalid_cursor")
+
+
+def test_each_list_page_emits_its_fan_out_cost(
+    api: Api, alice: Caller, capsys: pytest.CaptureFixture[str]
+) -> None:
+    create(api, alice)
+    capsys.readouterr()
+    assert api.call("my_incidents", alice).status == 200
+    emitted = [
+        json.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line
+    ]
+    (metrics,) = [m for m in emitted if "FanOutRequests" in m]
+    assert metrics["_aws"]["CloudWatchMetrics"][0]["Namespace"] == runtime.metrics.namespace
+
+    def last(name: str) -> float:
+        value = metrics[name]
+        return float(value[-1] if isinstance(value, list) else value)
+
+    assert last("FanOutStreams") == 1.0, "one participant partition by default"
+    assert last("FanOutRequests") >= 1
+    assert last("FanOutItemsRead") >= 1
+    assert last("FanOutReadUnits") > 0
