@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
+from dynashard import error_code
 from incidents.table import TABLE_SCHEMA
 from lambdas.routes import Group
 from local.demo_data import DemoAccount, DemoSize, callers, seed_demo
@@ -44,7 +45,7 @@ def ensure_table(client: DynamoDBClient, table_name: str) -> bool:
     try:
         client.describe_table(TableName=table_name)
     except ClientError as error:
-        if error.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
+        if error_code(error) != "ResourceNotFoundException":
             raise
         create_table(client, TABLE_SCHEMA, table_name)
         return True

@@ -42,7 +42,12 @@ from dynashard.shards import (
 )
 from dynashard.sort_range import SortKeyRange
 from dynashard.streams import Item, Stream
-from dynashard.throttling import is_hot_key_throttling, is_throttling, throttling_reasons
+from dynashard.throttling import (
+    error_code,
+    is_hot_key_throttling,
+    is_throttling,
+    throttling_reasons,
+)
 
 __all__ = [
     "MAX_SHARD_COUNT",
@@ -81,6 +86,7 @@ __all__ = [
     "build_key",
     "calculated_shard",
     "client_config",
+    "error_code",
     "find_item",
     "is_hot_key_throttling",
     "is_throttling",

@@ -43,7 +43,7 @@ from incidents.keys import (
 )
 from incidents.models import Incident, IncidentSummary, Participation, Role, Status, timestamp
 from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
-from incidents.store import MAX_TRANSACTION_ITEMS, Caller, Store, new_id
+from incidents.store import MAX_TRANSACTION_ITEMS, Caller, Store, condition_failed, new_id
 
 ADD_PARTICIPANT_ATTEMPTS = 5
 GROWTH_ATTEMPTS = 3
@@ -155,7 +155,7 @@ def update_incident(
             ExpressionAttributeValues={":expected": {"N": str(current.version)}},
         )
     except ClientError as error:
-        if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+        if not condition_failed(error):
             raise
         if if_match is not None:
             raise PreconditionFailedError("the incident changed since that version") from None
@@ -209,21 +209,11 @@ def add_participant(
 
 def remove_participant(store: Store, caller: Caller, incident_id: str, participant_id: str) -> None:
     """Remove a participant (every role) from an incident."""
-    try:
-        store.client.delete_item(
-            TableName=store.table_name,
-            Key={
-                "PK": {"S": participations_partition(caller.account_id, incident_id)},
-                "SK": {"S": participant_id},
-            },
-            ConditionExpression="attribute_exists(PK)",
-        )
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
-            raise
-        raise NotFoundError(
-            f"{participant_id} does not participate in incident {incident_id}"
-        ) from None
+    store.delete_existing(
+        participations_partition(caller.account_id, incident_id),
+        participant_id,
+        NotFoundError(f"{participant_id} does not participate in incident {incident_id}"),
+    )
 
 
 def load_summary(store: Store, caller: Caller, incident_id: str) -> IncidentSummary:
@@ -365,5 +355,5 @@ def _refresh_copies(store: Store, account: str, summary: IncidentSummary) -> Non
                 ExpressionAttributeValues={**values, ":version": {"N": str(summary.version)}},
             )
         except ClientError as error:
-            if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            if not condition_failed(error):
                 raise

@@ -22,6 +22,7 @@ from dynashard import (
     GrowthPolicy,
     Item,
     ShardCounts,
+    error_code,
     log_growth,
 )
 from incidents.errors import DomainError, ThrottledError, VersionConflictError
@@ -33,6 +34,11 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 MAX_TRANSACTION_ITEMS = 100
+
+
+def condition_failed(error: ClientError) -> bool:
+    """Whether a single-item write failed its ConditionExpression."""
+    return error_code(error) == "ConditionalCheckFailedException"
 
 
 @dataclass(frozen=True)
@@ -75,19 +81,26 @@ class Store:
         values: dict[str, Any] = {":pk": {"S": pk}}
         if prefix:
             values[":prefix"] = {"S": prefix}
-        request: dict[str, Any] = {
-            "TableName": self.table_name,
-            "KeyConditionExpression": condition,
-            "ExpressionAttributeValues": values,
-            "ConsistentRead": True,
-        }
-        items: list[Item] = []
-        while True:
-            response = self.client.query(**request)
-            items += response.get("Items", [])
-            if "LastEvaluatedKey" not in response:
-                return items
-            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+        pages = self.client.get_paginator("query").paginate(
+            TableName=self.table_name,
+            KeyConditionExpression=condition,
+            ExpressionAttributeValues=values,
+            ConsistentRead=True,
+        )
+        return [item for page in pages for item in page.get("Items", [])]
+
+    def delete_existing(self, pk: str, sk: str, missing: DomainError) -> None:
+        """Delete the item ``(pk, sk)``; raise `missing` if there is none."""
+        try:
+            self.client.delete_item(
+                TableName=self.table_name,
+                Key={"PK": {"S": pk}, "SK": {"S": sk}},
+                ConditionExpression="attribute_exists(PK)",
+            )
+        except ClientError as error:
+            if not condition_failed(error):
+                raise
+            raise missing from None
 
     def put_operation(self, item: Item, *, new: bool = False) -> Item:
         """A transaction's Put of `item`; `new` makes it fail if the key exists."""
@@ -116,7 +129,7 @@ class Store:
         try:
             self.client.transact_write_items(TransactItems=list(operations))  # type: ignore[arg-type]
         except ClientError as error:
-            if error.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+            if error_code(error) != "TransactionCanceledException":
                 raise
             raise _cancellation_error(error, failures) from None
 

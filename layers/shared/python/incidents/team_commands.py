@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from botocore.exceptions import ClientError
-
 from dynashard import Item
 from incidents.errors import ConflictError, ForbiddenError, NotFoundError
 from incidents.items import from_item, to_item
@@ -57,19 +55,11 @@ def add_member(store: Store, caller: Caller, team_id: str, request: AddMember) -
 def remove_member(store: Store, caller: Caller, team_id: str, user_id: str) -> None:
     """Remove a user from a team the caller belongs to (the caller may remove themself)."""
     require_member(store, caller, team_id)
-    try:
-        store.client.delete_item(
-            TableName=store.table_name,
-            Key={
-                "PK": {"S": user_partition(caller.account_id, user_id)},
-                "SK": {"S": membership_sort_key(team_id)},
-            },
-            ConditionExpression="attribute_exists(PK)",
-        )
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
-            raise
-        raise NotFoundError(f"{user_id} is not a member of {team_id}") from None
+    store.delete_existing(
+        user_partition(caller.account_id, user_id),
+        membership_sort_key(team_id),
+        NotFoundError(f"{user_id} is not a member of {team_id}"),
+    )
 
 
 def my_team_ids(store: Store, caller: Caller) -> list[str]:
