@@ -77,6 +77,7 @@ def simulate(scenario: Scenario) -> tuple[list[float], list[tuple[float, int]]]:
     placement: dict[int, int] = {}
     wcu = math.ceil(ITEM_BYTES / WRITE_UNIT_BYTES)
     meta = ShardMeta.initial(KEY, scenario.count)
+    policy = scenario.policy
     growth_at: float | None = None
     admitted = [0.0] * SECONDS
     for n in range(WRITE_RATE * SECONDS):
@@ -89,19 +90,10 @@ def simulate(scenario: Scenario) -> tuple[list[float], list[tuple[float, int]]]:
             partition = placement[shard] = partition_of(shard)
         if buckets[partition].take(now, wcu):
             admitted[int(now - START)] += wcu
-        elif growth_at is None and _may_grow(scenario.policy, meta, now):
-            assert scenario.policy is not None
-            growth_at = now + rng.uniform(0, scenario.policy.max_jitter_seconds)
+        elif growth_at is None and policy and policy.allows_growth(meta, now):
+            growth_at = now + rng.uniform(0, policy.max_jitter_seconds)
     history = [(max(0.0, entry.at / 1000 - START), entry.count) for entry in meta.history]
     return admitted, history
-
-
-def _may_grow(policy: GrowthPolicy | None, meta: ShardMeta, now: float) -> bool:
-    return (
-        policy is not None
-        and meta.shard_count < policy.max_count
-        and now * 1000 - meta.last_updated >= policy.cooldown_seconds * 1000
-    )
 
 
 def steady(admitted: list[float]) -> float:

@@ -54,6 +54,13 @@ class GrowthPolicy:
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0")
 
+    def allows_growth(self, meta: ShardMeta, now: float) -> bool:
+        """Whether `meta` may double at `now` (epoch seconds): below the maximum, cooldown over."""
+        return (
+            meta.shard_count < self.max_count
+            and now * 1000 - meta.last_updated >= self.cooldown_seconds * 1000
+        )
+
 
 @dataclass(frozen=True)
 class GrowthEvent:
@@ -120,10 +127,7 @@ class ShardCounts:
         metadata when another writer changed it first (lost race) or the metadata
         partition itself is throttled.
         """
-        now = self._clock()
-        if seen.shard_count >= self.policy.max_count:
-            return seen
-        if now * 1000 - seen.last_updated < self.policy.cooldown_seconds * 1000:
+        if not self.policy.allows_growth(seen, self._clock()):
             return seen
         jitter = self._rng.uniform(0, self.policy.max_jitter_seconds)
         self._sleep(jitter)
