@@ -23,13 +23,17 @@ LOCAL_API_ID = "local"
 LOCAL_STAGE = "local"
 
 
+_PATTERNS = [
+    (name, route, re.compile(re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", route.path)))
+    for name, route in ROUTES.items()
+]
+"""Each route's path as a regular expression, compiled once."""
+
+
 def match_route(method: str, path: str) -> tuple[str, Route, dict[str, str]] | None:
     """The route table's entry for ``method path``, with its path parameters."""
-    for name, route in ROUTES.items():
-        if route.method != method.upper():
-            continue
-        pattern = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", route.path)
-        found = re.fullmatch(pattern, path)
+    for name, route, pattern in _PATTERNS:
+        found = pattern.fullmatch(path) if route.method == method.upper() else None
         if found:
             return name, route, found.groupdict()
     return None

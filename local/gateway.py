@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from incidents.store import Caller
 from lambdas.routes import Group
 from local.api_events import LocalLambdaContext, claims_of, match_route, proxy_event
-from local.openapi import openapi_json, swagger_page
+from local.openapi import openapi_document, openapi_json, swagger_page
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
@@ -38,8 +38,9 @@ class LocalGateway(ThreadingHTTPServer):
         super().__init__(address, _RequestHandler)
         self.handlers = dict(handlers)
         self.tokens = dict(tokens)
-        self.openapi = openapi_json()
-        self.swagger = swagger_page()
+        document = openapi_document()
+        self.openapi = openapi_json(document)
+        self.swagger = swagger_page(document)
 
     def respond(
         self, method: str, target: str, headers: Mapping[str, str], body: bytes

@@ -57,16 +57,16 @@ def openapi_document() -> dict[str, Any]:
     return merged
 
 
-def openapi_json() -> str:
-    """The document as written to ``openapi.json``."""
-    return json.dumps(openapi_document(), indent=2, sort_keys=False) + "\n"
+def openapi_json(document: dict[str, Any]) -> str:
+    """`document` as written to ``openapi.json`` and served at ``/openapi.json``."""
+    return json.dumps(document, indent=2) + "\n"
 
 
-def swagger_page() -> str:
-    """Swagger UI for the document, with Powertools' bundled assets inlined (works offline)."""
+def swagger_page(document: dict[str, Any]) -> str:
+    """Swagger UI for `document`, with Powertools' bundled assets inlined (works offline)."""
     assets = Path(generate_swagger_html.__code__.co_filename).parent
     return generate_swagger_html(
-        spec=json.dumps(openapi_document()),
+        spec=json.dumps(document),
         swagger_js=(assets / "swagger-ui-bundle.min.js").read_text(),
         swagger_css=(assets / "swagger-ui.min.css").read_text(),
         swagger_base_url="",
@@ -77,7 +77,7 @@ def swagger_page() -> str:
 
 def main() -> None:
     """Write ``openapi.json`` beside the README."""
-    DOCUMENT.write_text(openapi_json())
+    DOCUMENT.write_text(openapi_json(openapi_document()))
     print(f"wrote {DOCUMENT}", file=sys.stderr)
 
 
