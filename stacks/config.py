@@ -9,7 +9,7 @@ counts may only grow by doubling (readers always cover the configured count).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from aws_cdk import RemovalPolicy
@@ -73,18 +73,13 @@ class StageConfig:
         return logs.RetentionDays[self.log_retention]
 
 
-_KEYS = {
-    "removalPolicy": "removal_policy",
-    "summaryShards": "summary_shards",
-    "stateShards": "state_shards",
-    "participantDefaultShards": "participant_default_shards",
-    "participantMaxShards": "participant_max_shards",
-    "logRetention": "log_retention",
-    "throttleRateLimit": "throttle_rate_limit",
-    "throttleBurstLimit": "throttle_burst_limit",
-    "corsOrigins": "cors_origins",
-    "alarmEmail": "alarm_email",
-}
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+_KEYS = {_camel(f.name): f.name for f in fields(StageConfig) if f.name != "stage"}
+"""``cdk.json`` spells each setting in camelCase: ``summaryShards`` is ``summary_shards``."""
 
 
 def stage_config(stage: str, stages: dict[str, Any] | None) -> StageConfig:
