@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 import boto3
@@ -65,7 +66,7 @@ def _store_for(table: str, secret: bytes) -> Store:
 
 def report_growth(event: GrowthEvent) -> None:
     """dynashard's growth hook: a structured log line and a metric."""
-    logger.warning("shard count grew", extra={"shard_growth": event.__dict__})
+    logger.warning("shard count grew", extra={"shard_growth": asdict(event)})
     metrics.add_metric(name="ShardCountGrowths", unit=MetricUnit.Count, value=1)
 
 

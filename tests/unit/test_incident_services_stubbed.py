@@ -147,14 +147,19 @@ def test_create_throttled_on_a_participant_grows_its_shards_and_retries(
     assert created.summary.number == 8
 
 
+def expect_cancelled_attempts(stubber: Stubber, attempts: int, *reasons: str) -> None:
+    """Add-participant attempts that read the summary and see their transaction cancelled."""
+    for attempt in range(attempts):
+        stubber.add_response("get_item", {"Item": summary_item()})
+        if attempt == 0:
+            stubber.add_response("get_item", {})  # participant's shard metadata (then cached)
+        cancelled(stubber, *reasons)
+
+
 def test_add_participant_retries_when_the_summary_moved(stubbed: tuple[Store, Stubber]) -> None:
     store, stubber = stubbed
     user = new_id("user")
-    for _ in range(2):
-        stubber.add_response("get_item", {"Item": summary_item()})
-        if _ == 0:
-            stubber.add_response("get_item", {})  # participant's shard metadata (then cached)
-        cancelled(stubber, "None", "ConditionalCheckFailed")
+    expect_cancelled_attempts(stubber, 2, "None", "ConditionalCheckFailed")
     stubber.add_response("get_item", {"Item": summary_item()})
     stubber.add_response("transact_write_items", {})
     copy = {
@@ -175,11 +180,7 @@ def test_add_participant_retries_when_the_summary_moved(stubbed: tuple[Store, St
 def test_add_participant_gives_up_after_repeated_conflicts(stubbed: tuple[Store, Stubber]) -> None:
     store, stubber = stubbed
     user = new_id("user")
-    for attempt in range(5):
-        stubber.add_response("get_item", {"Item": summary_item()})
-        if attempt == 0:
-            stubber.add_response("get_item", {})
-        cancelled(stubber, "TransactionConflict", "None")
+    expect_cancelled_attempts(stubber, 5, "TransactionConflict", "None")
     with pytest.raises(VersionConflictError, match="keeps changing"):
         add_participant(
             store, CALLER, SUMMARY.id, AddParticipant(participant_id=user, role=Role.ASSIGNEE)

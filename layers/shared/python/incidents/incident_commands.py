@@ -116,7 +116,7 @@ def get_incident(store: Store, caller: Caller, incident_id: str) -> Incident:
     """Summary (one point read: its shard is calculated), details, and participants."""
     summary = load_summary(store, caller, incident_id)
     details = store.get(*details_key(caller.account_id, incident_id))
-    body: dict[str, Any] = from_details(details) if details else {}
+    body: dict[str, Any] = _details_of(details) if details else {}
     copies = store.query_partition(participations_partition(caller.account_id, incident_id))
     return Incident(
         summary=summary,
@@ -224,7 +224,7 @@ def load_summary(store: Store, caller: Caller, incident_id: str) -> IncidentSumm
     return from_item(IncidentSummary, item)
 
 
-def from_details(item: Item) -> dict[str, Any]:
+def _details_of(item: Item) -> dict[str, Any]:
     """The details JSON stored in a details item."""
     body: dict[str, Any] = json.loads(item["body"]["S"])
     return body
