@@ -17,7 +17,7 @@ from dynashard.errors import WriteThrottledError
 from dynashard.retry import RetryPolicy
 from dynashard.shard_counts import ShardCounts
 from dynashard.shard_meta import ShardMeta, ShardMetaKey
-from dynashard.throttling import error_code, is_hot_key_throttling, is_throttling
+from dynashard.throttling import error_code, is_hot_key_throttling
 
 T = TypeVar("T")
 
@@ -35,23 +35,23 @@ def write_growing(
     goes to the shard `find_item` located, which does not change when the count grows.
     Throttling that more shards cannot relieve is only retried with back-off.
     """
-    retry = retry or RetryPolicy()
     meta = counts.get(key)
-    for attempt in range(retry.max_attempts):
-        try:
-            return write(meta.shard_count)
-        except ClientError as error:
-            if not is_throttling(error):
-                raise
-            if attempt + 1 == retry.max_attempts:
-                detail = f"{key.base!r} still throttled at {meta.shard_count} shards"
-                raise WriteThrottledError(error_code(error), detail) from error
-            before = meta.shard_count
-            if is_hot_key_throttling(error):
-                meta = counts.grow(key, meta)
-            if meta.shard_count == before:
-                retry.sleep(retry.delay(attempt))
-    raise AssertionError("unreachable: max_attempts must be >= 1")
+
+    def grow(error: ClientError) -> bool:
+        nonlocal meta
+        if not is_hot_key_throttling(error):
+            return False
+        before, meta = meta.shard_count, counts.grow(key, meta)
+        return meta.shard_count != before
+
+    def give_up(error: ClientError) -> Exception:
+        detail = f"{key.base!r} still throttled at {meta.shard_count} shards"
+        return WriteThrottledError(error_code(error), detail)
+
+    result, _ = (retry or RetryPolicy()).run(
+        lambda: write(meta.shard_count), give_up=give_up, on_throttle=grow
+    )
+    return result
 
 
 def find_item(

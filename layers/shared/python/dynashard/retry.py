@@ -40,9 +40,27 @@ class RetryPolicy:
         return self.rng.uniform(0, min(self.max_delay, self.base_delay * 2**attempt))
 
     def call(self, stream_index: int, operation: Callable[[], T]) -> tuple[T, int]:
+        """Run one stream's request; a stream still throttled at the end fails its page."""
+
+        def give_up(error: ClientError) -> Exception:
+            detail = f"still throttled after {self.max_attempts} attempts"
+            return StreamFailedError(stream_index, error_code(error), detail)
+
+        return self.run(operation, give_up=give_up)
+
+    def run(
+        self,
+        operation: Callable[[], T],
+        *,
+        give_up: Callable[[ClientError], Exception],
+        on_throttle: Callable[[ClientError], bool] = lambda _: False,
+    ) -> tuple[T, int]:
         """Run `operation`, retrying throttling; returns its result and the attempts it took.
 
-        Other errors propagate unchanged: they are bugs or bad requests, not load.
+        After a throttled attempt `on_throttle` may act on the error (e.g. grow a shard
+        count); if it returns True the retry goes at once, else after the back-off. The
+        last throttled attempt raises ``give_up(error)``. Other errors propagate unchanged:
+        they are bugs or bad requests, not load.
         """
         for attempt in range(self.max_attempts):
             try:
@@ -50,10 +68,8 @@ class RetryPolicy:
             except ClientError as error:
                 if not is_throttling(error):
                     raise
-                code = error_code(error)
                 if attempt + 1 == self.max_attempts:
-                    raise StreamFailedError(
-                        stream_index, code, f"still throttled after {self.max_attempts} attempts"
-                    ) from error
-                self.sleep(self.delay(attempt))
+                    raise give_up(error) from error
+                if not on_throttle(error):
+                    self.sleep(self.delay(attempt))
         raise AssertionError("unreachable: max_attempts must be >= 1")
