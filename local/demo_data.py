@@ -15,11 +15,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from botocore.exceptions import ClientError
 from ksuid import Ksuid
 
 from dynashard import Item
 from incidents.incident_commands import new_incident_items
-from incidents.items import details_body, serialize
+from incidents.items import details_body
 from incidents.keys import counter_key
 from incidents.models import (
     IncidentSummary,
@@ -32,7 +33,7 @@ from incidents.models import (
     User,
     timestamp,
 )
-from incidents.store import Caller, Store
+from incidents.store import Caller, Store, condition_failed
 from incidents.team_commands import membership_item, team_item
 from incidents.users import profile_item
 
@@ -94,22 +95,40 @@ class _Ids:
         return f"{prefix}_{Ksuid(datetime=at, payload=self._rng.randbytes(16))}"
 
 
-def seed_demo(store: Store, size: DemoSize, *, write: bool = True) -> list[DemoAccount]:
-    """The demo data of `size` (written through `store` unless `write` is False, for a table
-    that already holds it); returns the accounts with their dev tokens."""
-    rng = random.Random(size.seed)
-    ids = _Ids(rng)
-    accounts = [_account(ids, rng, size, n) for n in range(size.accounts)]
+def demo_accounts(size: DemoSize) -> list[DemoAccount]:
+    """The accounts of `size` (users, tokens, teams), computed without touching the table."""
+    return _people(size)[2]
+
+
+def demo_seeded(store: Store, accounts: list[DemoAccount]) -> bool:
+    """Whether a seeding of `accounts` completed: the counters are written last."""
+    pk, sk = counter_key(accounts[-1].account_id)
+    return store.get(pk, sk) is not None
+
+
+def seed_demo(store: Store, size: DemoSize) -> list[DemoAccount]:
+    """Write the demo data of `size` through `store`; returns the accounts with their tokens.
+
+    Writing again is safe: the same seed gives the same items, and the incident counters
+    only move forward, so incidents created since keep their numbers to themselves.
+    """
+    rng, ids, accounts = _people(size)
     items = [item for account in accounts for item in _people_items(account)]
     for n in range(size.incidents):
         account = accounts[n % len(accounts)]
         account.incidents += 1
         at = START + timedelta(minutes=37 * n + rng.randint(0, 30))
         items += _incident_items(store, ids, rng, account, at)
-    items += [_counter_item(account) for account in accounts]
-    if write:
-        write_batches(store, items)
+    write_batches(store, items)
+    for account in accounts:
+        advance_counter(store, account.account_id, account.incidents)
     return accounts
+
+
+def _people(size: DemoSize) -> tuple[random.Random, _Ids, list[DemoAccount]]:
+    rng = random.Random(size.seed)
+    ids = _Ids(rng)
+    return rng, ids, [_account(ids, rng, size, n) for n in range(size.accounts)]
 
 
 def _account(ids: _Ids, rng: random.Random, size: DemoSize, n: int) -> DemoAccount:
@@ -181,9 +200,21 @@ def _incident_items(
     return new_incident_items(store, account.account_id, summary, body, copies)
 
 
-def _counter_item(account: DemoAccount) -> Item:
-    pk, sk = counter_key(account.account_id)
-    return serialize({"PK": pk, "SK": sk, "value": account.incidents})
+def advance_counter(store: Store, account_id: str, value: int) -> None:
+    """Raise the account's incident counter to `value`; never lower it."""
+    pk, sk = counter_key(account_id)
+    try:
+        store.client.update_item(
+            TableName=store.table_name,
+            Key={"PK": {"S": pk}, "SK": {"S": sk}},
+            UpdateExpression="SET #value = :value",
+            ConditionExpression="attribute_not_exists(#value) OR #value < :value",
+            ExpressionAttributeNames={"#value": "value"},
+            ExpressionAttributeValues={":value": {"N": str(value)}},
+        )
+    except ClientError as error:
+        if not condition_failed(error):
+            raise
 
 
 def write_batches(store: Store, items: list[Item]) -> None:

@@ -1,11 +1,13 @@
-"""``make dev``: the real API on http://127.0.0.1:3000, against an embedded DynamoDB-compatible
-server (or ``DYNAMODB_ENDPOINT``), with deterministic demo data and dev tokens.
+"""``make dev``: the real API on http://127.0.0.1:3000, against AWS DynamoDB Local (moto
+where no Java 17+ runs, or ``DYNAMODB_ENDPOINT``), with deterministic demo data and dev tokens.
 
-Settings (environment): ``PORT`` (3000), ``DYNAMODB_ENDPOINT`` (an external server, e.g. a
-DynamoDB Local you run; default: embedded moto on a free port), ``TABLE_NAME``
-(incidents-local), ``DEMO_INCIDENTS`` (2000), ``DEMO_ACCOUNTS`` (2), ``DEMO_SEED`` (7),
-``DEMO_RESEED=1`` (write the demo data into a table that already exists),
-``DEV_TOKENS_FILE`` (also write the dev tokens there as JSON).
+Settings (environment): ``PORT`` (3000), ``DYNAMODB_BACKEND`` (``dynamodb-local``, the
+default, or ``moto``), ``DYNAMODB_DATA_DIR`` (keep DynamoDB Local's tables there across
+restarts; default: in memory), ``DYNAMODB_ENDPOINT`` (a server of your own instead),
+``TABLE_NAME`` (incidents-local), ``DEMO_INCIDENTS`` (2000), ``DEMO_ACCOUNTS`` (2),
+``DEMO_SEED`` (7), ``DEMO_RESEED=1`` (write the demo data again into a table that holds it),
+``CURSOR_SECRET`` (keeps cursors valid across restarts), ``DEV_TOKENS_FILE`` (also write the
+dev tokens there as JSON).
 """
 
 from __future__ import annotations
@@ -25,13 +27,9 @@ from botocore.exceptions import ClientError
 from dynashard import error_code
 from incidents.table import TABLE_SCHEMA
 from lambdas.routes import Group
-from local.demo_data import DemoAccount, DemoSize, callers, seed_demo
-from local.embedded_dynamodb import (
-    create_table,
-    embedded_server,
-    local_client,
-    use_local_credentials,
-)
+from local.clients import create_table, local_client, use_local_credentials
+from local.demo_data import DemoAccount, DemoSize, callers, demo_accounts, demo_seeded, seed_demo
+from local.embedded_dynamodb import Engine, backend_from_env, local_engine
 from local.gateway import LocalGateway
 
 if TYPE_CHECKING:
@@ -40,16 +38,14 @@ if TYPE_CHECKING:
 DEFAULT_TABLE = "incidents-local"
 
 
-def ensure_table(client: DynamoDBClient, table_name: str) -> bool:
-    """Create the table from the shared schema; False if it already existed."""
+def ensure_table(client: DynamoDBClient, table_name: str) -> None:
+    """Create the table from the shared schema unless it exists."""
     try:
         client.describe_table(TableName=table_name)
     except ClientError as error:
         if error_code(error) != "ResourceNotFoundException":
             raise
         create_table(client, TABLE_SCHEMA, table_name)
-        return True
-    return False
 
 
 def configure_handlers(endpoint: str, table_name: str) -> None:
@@ -68,9 +64,13 @@ def configure_handlers(endpoint: str, table_name: str) -> None:
     )
 
 
-def banner(url: str, accounts: list[DemoAccount]) -> str:
-    """What ``make dev`` prints: the URL, every dev token, and three curl commands."""
-    lines = [f"Incidents API on {url}  (OpenAPI: {url}/openapi.json, Swagger UI: {url}/docs)", ""]
+def banner(url: str, engine: Engine, accounts: list[DemoAccount]) -> str:
+    """What ``make dev`` prints: the URL, the engine, every dev token, and three curl commands."""
+    lines = [
+        f"Incidents API on {url}  (OpenAPI: {url}/openapi.json, Swagger UI: {url}/docs)",
+        f"DynamoDB: {engine.description} at {engine.endpoint}",
+        "",
+    ]
     for account in accounts:
         lines.append(f"account {account.account_id}")
         names = {user.id: user.name for user in account.users}
@@ -110,13 +110,14 @@ def main() -> None:
     port = int(os.environ.get("PORT", "3000"))
     table_name = os.environ.get("TABLE_NAME", DEFAULT_TABLE)
     with ExitStack() as stack:
-        endpoint = os.environ.get("DYNAMODB_ENDPOINT") or stack.enter_context(embedded_server())
-        created = ensure_table(local_client(endpoint), table_name)
-        configure_handlers(endpoint, table_name)
+        engine = _engine(stack)
+        ensure_table(local_client(engine.endpoint), table_name)
+        configure_handlers(engine.endpoint, table_name)
         runtime = importlib.import_module("lambdas.runtime")
         store = runtime.store()
-        write = created or os.environ.get("DEMO_RESEED") == "1"
-        accounts = seed_demo(store, DemoSize.from_env(), write=write)
+        accounts = demo_accounts(DemoSize.from_env())
+        if os.environ.get("DEMO_RESEED") == "1" or not demo_seeded(store, accounts):
+            seed_demo(store, DemoSize.from_env())
         handlers = {g: importlib.import_module(f"lambdas.{g.value}").handler for g in Group}
         gateway = LocalGateway(("127.0.0.1", port), handlers, callers(accounts))
         stack.callback(gateway.server_close)
@@ -124,12 +125,25 @@ def main() -> None:
         tokens_file = os.environ.get("DEV_TOKENS_FILE")
         if tokens_file:
             Path(tokens_file).write_text(json.dumps(_tokens(accounts, url), indent=2))
-        print(banner(url, accounts), flush=True)
+        print(banner(url, engine, accounts), flush=True)
         try:
             gateway.serve_forever()
         except KeyboardInterrupt:
             print("\nstopping", file=sys.stderr)
         store.engine.close()
+
+
+def _engine(stack: ExitStack) -> Engine:
+    """``DYNAMODB_ENDPOINT`` if set, else the chosen local engine (moto where Java is missing)."""
+    endpoint = os.environ.get("DYNAMODB_ENDPOINT")
+    if endpoint:
+        return Engine("external", "your server (DYNAMODB_ENDPOINT)", endpoint)
+    data_dir = os.environ.get("DYNAMODB_DATA_DIR")
+    return stack.enter_context(
+        local_engine(
+            backend_from_env(), fallback=True, data_dir=Path(data_dir) if data_dir else None
+        )
+    )
 
 
 def _tokens(accounts: list[DemoAccount], url: str) -> dict[str, object]:

@@ -17,7 +17,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate_swagger_html
 
 from lambdas.routes import Group
-from local.embedded_dynamodb import use_local_credentials
+from local.clients import use_local_credentials
 
 TITLE = "Incidents API"
 VERSION = "1.0.0"

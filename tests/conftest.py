@@ -1,4 +1,8 @@
-"""Shared fixtures: an embedded DynamoDB-compatible server and the project's table on it."""
+"""Shared fixtures: a local DynamoDB engine and the project's table on it.
+
+The engine is AWS DynamoDB Local unless ``DYNAMODB_BACKEND=moto``; moto also serves what
+DynamoDB Local does not (Secrets Manager), and the fan-out property tests run on both.
+"""
 
 from __future__ import annotations
 
@@ -11,12 +15,9 @@ import pytest
 from dynashard import GrowthPolicy
 from incidents.store import Store, build_store
 from incidents.table import TABLE_SCHEMA
-from local.embedded_dynamodb import (
-    create_table,
-    embedded_server,
-    local_client,
-    use_local_credentials,
-)
+from local.clients import create_table, local_client, use_local_credentials
+from local.embedded_dynamodb import MOTO, Engine, backend_from_env, local_engine
+from local.moto_server import moto_server
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -24,10 +25,32 @@ if TYPE_CHECKING:
 use_local_credentials()
 
 
+def pytest_report_header() -> str:
+    """Say which engine the integration and end-to-end suites run on."""
+    return f"DynamoDB engine: {backend_from_env()} (DYNAMODB_BACKEND)"
+
+
 @pytest.fixture(scope="session")
-def dynamodb_endpoint() -> Iterator[str]:
-    """URL of a moto DynamoDB server on 127.0.0.1, started once per test session."""
-    with embedded_server() as endpoint:
+def engine() -> Iterator[Engine]:
+    """The session's DynamoDB engine on 127.0.0.1 (DynamoDB Local unless DYNAMODB_BACKEND=moto)."""
+    with local_engine(backend_from_env()) as started:
+        yield started
+
+
+@pytest.fixture(scope="session")
+def dynamodb_endpoint(engine: Engine) -> str:
+    """URL of the session's DynamoDB engine."""
+    return engine.endpoint
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint(engine: Engine) -> Iterator[str]:
+    """A moto server for what DynamoDB Local does not serve (Secrets Manager); the session's
+    engine itself when that is moto."""
+    if engine.backend == MOTO:
+        yield engine.endpoint
+        return
+    with moto_server() as endpoint:
         yield endpoint
 
 

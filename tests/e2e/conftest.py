@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from local.embedded_dynamodb import free_port
+from local.clients import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTUP_SECONDS = 180

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from incidents.table import TABLE_SCHEMA
-from local.embedded_dynamodb import create_table
+from local.clients import create_table
 from tests.api_harness import Api
 
 if TYPE_CHECKING:

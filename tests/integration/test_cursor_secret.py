@@ -7,18 +7,16 @@ import pytest
 from aws_lambda_powertools.utilities import parameters
 
 from lambdas import runtime
-from local.embedded_dynamodb import LOCAL_REGION
+from local.clients import LOCAL_REGION
 
 pytestmark = pytest.mark.integration
 
 
 def test_cursor_secret_comes_from_secrets_manager_and_is_cached(
-    dynamodb_endpoint: str, monkeypatch: pytest.MonkeyPatch
+    moto_endpoint: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", dynamodb_endpoint)
-    secrets = boto3.client(
-        "secretsmanager", region_name=LOCAL_REGION, endpoint_url=dynamodb_endpoint
-    )
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", moto_endpoint)
+    secrets = boto3.client("secretsmanager", region_name=LOCAL_REGION, endpoint_url=moto_endpoint)
     arn = secrets.create_secret(Name="cursor-key-test", SecretString="k" * 64)["ARN"]
     monkeypatch.setenv("CURSOR_SECRET_ARN", arn)
     monkeypatch.setenv("CURSOR_SECRET_MAX_AGE", "300")

@@ -1,7 +1,9 @@
-"""Property tests of the fan-out engine against the embedded DynamoDB server.
+"""Property tests of the fan-out engine on both local engines, DynamoDB Local and moto.
 
 For random data over 1-64 streams, page sizes 1-100, both directions, duplicated
 identities and sort-key ranges, the concatenated pages must equal the expected list.
+The engines differ where it matters to the merge (``LastEvaluatedKey`` at ``Limit``, the
+1 MB cut, validation), so every property runs on each.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dynashard import CursorCodec, FanOutEngine, FanOutQuery, SortKeyRange, Strategy
+from local.clients import local_client
+from local.embedded_dynamodb import DYNAMODB_LOCAL, MOTO, Engine, backend_from_env
 from tests.fanout_data import (
     SECRET,
     Entity,
@@ -86,8 +90,18 @@ def scenarios(draw: st.DrawFn) -> Scenario:
     return Scenario(streams, entities, draw(RANGES), draw(st.booleans()))
 
 
+ENGINES = [DYNAMODB_LOCAL, MOTO] if backend_from_env() == DYNAMODB_LOCAL else [MOTO]
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def dynamodb(request: pytest.FixtureRequest, engine: Engine, moto_endpoint: str) -> DynamoDBClient:
+    """The session's engine, then moto: every property below runs on both."""
+    endpoint = engine.endpoint if request.param == engine.backend else moto_endpoint
+    return local_client(endpoint, max_pool_connections=32)
+
+
 @pytest.fixture(scope="module")
-def engine(dynamodb: DynamoDBClient) -> Iterator[FanOutEngine]:
+def fanout(dynamodb: DynamoDBClient) -> Iterator[FanOutEngine]:
     with FanOutEngine(dynamodb, CursorCodec(SECRET), max_workers=16) as shared:
         yield shared
 
@@ -130,12 +144,12 @@ def all_pages(engine: FanOutEngine, query: FanOutQuery, sizes: Iterator[int]) ->
 def test_ordered_pages_concatenate_to_the_exact_deduplicated_list(
     dynamodb: DynamoDBClient,
     new_table: Callable[[], str],
-    engine: FanOutEngine,
+    fanout: FanOutEngine,
     scenario: Scenario,
     sizes: st.DataObject,
 ) -> None:
     query = stored_query(dynamodb, new_table, scenario, identity=identity_of)
-    pages = all_pages(engine, query, page_sizes(sizes, scenario))
+    pages = all_pages(fanout, query, page_sizes(sizes, scenario))
     expected = expected_order(scenario.entities, scenario.sort_range, scenario.descending)
     assert [i for page in pages for i in page] == expected
 
@@ -143,10 +157,10 @@ def test_ordered_pages_concatenate_to_the_exact_deduplicated_list(
 @PROPERTY_SETTINGS
 @given(scenario=scenarios())
 def test_parallel_reads_every_copy_exactly_once(
-    dynamodb: DynamoDBClient, new_table: Callable[[], str], engine: FanOutEngine, scenario: Scenario
+    dynamodb: DynamoDBClient, new_table: Callable[[], str], fanout: FanOutEngine, scenario: Scenario
 ) -> None:
     streams = stored_query(dynamodb, new_table, scenario).streams
-    found = Counter(identity_of(item) for item in engine.read_all(streams, page_size=7))
+    found = Counter(identity_of(item) for item in fanout.read_all(streams, page_size=7))
     assert found == scenario.copies_in_range()
 
 
@@ -155,12 +169,12 @@ def test_parallel_reads_every_copy_exactly_once(
 def test_round_robin_returns_every_copy_exactly_once(
     dynamodb: DynamoDBClient,
     new_table: Callable[[], str],
-    engine: FanOutEngine,
+    fanout: FanOutEngine,
     scenario: Scenario,
     sizes: st.DataObject,
 ) -> None:
     query = stored_query(dynamodb, new_table, scenario, strategy=Strategy.ROUND_ROBIN)
     size = next(page_sizes(sizes, scenario))
-    pages = all_pages(engine, query, iter(lambda: size, None))
+    pages = all_pages(fanout, query, iter(lambda: size, None))
     assert all(len(page) <= size for page in pages)
     assert Counter(i for page in pages for i in page) == scenario.copies_in_range()

@@ -60,6 +60,7 @@ def request(
         },
         "ScanIndexForward": True,
         "ConsistentRead": False,
+        "ReturnConsumedCapacity": "TOTAL",
         "Limit": limit,
     }
     if start:

@@ -9,7 +9,7 @@ from dynashard.streams import Item
 
 @dataclass
 class PageStats:
-    """Cost of one page, for logs and metrics (RCUs by DynamoDB's rules, see `capacity`)."""
+    """Cost of one page, for logs and metrics."""
 
     streams: int = 0
     requests: int = 0
@@ -17,9 +17,21 @@ class PageStats:
     items_read: int = 0
     items_returned: int = 0
     duplicates_dropped: int = 0
-    read_units: float = 0.0
+    modelled_read_units: float = 0.0
+    """RCUs by DynamoDB's rules (`capacity`), from the items each request returned."""
+    consumed_read_units: float = 0.0
+    """RCUs the engine reported (``ReturnConsumedCapacity``), summed over requests."""
+    every_request_reported: bool = True
+    """Whether every response carried ``ConsumedCapacity`` (stubs and some engines omit it)."""
     throttle_retries: int = 0
     requests_per_wave: list[int] = field(default_factory=list)
+
+    @property
+    def read_units(self) -> float:
+        """RCUs of the page: the engine's own figure where it gave one, else the model's."""
+        if self.every_request_reported:
+            return self.consumed_read_units
+        return self.modelled_read_units
 
 
 @dataclass

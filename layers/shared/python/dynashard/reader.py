@@ -26,6 +26,9 @@ class StreamRead:
     """Sort key to resume after; None when the range has been read to its end."""
     items_read: int
     read_units: float
+    """By DynamoDB's rules (`capacity`)."""
+    consumed_units: float | None
+    """As the engine reported them; None when a response had no ``ConsumedCapacity``."""
     requests: int
     attempts: int
 
@@ -33,7 +36,11 @@ class StreamRead:
         """Add this read's cost to `stats`."""
         stats.requests += self.requests
         stats.items_read += self.items_read
-        stats.read_units += self.read_units
+        stats.modelled_read_units += self.read_units
+        if self.consumed_units is None:
+            stats.every_request_reported = False
+        else:
+            stats.consumed_read_units += self.consumed_units
         stats.throttle_retries += self.attempts - self.requests
 
 
@@ -58,6 +65,7 @@ def read_stream(
     raw_items: list[Item] = []
     items_read = requests = attempts = 0
     read_units = 0.0
+    consumed: float | None = 0.0
     while True:
         request = stream.query_request(sort_range, descending, limit, start_key)
         output, tries = retry.call(index, partial(client.query, **request))
@@ -66,6 +74,8 @@ def read_stream(
         raw_items += page
         items_read += int(response.get("ScannedCount", len(page)))
         read_units += query_read_units(page, stream.consistent_read)
+        reported = response.get("ConsumedCapacity", {}).get("CapacityUnits")
+        consumed = None if consumed is None or reported is None else consumed + reported
         requests += 1
         attempts += tries
         start_key = response.get("LastEvaluatedKey")
@@ -81,6 +91,7 @@ def read_stream(
         resume_position=resume,
         items_read=items_read,
         read_units=read_units,
+        consumed_units=consumed,
         requests=requests,
         attempts=attempts,
     )

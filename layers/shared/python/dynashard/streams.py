@@ -82,6 +82,7 @@ class Stream:
             },
             "ScanIndexForward": not descending,
             "ConsistentRead": self.consistent_read,
+            "ReturnConsumedCapacity": "TOTAL",
         }
         optional = {
             "IndexName": self.index_name,
