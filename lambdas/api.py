@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from http import HTTPStatus
 from typing import Any, TypeVar
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -24,14 +25,20 @@ from dynashard import (
     is_throttling,
 )
 from incidents.errors import DomainError
+from incidents.models import ACCOUNT_ID, USER_ID
 from incidents.store import Caller
+from lambdas.json_body import strict_json
 from lambdas.routes import ROUTES, resolver_rule
 from lambdas.runtime import logger, metrics, tracer
 
 ACCOUNT_CLAIM = "custom:account_id"
 USER_CLAIM = "custom:user_id"
-_ACCOUNT_PATTERN = re.compile(r"^acct_[0-9A-Za-z]{27}$")
-_USER_PATTERN = re.compile(r"^user_[0-9A-Za-z]{27}$")
+_ACCOUNT_PATTERN = re.compile(ACCOUNT_ID)
+_USER_PATTERN = re.compile(USER_ID)
+
+MAX_MESSAGE = 300
+"""Characters of an error message at most: enough to say what is wrong, never a payload."""
+MAX_LOCATION_PART = 40
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -62,8 +69,11 @@ def documented_responses(status: int) -> dict[int, OpenAPIResponse]:
         "description": "",
         "content": {"application/json": {"model": ErrorBody}},
     }
+    success: OpenAPIResponse = {"description": "success"}
+    if status == HTTPStatus.NO_CONTENT:
+        success = {"description": "done; no body", "content": {}}  # not a JSON null
     return {
-        status: {"description": "success"},
+        status: success,
         **{code: {**error, "description": text} for code, text in ERROR_STATUSES.items()},
     }
 
@@ -75,12 +85,19 @@ class UnauthorizedError(DomainError):
 
 
 def error_response(status: int, code: str, message: str) -> Response[str]:
-    """The API's one error shape."""
+    """The API's one error shape; the message is clipped, so no error echoes a large input."""
+    if len(message) > MAX_MESSAGE:
+        message = message[: MAX_MESSAGE - 1] + "…"
     return Response(
         status_code=status,
         content_type=content_types.APPLICATION_JSON,
         body=json.dumps({"code": code, "message": message}),
     )
+
+
+def no_content() -> Response[None]:
+    """A 204: no body, no Content-Type, as HTTP has it (a JSON ``null`` would be a body)."""
+    return Response(status_code=204, body=None, content_type=None)
 
 
 def _domain(error: DomainError) -> Response[str]:
@@ -135,7 +152,7 @@ def new_resolver(
     extra_handlers: list[tuple[type[Exception], Callable[..., Any]]] | None = None,
 ) -> APIGatewayRestResolver:
     """A REST API resolver with request/response validation and the API's error mapping."""
-    app = APIGatewayRestResolver(enable_validation=True)
+    app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=strict_json)
     for exception, handle in [*ERROR_HANDLERS, *(extra_handlers or [])]:
         app.exception_handler(exception)(handle)
     app.not_found(_no_route)
@@ -172,7 +189,7 @@ def route(app: APIGatewayRestResolver, name: str) -> Callable[[F], F]:
 def _describe(error: RequestValidationError) -> str:
     parts = []
     for problem in error.errors()[:5]:
-        where = ".".join(str(part) for part in problem.get("loc", ()))
+        where = ".".join(str(part)[:MAX_LOCATION_PART] for part in problem.get("loc", ()))
         parts.append(f"{where}: {problem.get('msg', 'invalid')}")
     return "; ".join(parts) or "invalid request"
 

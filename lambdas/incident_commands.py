@@ -14,15 +14,26 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 
 from incidents import incident_commands as commands
 from incidents.errors import DomainError
-from incidents.models import Incident, IncidentSummary, Participation
+from incidents.models import (
+    INCIDENT_ID,
+    PARTICIPANT_ID,
+    Incident,
+    IncidentSummary,
+    Participation,
+)
 from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller
-from lambdas.api import caller, error_response, lambda_handler, new_resolver, route
+from lambdas.api import (
+    caller,
+    error_response,
+    lambda_handler,
+    new_resolver,
+    no_content,
+    route,
+)
 from lambdas.idempotency import ShardedIdempotencyStore, idempotency_config
 from lambdas.runtime import dynamodb, store, table_name
 
-INCIDENT_ID = r"^inc_[0-9A-Za-z]{27}$"
-PARTICIPANT_ID = r"^(user|team)_[0-9A-Za-z]{27}$"
 IncidentId = Annotated[str, Path(pattern=INCIDENT_ID)]
 
 IDEMPOTENCY = idempotency_config()
@@ -123,9 +134,10 @@ def add_participant(incident_id: IncidentId, body: AddParticipant) -> Participat
 def remove_participant(
     incident_id: IncidentId,
     participant_id: Annotated[str, Path(pattern=PARTICIPANT_ID)],
-) -> None:
+) -> Response[None]:
     """Remove a participant and all their roles."""
     commands.remove_participant(store(), caller(app), incident_id, participant_id)
+    return no_content()
 
 
 def _version(header: str | None) -> int | None:

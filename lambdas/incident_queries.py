@@ -8,15 +8,16 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from incidents import incident_queries as queries
 from incidents.incident_queries import DEFAULT_LIMIT, MAX_LIMIT, IncidentPage, PageRequest
-from incidents.models import IncidentList, State
+from incidents.models import TEAM_ID, IncidentList, State, TeamId
+from incidents.requests import MAX_LIST
 from lambdas.api import caller, lambda_handler, new_resolver, route
 from lambdas.runtime import report_page, store
 
-TEAM_ID = r"^team_[0-9A-Za-z]{27}$"
 StateParam = Annotated[State, Query(description="OPEN or CLOSED")]
 Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="page size")]
 Cursor = Annotated[
-    str | None, Query(min_length=1, max_length=2048, description="next_cursor of the last page")
+    str | None,
+    Query(description="next_cursor of the last page, exactly as it was returned"),
 ]
 
 app = new_resolver()
@@ -36,7 +37,8 @@ def my_teams_incidents(
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
     team: Annotated[
-        list[str] | None, Query(description="only these of my teams (repeat the parameter)")
+        list[TeamId] | None,
+        Query(max_length=MAX_LIST, description="only these of my teams (repeat the parameter)"),
     ] = None,
 ) -> IncidentList:
     """Incidents of my teams (or of the ones named), each incident once."""

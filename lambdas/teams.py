@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from incidents import team_commands as commands
 from incidents import users
-from incidents.models import Membership, Team, TeamList, User
+from incidents.models import TEAM_ID, USER_ID, Membership, Team, TeamList, User
 from incidents.requests import AddMember, CreateTeam, SaveProfile
-from lambdas.api import caller, lambda_handler, new_resolver, route
+from lambdas.api import caller, lambda_handler, new_resolver, no_content, route
 from lambdas.runtime import store
 
-TeamId = Annotated[str, Path(pattern=r"^team_[0-9A-Za-z]{27}$")]
-UserId = Annotated[str, Path(pattern=r"^user_[0-9A-Za-z]{27}$")]
+TeamId = Annotated[str, Path(pattern=TEAM_ID)]
+UserId = Annotated[str, Path(pattern=USER_ID)]
 
 app = new_resolver()
 
@@ -38,9 +39,10 @@ def add_member(team_id: TeamId, body: AddMember) -> Membership:
 
 
 @route(app, "remove_member")
-def remove_member(team_id: TeamId, user_id: UserId) -> None:
+def remove_member(team_id: TeamId, user_id: UserId) -> Response[None]:
     """Remove a user (or myself) from one of my teams."""
     commands.remove_member(store(), caller(app), team_id, user_id)
+    return no_content()
 
 
 @route(app, "save_profile")

@@ -22,6 +22,7 @@ from local.api_events import LocalLambdaContext, claims_of, match_route, proxy_e
 from local.openapi import openapi_document, openapi_json, swagger_page
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+BODILESS = {HTTPStatus.NO_CONTENT, HTTPStatus.NOT_MODIFIED}
 
 
 class LocalGateway(ThreadingHTTPServer):
@@ -83,9 +84,17 @@ class _RequestHandler(BaseHTTPRequestHandler):
         self.send_response(status)
         for name, value in headers.items():
             self.send_header(name, value)
-        self.send_header("Content-Length", str(len(payload)))
+        if status in BODILESS:
+            payload = b""  # HTTP: no body and no Content-Length on these
+        else:
+            self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        """The access log line, with the request line clipped: a URL is no place for 10 KB."""
+        line = self.requestline if len(self.requestline) <= 200 else self.requestline[:200] + "…"
+        self.log_message('"%s" %s %s', line, str(code), str(size))
 
     # http.server dispatches on these names.
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle  # noqa: N815

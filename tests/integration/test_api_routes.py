@@ -14,6 +14,7 @@ from lambdas.idempotency import RECORD_PREFIX, RECORD_SHARDS
 from lambdas.routes import Group, Route
 from local.api_events import LocalLambdaContext, claims_of, proxy_event
 from tests.api_harness import Api
+from tests.people import new_api_user
 
 pytestmark = pytest.mark.integration
 
@@ -58,7 +59,7 @@ def test_errors_are_json_with_the_right_status(api: Api, alice: Caller) -> None:
     path = {"incident_id": incident_id}
     cases = [
         (api.call("create_incident", alice, body={"title": ""}), 400, "validation_error"),
-        (api.call("create_incident", alice, raw_body="{not json"), 400, "validation_error"),
+        (api.call("create_incident", alice, raw_body="{not json"), 400, "invalid_json"),
         (
             api.call("create_incident", alice, body={"title": "t", "extra": 1}),
             400,
@@ -120,7 +121,7 @@ def test_errors_are_json_with_the_right_status(api: Api, alice: Caller) -> None:
 
 
 def test_teams_and_membership_routes(api: Api, alice: Caller) -> None:
-    bob = Caller(alice.account_id, new_id("user"))
+    bob = new_api_user(api, alice.account_id)
     team = api.call("create_team", alice, body={"name": "SRE"})
     assert team.status == 201
     team_id = team.body["id"]
@@ -154,7 +155,7 @@ def test_teams_and_membership_routes(api: Api, alice: Caller) -> None:
 def test_participant_routes(api: Api, alice: Caller) -> None:
     created = create(api, alice)
     path = {"incident_id": created["summary"]["id"]}  # type: ignore[index]
-    carol = new_id("user")
+    carol = new_api_user(api, alice.account_id).user_id
     added = api.call(
         "add_participant", alice, path, body={"participant_id": carol, "role": "responder"}
     )

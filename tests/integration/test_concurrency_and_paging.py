@@ -22,6 +22,7 @@ from incidents.models import Role, Severity
 from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller, build_store, new_id
 from tests.api_harness import Api
+from tests.people import new_api_user, new_user
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -87,7 +88,9 @@ def test_updates_racing_new_participants_leave_no_stale_copy(
                         store,
                         alice,
                         incident_id,
-                        AddParticipant(participant_id=new_id("user"), role=Role.RESPONDER),
+                        AddParticipant(
+                            participant_id=new_user(store, alice.account_id), role=Role.RESPONDER
+                        ),
                     ),
                 )
                 for incident_id in incidents
@@ -108,7 +111,7 @@ def test_updates_racing_new_participants_leave_no_stale_copy(
 def test_my_teams_incidents_pages_to_the_end_each_incident_once(api: Api) -> None:
     rng = random.Random(11)
     account = new_id("acct")
-    creator, me = Caller(account, new_id("user")), Caller(account, new_id("user"))
+    creator, me = new_api_user(api, account), new_api_user(api, account)
     teams = [api.call("create_team", creator, body={"name": f"T{n}"}).body["id"] for n in range(3)]
     for team in teams:
         assert (

@@ -31,6 +31,7 @@ from incidents.models import Role, State, Status
 from incidents.requests import AddMember, AddParticipant, CreateIncident, CreateTeam, UpdateIncident
 from incidents.store import Caller, Store, new_id
 from incidents.team_commands import add_member, create_team, remove_member
+from tests.people import new_user
 
 pytestmark = pytest.mark.integration
 
@@ -43,7 +44,7 @@ def alice() -> Caller:
 def test_create_then_get_returns_summary_details_and_participants(
     store: Store, alice: Caller
 ) -> None:
-    bob = new_id("user")
+    bob = new_user(store, alice.account_id)
     team = create_team(store, alice, CreateTeam(name="SRE"))
     created = create_incident(
         store,
@@ -63,7 +64,7 @@ def test_create_then_get_returns_summary_details_and_participants(
 
 
 def test_lists_show_the_incident_to_every_participant(store: Store, alice: Caller) -> None:
-    bob = Caller(alice.account_id, new_id("user"))
+    bob = Caller(alice.account_id, new_user(store, alice.account_id))
     team = create_team(store, bob, CreateTeam(name="DBA"))
     created = create_incident(
         store, alice, CreateIncident(title="disk full", teams=[team.id], assignees=[bob.user_id])
@@ -105,7 +106,7 @@ def test_if_match_with_an_old_version_is_412(store: Store, alice: Caller) -> Non
 def test_add_and_remove_participants(store: Store, alice: Caller) -> None:
     created = create_incident(store, alice, CreateIncident(title="t"))
     incident_id = created.summary.id
-    carol = new_id("user")
+    carol = new_user(store, alice.account_id)
     add_participant(
         store, alice, incident_id, AddParticipant(participant_id=carol, role=Role.RESPONDER)
     )
@@ -142,7 +143,7 @@ def test_errors(store: Store, alice: Caller) -> None:
 
 
 def test_team_membership_rules(store: Store, alice: Caller) -> None:
-    bob = Caller(alice.account_id, new_id("user"))
+    bob = Caller(alice.account_id, new_user(store, alice.account_id))
     team = create_team(store, alice, CreateTeam(name="SRE"))
     with pytest.raises(ForbiddenError):
         team_incidents(store, bob, team.id, State.OPEN, PageRequest())

@@ -52,6 +52,44 @@ def test_garbage_is_rejected(garbage: str) -> None:
         CODEC.decode(garbage, "acct_1|user_1|/me/incidents")
 
 
+def _unused_low_bits_set() -> tuple[str, str]:
+    """A token whose last character has unused low bits, and the same bytes with them set."""
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    token = next(t for n in range(1, 8) if len(t := CODEC.encode("x" * n, "b")) % 4 in {2, 3})
+    spare = {2: 4, 3: 2}[len(token) % 4]
+    value = alphabet.index(token[-1]) | ((1 << spare) - 1)
+    return token, token[:-1] + alphabet[value]
+
+
+def test_unused_low_bits_do_not_make_another_valid_cursor() -> None:
+    token, variant = _unused_low_bits_set()
+    assert CODEC.decode(token, "b") == CODEC.decode(token, "b")
+    assert base64.urlsafe_b64decode(variant + "==") == base64.urlsafe_b64decode(token + "==")
+    assert variant != token
+    with pytest.raises(InvalidCursorError, match="canonical"):
+        CODEC.decode(variant, "b")
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        TOKEN + "!!!",
+        TOKEN[:5] + "." + TOKEN[5:],
+        TOKEN + "====",
+        TOKEN + "=",
+        " " + TOKEN,
+        TOKEN + "\n",
+        TOKEN[:3] + "+" + TOKEN[4:],
+        TOKEN[:3] + "/" + TOKEN[4:],
+    ],
+)
+def test_a_cursor_is_one_exact_string(variant: str) -> None:
+    """Python's base64 decoder forgives all of these; the codec does not."""
+    assert variant != TOKEN
+    with pytest.raises(InvalidCursorError):
+        CODEC.decode(variant, "acct_1|user_1|/me/incidents")
+
+
 def test_other_secret_is_rejected() -> None:
     with pytest.raises(InvalidCursorError):
         CursorCodec(b"x" * 32).decode(TOKEN, "acct_1|user_1|/me/incidents")

@@ -14,6 +14,7 @@ import base64
 import binascii
 import hashlib
 import hmac
+import re
 
 from dynashard.errors import InvalidCursorError
 
@@ -21,6 +22,7 @@ CURSOR_VERSION = 1
 MAC_BYTES = 16
 MIN_SECRET_BYTES = 32
 MAX_TOKEN_CHARS = 4096
+_ALPHABET = re.compile(r"[A-Za-z0-9_-]+")
 
 
 class CursorCodec:
@@ -46,10 +48,7 @@ class CursorCodec:
         """The state inside `token`; `InvalidCursorError` if it is malformed, altered or foreign."""
         if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_CHARS:
             raise InvalidCursorError("the cursor is empty or too long")
-        try:
-            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        except (binascii.Error, ValueError):
-            raise InvalidCursorError("the cursor is not valid base64url") from None
+        raw = _strict_b64decode(token)
         if len(raw) <= 1 + MAC_BYTES or raw[0] != CURSOR_VERSION:
             raise InvalidCursorError("the cursor is malformed or from an unsupported version")
         state, mac = raw[1:-MAC_BYTES], raw[-MAC_BYTES:]
@@ -59,3 +58,20 @@ class CursorCodec:
             return state.decode()
         except UnicodeDecodeError:
             raise InvalidCursorError("the cursor is malformed") from None
+
+
+def _strict_b64decode(token: str) -> bytes:
+    """The bytes of a token exactly as `encode` writes it: unpadded base64url, nothing else.
+
+    Python's decoder skips characters outside the alphabet and ignores the unused low bits
+    of the last character, so several strings would decode alike; a cursor is one string.
+    """
+    if not _ALPHABET.fullmatch(token):
+        raise InvalidCursorError("the cursor is not valid base64url")
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+    except (binascii.Error, ValueError):
+        raise InvalidCursorError("the cursor is not valid base64url") from None
+    if base64.urlsafe_b64encode(raw).rstrip(b"=").decode() != token:
+        raise InvalidCursorError("the cursor is not in canonical base64url")
+    return raw

@@ -117,7 +117,7 @@ class FanOutEngine:
         """One page of `query`; raises `InvalidCursorError` for a cursor it did not issue."""
         stats = PageStats(streams=len(query.streams))
         binding = query.cursor_binding()
-        state = self._codec.decode(query.cursor, binding) if query.cursor else None
+        state = None if query.cursor is None else self._codec.decode(query.cursor, binding)
         if query.strategy is Strategy.ORDERED:
             merged = self._ordered.page(
                 query.streams,

@@ -16,6 +16,7 @@ from botocore.exceptions import ClientError
 
 from dynashard import Item
 from incidents.errors import (
+    DomainError,
     NotFoundError,
     PreconditionFailedError,
     ThrottledError,
@@ -44,6 +45,7 @@ from incidents.keys import (
 from incidents.models import Incident, IncidentSummary, Participation, Role, Status, timestamp
 from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import MAX_TRANSACTION_ITEMS, Caller, Store, condition_failed, new_id
+from incidents.users import user_exists_check
 
 ADD_PARTICIPANT_ATTEMPTS = 5
 GROWTH_ATTEMPTS = 3
@@ -53,11 +55,17 @@ GROWTH_ATTEMPTS = 3
 def create_incident(store: Store, caller: Caller, request: CreateIncident) -> Incident:
     """Summary, details and every participation in one transaction, numbered per account."""
     participants = _participants(caller, request)
-    needed = 2 + len(participants) + len(request.teams)
+    teams = list(dict.fromkeys(request.teams))
+    checks = [
+        user_exists_check(store, caller.account_id, user)
+        for user in dict.fromkeys(request.assignees)
+        if user != caller.user_id
+    ]
+    needed = 2 + len(participants) + len(teams) + len(checks)
     if needed > MAX_TRANSACTION_ITEMS:
         raise TooManyParticipantsError(
-            f"{len(participants)} participants and {len(request.teams)} teams need {needed} "
-            f"writes; one transaction takes {MAX_TRANSACTION_ITEMS}"
+            f"{len(participants)} participants and {len(teams)} teams need {needed} "
+            f"operations; one transaction takes {MAX_TRANSACTION_ITEMS}"
         )
     body = details_body(request.details)
     now = timestamp(store.clock())
@@ -77,15 +85,16 @@ def create_incident(store: Store, caller: Caller, request: CreateIncident) -> In
         for pid, roles in participants.items()
     ]
     account = caller.account_id
-    failures = [None] * (2 + len(copies)) + [
-        NotFoundError(f"team {team} not found") for team in request.teams
-    ]
+    failures: list[DomainError | None] = [None] * (2 + len(copies))
+    failures += [NotFoundError(f"team {team} not found") for team in teams]
+    failures += [missing for _, missing in checks]
     for attempt in range(GROWTH_ATTEMPTS):
         summary_item, *other_items = new_incident_items(store, account, summary, body, copies)
         operations = [
             store.put_operation(summary_item, new=True),
             *[store.put_operation(item) for item in other_items],
-            *[store.exists_check(teams_partition(account), team) for team in request.teams],
+            *[store.exists_check(teams_partition(account), team) for team in teams],
+            *[check for check, _ in checks],
         ]
         try:
             store.transact(operations, failures)
@@ -192,6 +201,10 @@ def add_participant(
                 store.exists_check(teams_partition(caller.account_id), request.participant_id)
             )
             failures.append(NotFoundError(f"team {request.participant_id} not found"))
+        elif request.participant_id != caller.user_id:
+            check, missing = user_exists_check(store, caller.account_id, request.participant_id)
+            operations.append(check)
+            failures.append(missing)
         try:
             store.transact(operations, failures)
         except VersionConflictError:

@@ -12,7 +12,17 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, computed_field
 
-Id = Annotated[str, StringConstraints(pattern=r"^[a-z]+_[0-9A-Za-z]{27}$")]
+KSUID = r"[0-9A-Za-z]{27}"
+INCIDENT_ID = rf"^inc_{KSUID}$"
+TEAM_ID = rf"^team_{KSUID}$"
+USER_ID = rf"^user_{KSUID}$"
+PARTICIPANT_ID = rf"^(user|team)_{KSUID}$"
+ACCOUNT_ID = rf"^acct_{KSUID}$"
+IncidentId = Annotated[str, StringConstraints(pattern=INCIDENT_ID)]
+TeamId = Annotated[str, StringConstraints(pattern=TEAM_ID)]
+UserId = Annotated[str, StringConstraints(pattern=USER_ID)]
+ParticipantId = Annotated[str, StringConstraints(pattern=PARTICIPANT_ID)]
+"""A user or a team: both can take part in an incident."""
 Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
 
@@ -71,12 +81,12 @@ class IncidentSummary(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    id: Id
+    id: IncidentId
     number: int = Field(ge=1)
     title: Title
     status: Status
     severity: Severity
-    created_by: Id
+    created_by: UserId
     created_at: str
     updated_at: str
     version: int = Field(ge=1)
@@ -93,7 +103,7 @@ class Participation(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    participant_id: Id
+    participant_id: ParticipantId
     roles: list[Role]
     incident: IncidentSummary
 
@@ -111,9 +121,9 @@ class Team(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    id: Id
+    id: TeamId
     name: Name
-    created_by: Id
+    created_by: UserId
     created_at: str
 
 
@@ -122,8 +132,8 @@ class Membership(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    team_id: Id
-    user_id: Id
+    team_id: TeamId
+    user_id: UserId
     added_at: str
 
 
@@ -132,7 +142,7 @@ class User(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    id: Id
+    id: UserId
     name: Name
     email: Annotated[str, StringConstraints(max_length=254)] | None = None
 

@@ -6,15 +6,18 @@ from typing import Annotated, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from incidents.models import Id, Name, Role, Severity, Status, Title
+from incidents.models import (
+    Name,
+    ParticipantId,
+    Role,
+    Severity,
+    Status,
+    TeamId,
+    Title,
+    UserId,
+)
 
 MAX_LIST = 100
-
-
-def _check_prefix(ids: list[str], prefix: str, field: str) -> None:
-    wrong = [i for i in ids if not i.startswith(prefix)]
-    if wrong:
-        raise ValueError(f"{field} must be {prefix}... ids, got {wrong[:3]}")
 
 
 class CreateIncident(BaseModel):
@@ -26,14 +29,8 @@ class CreateIncident(BaseModel):
     severity: Severity = Severity.SEV3
     status: Status = Status.TRIGGERED
     details: dict[str, Any] = Field(default_factory=dict)
-    assignees: list[Id] = Field(default_factory=list, max_length=MAX_LIST)
-    teams: list[Id] = Field(default_factory=list, max_length=MAX_LIST)
-
-    @model_validator(mode="after")
-    def _ids_have_their_kind(self) -> Self:
-        _check_prefix(self.assignees, "user_", "assignees")
-        _check_prefix(self.teams, "team_", "teams")
-        return self
+    assignees: list[UserId] = Field(default_factory=list, max_length=MAX_LIST)
+    teams: list[TeamId] = Field(default_factory=list, max_length=MAX_LIST)
 
 
 class UpdateIncident(BaseModel):
@@ -57,7 +54,7 @@ class AddParticipant(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    participant_id: Id
+    participant_id: ParticipantId
     role: Role
 
     @model_validator(mode="after")
@@ -67,8 +64,6 @@ class AddParticipant(BaseModel):
             raise ValueError("the creator role is given at creation only")
         if is_team != (self.role is Role.TEAM):
             raise ValueError("teams join with role 'team'; users as 'assignee' or 'responder'")
-        if not is_team and not self.participant_id.startswith("user_"):
-            raise ValueError("participant_id must be a user_... or team_... id")
         return self
 
 
@@ -85,12 +80,7 @@ class AddMember(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    user_id: Id
-
-    @model_validator(mode="after")
-    def _is_user(self) -> Self:
-        _check_prefix([self.user_id], "user_", "user_id")
-        return self
+    user_id: UserId
 
 
 class SaveProfile(BaseModel):

@@ -14,6 +14,7 @@ from incidents.keys import (
 from incidents.models import Membership, Team, timestamp
 from incidents.requests import AddMember, CreateTeam
 from incidents.store import Caller, Store, new_id
+from incidents.users import user_exists_check
 
 MEMBER_PREFIX = "member#"
 
@@ -39,14 +40,17 @@ def add_member(store: Store, caller: Caller, team_id: str, request: AddMember) -
     membership = Membership(
         team_id=team_id, user_id=request.user_id, added_at=timestamp(store.clock())
     )
+    user_check, no_user = user_exists_check(store, caller.account_id, request.user_id)
     store.transact(
         [
             store.put_operation(membership_item(caller.account_id, membership), new=True),
             store.exists_check(teams_partition(caller.account_id), team_id),
+            user_check,
         ],
         [
             ConflictError(f"{request.user_id} is already a member of {team_id}"),
             NotFoundError(f"team {team_id} not found"),
+            no_user,
         ],
     )
     return membership

@@ -23,6 +23,17 @@ def profile_item(account: str, user: User) -> Item:
     return to_item(user, "user", {"PK": user_partition(account, user.id), "SK": PROFILE_SK})
 
 
+def user_exists_check(store: Store, account: str, user_id: str) -> tuple[Item, NotFoundError]:
+    """A transaction's check that `user_id` is a user of `account`, and the 404 if not.
+
+    A user belongs to an account once they have a profile there (``PUT /me``, or the
+    provisioning that creates their login): only then can they be assigned, added to an
+    incident or made a team member.
+    """
+    check = store.exists_check(user_partition(account, user_id), PROFILE_SK)
+    return check, NotFoundError(f"user {user_id} not found in this account")
+
+
 def get_profile(store: Store, caller: Caller, user_id: str) -> User:
     """A user's profile in the caller's account; 404 if they never saved one."""
     item = store.get(user_partition(caller.account_id, user_id), PROFILE_SK)

@@ -1,0 +1,73 @@
+"""Request bodies as JSON (RFC 8259) and nothing more, checked before any handler sees them.
+
+Python's ``json`` accepts ``NaN``, ``Infinity`` and numbers beyond float range (``1e999``
+becomes ``inf``), which DynamoDB cannot store, and strings with lone surrogates, which no
+UTF-8 encoder writes; nesting deeper than DynamoDB's 32 levels could never be stored either.
+Each is a 400 naming where it is, from the one deserializer every resolver uses.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from incidents.errors import DomainError
+
+MAX_DEPTH = 32
+"""DynamoDB's limit on nested attributes."""
+
+
+class InvalidJsonError(DomainError):
+    """A body that is not JSON a DynamoDB item can hold."""
+
+    code = "invalid_json"
+
+
+def strict_json(text: str | bytes) -> Any:
+    """Parse a request body, refusing what JSON or DynamoDB does not allow (400)."""
+    try:
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise InvalidJsonError(f"the body is nested deeper than {MAX_DEPTH} levels") from None
+    except json.JSONDecodeError as error:
+        raise InvalidJsonError(
+            f"the body is not JSON: {error.msg} at character {error.pos}"
+        ) from None
+    except ValueError as error:  # integers beyond Python's digit limit
+        raise InvalidJsonError(f"the body is not JSON a table can hold: {error}") from None
+    _check(value, "body", 0)
+    return value
+
+
+def _no_constant(name: str) -> float:
+    raise InvalidJsonError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if math.isinf(number):
+        raise InvalidJsonError(f"the number {text[:20]} is out of range")
+    return number
+
+
+def _check(value: Any, where: str, depth: int) -> None:
+    """Every string valid Unicode, nesting within `MAX_DEPTH`."""
+    if depth > MAX_DEPTH:
+        raise InvalidJsonError(f"{where} is nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, str):
+        _check_text(value, where)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_text(key, f"{where} (a key)")
+            _check(item, f"{where}.{key[:40]}", depth + 1)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check(item, f"{where}[{index}]", depth + 1)
+
+
+def _check_text(text: str, where: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidJsonError(f"{where} holds a lone surrogate (not valid Unicode)") from None
