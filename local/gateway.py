@@ -29,6 +29,8 @@ class LocalGateway(ThreadingHTTPServer):
     """An HTTP server whose requests go to the Lambda handlers of the route table."""
 
     daemon_threads = True
+    request_queue_size = 128
+    """Listen backlog; socketserver's default of 5 resets connections under modest load."""
 
     def __init__(
         self,

@@ -22,6 +22,8 @@ class Reply:
     status: int
     body: Any
     headers: dict[str, str]
+    text: str = ""
+    """The body exactly as the handler sent it."""
 
 
 class Api:
@@ -58,5 +60,8 @@ class Api:
         response = self.handlers[route.group](event, LocalLambdaContext())
         text = response.get("body") or ""
         return Reply(
-            response["statusCode"], json.loads(text) if text else None, response.get("headers", {})
+            response["statusCode"],
+            json.loads(text) if text else None,
+            response.get("headers", {}),
+            text,
         )

@@ -1,0 +1,91 @@
+"""The local gateway over real HTTP: bodiless 204s on keep-alive connections, one event per
+container under concurrent mixed-tenant load, and cursors as they arrive in a URL."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import random
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import pytest
+
+from tests.e2e.conftest import LocalApi
+
+pytestmark = pytest.mark.integration
+THREADS, REQUESTS = 32, 500
+
+
+def connection(api: LocalApi) -> http.client.HTTPConnection:
+    url = urlsplit(api.url)
+    return http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=60)
+
+
+def exchange(
+    conn: http.client.HTTPConnection, method: str, path: str, token: str, body: Any = None
+) -> tuple[int, bytes]:
+    """One request on an open (keep-alive) connection."""
+    payload = json.dumps(body) if body is not None else None
+    headers = {"Authorization": token, "Content-Type": "application/json"}
+    conn.request(method, path, body=payload, headers=headers)
+    response = conn.getresponse()
+    return response.status, response.read()
+
+
+def test_a_204_leaves_a_keep_alive_connection_usable(local_api: LocalApi) -> None:
+    token = local_api.token(0, 0)
+    status, created = local_api.request("POST", "/teams", token, {"name": "keep-alive"})
+    assert status == 201
+    team, member = created["id"], local_api.user_id(0, 1)
+    assert local_api.request("POST", f"/teams/{team}/members", token, {"user_id": member})[0] == 201
+    conn = connection(local_api)
+    try:
+        status, body = exchange(conn, "DELETE", f"/teams/{team}/members/{member}", token)
+        assert (status, body) == (204, b"")
+        status, body = exchange(conn, "GET", "/me/teams", token)  # same connection
+        assert status == 200
+        assert team in [t["id"] for t in json.loads(body)["items"]]
+    finally:
+        conn.close()
+
+
+def test_concurrent_mixed_tenant_requests_each_get_their_own_answer(local_api: LocalApi) -> None:
+    """Before, one shared resolver answered POST /teams with 200 and GET /me/teams with 201."""
+    callers = [(a, u) for a in range(2) for u in range(3)]
+    rng = random.Random(5)
+    plan = [(rng.choice(callers), rng.random() < 0.5, n) for n in range(REQUESTS)]
+
+    def one(step: tuple[tuple[int, int], bool, int]) -> str | None:
+        (account, user), create, n = step
+        token, user_id = local_api.token(account, user), local_api.user_id(account, user)
+        if create:
+            status, body = local_api.request("POST", "/teams", token, {"name": f"c{n}"})
+            if status != 201 or body["created_by"] != user_id or body["name"] != f"c{n}":
+                return f"POST /teams as {user_id}: {status} {body}"
+            return None
+        status, body = local_api.request("GET", "/me/teams", token)
+        account_teams = set(local_api.accounts[account]["teams"])
+        foreign = [t for t in body.get("items", []) if t["id"] not in account_teams
+                   and t["created_by"] != user_id]  # fmt: skip
+        if status != 200 or foreign:
+            return f"GET /me/teams as {user_id}: {status}, not theirs: {foreign[:2]}"
+        return None
+
+    with ThreadPoolExecutor(THREADS) as pool:
+        problems = [p for p in pool.map(one, plan) if p]
+    assert problems == [], f"{len(problems)} of {REQUESTS}: {problems[:3]}"
+
+
+@pytest.mark.parametrize("mangle", ["{}!!!", "%20{}", "{}%0A", "{}====", ""])
+def test_cursor_variants_in_the_url_are_invalid_cursor(local_api: LocalApi, mangle: str) -> None:
+    token = local_api.token(0, 0)
+    status, page = local_api.request("GET", "/incidents?state=CLOSED&limit=2", token)
+    assert status == 200
+    cursor = quote(page["next_cursor"], safe="")
+    query = mangle.format(cursor) if mangle else ""
+    status, body = local_api.request(
+        "GET", f"/incidents?state=CLOSED&limit=2&cursor={query}", token
+    )
+    assert (status, body["code"]) == (400, "invalid_cursor")
