@@ -28,7 +28,6 @@ from dynashard import error_code
 from incidents.table import TABLE_SCHEMA
 from lambdas.routes import Group
 from local.clients import create_table, local_client, use_local_credentials
-from local.containers import Containers
 from local.demo_data import DemoAccount, DemoSize, callers, prepare_demo
 from local.embedded_dynamodb import Engine, backend_from_env, local_engine
 from local.gateway import LocalGateway
@@ -118,7 +117,7 @@ def main() -> None:
         store = runtime.store()
         reseed = os.environ.get("DEMO_RESEED") == "1"
         accounts = prepare_demo(store, DemoSize.from_env(), reseed=reseed)
-        handlers = {g: Containers(f"lambdas.{g.value}").invoke for g in Group}
+        handlers = {g: importlib.import_module(f"lambdas.{g.value}").handler for g in Group}
         gateway = LocalGateway(("127.0.0.1", port), handlers, callers(accounts))
         stack.callback(gateway.server_close)
         url = f"http://127.0.0.1:{gateway.server_address[1]}"

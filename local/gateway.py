@@ -4,12 +4,19 @@ handlers, their responses back out.
 Requests are matched against the shared route table, and the Cognito authorizer is
 emulated with dev tokens: ``Authorization: <token>`` (or ``Bearer <token>``) becomes
 the same claims the deployed API passes on; anything else is a 401, as in the cloud.
+
+Connections are served on threads, but the handlers see one event at a time, as a Lambda
+container does: Powertools keeps the event being served on the ``BaseRouter`` class
+(``current_event``, ``lambda_context``), shared by every resolver of the process, so two
+events in flight would read each other's identity. Each page still fans out on its own
+thread pool.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import threading
 from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -40,6 +47,7 @@ class LocalGateway(ThreadingHTTPServer):
     ) -> None:
         super().__init__(address, _RequestHandler)
         self.handlers = dict(handlers)
+        self._one_event = threading.Lock()
         self.tokens = dict(tokens)
         document = openapi_document()
         self.openapi = openapi_json(document)
@@ -69,7 +77,8 @@ class LocalGateway(ThreadingHTTPServer):
             body=body.decode() if body else None,
             claims=claims_of(caller),
         )
-        response = self.handlers[route.group](event, LocalLambdaContext())
+        with self._one_event:
+            response = self.handlers[route.group](event, LocalLambdaContext())
         return _from_proxy_response(response)
 
 

@@ -42,6 +42,9 @@ def test_make_dev_serves_on_dynamodb_local_and_ctrl_c_ends_the_jvm(tmp_path: Pat
         assert len(jvms) == 1, "local.dev started its own DynamoDB Local"
         listed = call(running, "GET", "/me/teams/incidents?state=OPEN&limit=25")
         assert listed["items"]
+        call(running, "POST", "/incidents", {"title": "first command"})  # every group once
+        call(running, "GET", "/me/teams")
+        assert "Warning" not in running.log_tail(100_000), "no warning on first requests"
         assert running.interrupt() == 0, running.log_tail()
     assert not set(jvms) & set(running_jvms())
 
