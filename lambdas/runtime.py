@@ -19,11 +19,14 @@ from aws_lambda_powertools.utilities import parameters
 
 from dynashard import GrowthEvent, PageStats, client_config
 from incidents.store import Store, build_store
+from lambdas.settings import ShardSettings
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 MAX_WORKERS = 16
+SHARDS = ShardSettings.from_environment(os.environ)
+"""Read at cold start: a bad stage setting stops the container here, before any request."""
 logger = Logger(service="incidents")
 tracer = Tracer(service="incidents")
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "Incidents"))
@@ -61,7 +64,15 @@ def store() -> Store:
 
 @functools.lru_cache(maxsize=1)
 def _store_for(table: str, secret: bytes) -> Store:
-    return build_store(dynamodb(), table, secret, on_growth=report_growth, max_workers=MAX_WORKERS)
+    return build_store(
+        dynamodb(),
+        table,
+        secret,
+        config=SHARDS.shard_config(),
+        participant_policy=SHARDS.participants(),
+        on_growth=report_growth,
+        max_workers=MAX_WORKERS,
+    )
 
 
 def report_growth(event: GrowthEvent) -> None:

@@ -8,15 +8,14 @@ counts may only grow by doubling (readers always cover the configured count).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_logs as logs
 
-from dynashard import GrowthPolicy, WeightedShards, validate_shard_count
 from incidents.keys import DEFAULT_STATE_SHARDS, DEFAULT_SUMMARY_SHARDS
+from lambdas.settings import ShardSettings
 
 REMOVAL_POLICIES = {"retain": RemovalPolicy.RETAIN, "destroy": RemovalPolicy.DESTROY}
 
@@ -42,25 +41,25 @@ class StageConfig:
             raise ValueError(
                 f"stages.{self.stage}.removalPolicy must be one of {sorted(REMOVAL_POLICIES)}"
             )
-        validate_shard_count(self.summary_shards)
-        WeightedShards(self.state_shards)
-        GrowthPolicy(
-            default_count=self.participant_default_shards, max_count=self.participant_max_shards
-        )
+        self.shards()  # raises on counts the functions would refuse at cold start
         if self.log_retention not in logs.RetentionDays.__members__:
             raise ValueError(
                 f"stages.{self.stage}.logRetention must name a logs.RetentionDays member "
                 f"(ONE_WEEK, ONE_MONTH, ONE_YEAR, ...), got {self.log_retention!r}"
             )
 
+    def shards(self) -> ShardSettings:
+        """The stage's shard settings, as the functions will read them."""
+        return ShardSettings(
+            summary_shards=self.summary_shards,
+            state_shards=self.state_shards,
+            participant_default_shards=self.participant_default_shards,
+            participant_max_shards=self.participant_max_shards,
+        )
+
     def lambda_environment(self) -> dict[str, str]:
-        """What `lambdas.runtime` reads to build the same shard configuration."""
-        return {
-            "SUMMARY_SHARDS": str(self.summary_shards),
-            "STATE_SHARDS": json.dumps(self.state_shards, sort_keys=True),
-            "PARTICIPANT_DEFAULT_SHARDS": str(self.participant_default_shards),
-            "PARTICIPANT_MAX_SHARDS": str(self.participant_max_shards),
-        }
+        """What `lambdas.settings` reads back at cold start to build the same store."""
+        return self.shards().to_environment()
 
     @property
     def removal(self) -> RemovalPolicy:

@@ -4,14 +4,17 @@ asset bundling, once per stage and test module."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Template
 
 from app import build
+from lambdas.routes import Group
 
 CDK_JSON = Path(__file__).resolve().parents[2] / "cdk.json"
 
@@ -38,6 +41,19 @@ def synthesize(
     data, api = build(app)
     assembly = app.synth()
     return Synthesized(Template.from_stack(data), Template.from_stack(api), assembly)
+
+
+def resources(synth: Synthesized, kind: str) -> Mapping[str, Any]:
+    return synth.api.find_resources(kind)
+
+
+def function_of(synth: Synthesized, group: Group) -> tuple[str, Mapping[str, Any]]:
+    (found,) = [
+        (logical, resource)
+        for logical, resource in resources(synth, "AWS::Lambda::Function").items()
+        if resource["Properties"]["Handler"] == group.handler
+    ]
+    return found
 
 
 @pytest.fixture(scope="module")

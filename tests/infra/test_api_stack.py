@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,20 +17,7 @@ from app import build
 from incidents.table import TABLE_SCHEMA
 from lambdas.routes import ROUTES, Group
 from stacks.permissions import INDEX_READERS, TABLE_ACTIONS
-from tests.infra.conftest import Synthesized
-
-
-def resources(synth: Synthesized, kind: str) -> Mapping[str, Any]:
-    return synth.api.find_resources(kind)
-
-
-def function_of(synth: Synthesized, group: Group) -> tuple[str, Mapping[str, Any]]:
-    (found,) = [
-        (logical, resource)
-        for logical, resource in resources(synth, "AWS::Lambda::Function").items()
-        if resource["Properties"]["Handler"] == group.handler
-    ]
-    return found
+from tests.infra.conftest import Synthesized, function_of, resources
 
 
 def test_one_function_per_group_on_python_313_arm64_with_the_layer(dev: Synthesized) -> None:

@@ -1,0 +1,120 @@
+"""The stage's shard settings, from the functions' environment to the store, checked at cold start.
+
+The CDK stack writes them (`to_environment`, from ``cdk.json``'s stage) and the functions read
+them back (`from_environment`), so both directions live here. Shard counts are part of the
+data's address: a value that is not a power of two, or a state without a count, would send
+writes where no reader looks, so a bad value stops the container at import with a message
+that names the variable, instead of serving from a wrong key space.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from dynashard import GrowthPolicy, WeightedShards, validate_shard_count
+from incidents.keys import DEFAULT_STATE_SHARDS, DEFAULT_SUMMARY_SHARDS, ShardConfig
+from incidents.models import State
+
+SUMMARY_SHARDS = "SUMMARY_SHARDS"
+STATE_SHARDS = "STATE_SHARDS"
+PARTICIPANT_DEFAULT_SHARDS = "PARTICIPANT_DEFAULT_SHARDS"
+PARTICIPANT_MAX_SHARDS = "PARTICIPANT_MAX_SHARDS"
+
+
+class SettingsError(ValueError):
+    """A setting in the environment that the functions must not run with."""
+
+
+@dataclass(frozen=True)
+class ShardSettings:
+    """Summary and state shard counts, and how far participants' counts may grow."""
+
+    summary_shards: int = DEFAULT_SUMMARY_SHARDS
+    state_shards: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_STATE_SHARDS))
+    participant_default_shards: int = 1
+    participant_max_shards: int = 64
+
+    def __post_init__(self) -> None:
+        try:
+            validate_shard_count(self.summary_shards)
+        except ValueError as error:
+            raise SettingsError(f"{SUMMARY_SHARDS}: {error}") from None
+        states = {state.value for state in State}
+        if set(self.state_shards) != states:
+            raise SettingsError(
+                f"{STATE_SHARDS} must give a count for exactly {sorted(states)}, "
+                f"got {sorted(self.state_shards)}"
+            )
+        try:
+            WeightedShards(self.state_shards)
+        except ValueError as error:
+            raise SettingsError(f"{STATE_SHARDS}: {error}") from None
+        try:
+            self.participants()
+        except ValueError as error:
+            raise SettingsError(
+                f"{PARTICIPANT_DEFAULT_SHARDS} / {PARTICIPANT_MAX_SHARDS}: {error}"
+            ) from None
+
+    def shard_config(self) -> ShardConfig:
+        """The fixed counts the keys are built with."""
+        return ShardConfig(
+            summary_shards=self.summary_shards, state_shards=WeightedShards(self.state_shards)
+        )
+
+    def participants(self) -> GrowthPolicy:
+        """The dynamic counts' policy for participants' partitions."""
+        return GrowthPolicy(
+            default_count=self.participant_default_shards, max_count=self.participant_max_shards
+        )
+
+    def to_environment(self) -> dict[str, str]:
+        """The functions' environment variables (what the CDK stack sets)."""
+        return {
+            SUMMARY_SHARDS: str(self.summary_shards),
+            STATE_SHARDS: json.dumps(dict(self.state_shards), sort_keys=True),
+            PARTICIPANT_DEFAULT_SHARDS: str(self.participant_default_shards),
+            PARTICIPANT_MAX_SHARDS: str(self.participant_max_shards),
+        }
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str]) -> ShardSettings:
+        """The settings in `env`; a variable that is absent takes its default (local runs)."""
+        defaults = cls()
+        return cls(
+            summary_shards=_integer(env, SUMMARY_SHARDS, defaults.summary_shards),
+            state_shards=_counts(env, STATE_SHARDS, defaults.state_shards),
+            participant_default_shards=_integer(
+                env, PARTICIPANT_DEFAULT_SHARDS, defaults.participant_default_shards
+            ),
+            participant_max_shards=_integer(
+                env, PARTICIPANT_MAX_SHARDS, defaults.participant_max_shards
+            ),
+        )
+
+
+def _integer(env: Mapping[str, str], name: str, default: int) -> int:
+    text = env.get(name)
+    if text is None:
+        return default
+    if not text.strip().isdecimal():
+        raise SettingsError(f"{name} must be a whole number, got {text[:40]!r}")
+    return int(text)
+
+
+def _counts(env: Mapping[str, str], name: str, default: Mapping[str, int]) -> dict[str, int]:
+    text = env.get(name)
+    if text is None:
+        return dict(default)
+    try:
+        counts = json.loads(text)
+    except json.JSONDecodeError:
+        raise SettingsError(f"{name} must be a JSON object of counts, got {text[:60]!r}") from None
+    valid = isinstance(counts, dict) and all(
+        isinstance(count, int) and not isinstance(count, bool) for count in counts.values()
+    )
+    if not valid:
+        raise SettingsError(f"{name} must map each state to a whole number, got {text[:60]!r}")
+    return {str(state): int(count) for state, count in counts.items()}
