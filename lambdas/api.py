@@ -4,13 +4,22 @@ the caller taken from the authorizer's claims, and routes registered from the ro
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from typing import Any, TypeVar
 
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler import (
+    APIGatewayRestResolver,
+    CORSConfig,
+    Response,
+    content_types,
+)
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -28,8 +37,9 @@ from incidents.errors import DomainError
 from incidents.models import ACCOUNT_ID, USER_ID
 from incidents.store import Caller
 from lambdas.json_body import strict_json
-from lambdas.routes import ROUTES, resolver_rule
+from lambdas.routes import REQUEST_HEADERS, ROUTES, resolver_rule
 from lambdas.runtime import logger, metrics, tracer
+from lambdas.settings import allowed_origins
 
 ACCOUNT_CLAIM = "custom:account_id"
 USER_CLAIM = "custom:user_id"
@@ -39,6 +49,7 @@ _USER_PATTERN = re.compile(USER_ID)
 MAX_MESSAGE = 300
 """Characters of an error message at most: enough to say what is wrong, never a payload."""
 MAX_LOCATION_PART = 40
+CORS_MAX_AGE_SECONDS = 3600
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -57,7 +68,8 @@ ERROR_STATUSES = {
     404: "not found in your account",
     409: "concurrent change, duplicate, or Idempotency-Key reused",
     412: "If-Match is not the current version",
-    413: "incident details too large",
+    413: "incident details too large, or a request body above 6 MB",
+    415: "the body is not JSON (application/json)",
     429: "throttled; retry with back-off",
     500: "internal error",
 }
@@ -132,12 +144,17 @@ def _unexpected(_: Exception) -> Response[str]:
     return error_response(500, "internal_error", "internal error")
 
 
+def _unsupported(_: Exception) -> Response[str]:
+    return error_response(415, "unsupported_media_type", "send the body as application/json")
+
+
 def _no_route(_: Exception) -> Response[str]:
     return error_response(404, "not_found", "no such route")
 
 
 ERROR_HANDLERS: list[tuple[type[Exception] | list[type[Exception]], Callable[..., Any]]] = [
     (DomainError, _domain),
+    (RequestUnsupportedContentType, _unsupported),
     (RequestValidationError, _invalid),
     (InvalidCursorError, _cursor),
     ([WriteThrottledError, StreamFailedError], _throttled),
@@ -148,11 +165,27 @@ ERROR_HANDLERS: list[tuple[type[Exception] | list[type[Exception]], Callable[...
 """Powertools picks the handler of the most specific class in the error's MRO."""
 
 
+def cors_config(env: Mapping[str, str]) -> CORSConfig | None:
+    """CORS for the stage's browser origins: every response the handlers send (success or
+    error) names the caller's origin when it is allowed; none configured, no CORS headers."""
+    origins = allowed_origins(env)
+    if not origins:
+        return None
+    return CORSConfig(
+        allow_origin=origins[0],
+        extra_origins=origins[1:],
+        allow_headers=REQUEST_HEADERS,
+        max_age=CORS_MAX_AGE_SECONDS,
+    )
+
+
 def new_resolver(
     extra_handlers: list[tuple[type[Exception], Callable[..., Any]]] | None = None,
 ) -> APIGatewayRestResolver:
     """A REST API resolver with request/response validation and the API's error mapping."""
-    app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=strict_json)
+    app = APIGatewayRestResolver(
+        enable_validation=True, json_body_deserializer=strict_json, cors=cors_config(os.environ)
+    )
     for exception, handle in [*ERROR_HANDLERS, *(extra_handlers or [])]:
         app.exception_handler(exception)(handle)
     app.not_found(_no_route)

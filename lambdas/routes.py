@@ -21,6 +21,10 @@ class Group(StrEnum):
         return f"lambdas.{self.value}.handler"
 
 
+REQUEST_HEADERS = ["Authorization", "Content-Type", "Idempotency-Key", "If-Match"]
+"""Headers a browser page sends to the API (what CORS must allow)."""
+
+
 @dataclass(frozen=True)
 class Route:
     """One method on one path (API Gateway syntax for path parameters: ``{id}``)."""

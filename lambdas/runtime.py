@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import warnings
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 MAX_WORKERS = 16
+warnings.filterwarnings("ignore", message="No application metrics to publish", category=UserWarning)
+"""Commands and team routes emit no metric; Powertools would warn on each such invocation."""
 SHARDS = ShardSettings.from_environment(os.environ)
 """Read at cold start: a bad stage setting stops the container here, before any request."""
 logger = Logger(service="incidents")

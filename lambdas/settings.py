@@ -10,7 +10,7 @@ that names the variable, instead of serving from a wrong key space.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from dynashard import GrowthPolicy, WeightedShards, validate_shard_count
@@ -21,6 +21,7 @@ SUMMARY_SHARDS = "SUMMARY_SHARDS"
 STATE_SHARDS = "STATE_SHARDS"
 PARTICIPANT_DEFAULT_SHARDS = "PARTICIPANT_DEFAULT_SHARDS"
 PARTICIPANT_MAX_SHARDS = "PARTICIPANT_MAX_SHARDS"
+CORS_ALLOWED_ORIGINS = "CORS_ALLOWED_ORIGINS"
 
 
 class SettingsError(ValueError):
@@ -118,3 +119,22 @@ def _counts(env: Mapping[str, str], name: str, default: Mapping[str, int]) -> di
     if not valid:
         raise SettingsError(f"{name} must map each state to a whole number, got {text[:60]!r}")
     return {str(state): int(count) for state, count in counts.items()}
+
+
+def origins_environment(origins: Sequence[str]) -> dict[str, str]:
+    """The browser origins allowed to read responses, as the functions' environment."""
+    return {CORS_ALLOWED_ORIGINS: json.dumps(list(origins))} if origins else {}
+
+
+def allowed_origins(env: Mapping[str, str]) -> list[str]:
+    """The origins in `env` (none: no CORS headers at all)."""
+    text = env.get(CORS_ALLOWED_ORIGINS)
+    if not text:
+        return []
+    try:
+        origins = json.loads(text)
+    except json.JSONDecodeError:
+        origins = None
+    if not (isinstance(origins, list) and all(isinstance(o, str) and o for o in origins)):
+        raise SettingsError(f"{CORS_ALLOWED_ORIGINS} must be a JSON list of origins")
+    return origins

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 DEFAULT_TABLE = "incidents-local"
+CDK_JSON = Path(__file__).resolve().parents[1] / "cdk.json"
 
 
 def ensure_table(client: DynamoDBClient, table_name: str) -> None:
@@ -60,8 +61,17 @@ def configure_handlers(endpoint: str, table_name: str) -> None:
             "POWERTOOLS_METRICS_DISABLED": "true",
             "POWERTOOLS_TRACE_DISABLED": "true",
             "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
+            "CORS_ALLOWED_ORIGINS": os.environ.get("CORS_ALLOWED_ORIGINS")
+            or json.dumps(dev_stage_origins()),
         }
     )
+
+
+def dev_stage_origins() -> list[str]:
+    """The browser origins the deployed dev stage allows (``cdk.json``), allowed locally too."""
+    context = json.loads(CDK_JSON.read_text())["context"]
+    origins: list[str] = context["stages"]["dev"].get("corsOrigins", [])
+    return origins
 
 
 def banner(url: str, engine: Engine, accounts: list[DemoAccount]) -> str:

@@ -16,20 +16,29 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import threading
 from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import SplitResult, parse_qs, unquote, urlsplit
 
 from incidents.store import Caller
-from lambdas.routes import Group
+from lambdas.routes import REQUEST_HEADERS, ROUTES, Group
+from lambdas.settings import allowed_origins
 from local.api_events import LocalLambdaContext, claims_of, match_route, proxy_event
 from local.openapi import openapi_document, openapi_json, swagger_page
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 BODILESS = {HTTPStatus.NO_CONTENT, HTTPStatus.NOT_MODIFIED}
+MAX_GATEWAY_PAYLOAD = 10 * 1024 * 1024
+"""API Gateway's limit on a request: above it, 413 without reading the body."""
+MAX_LAMBDA_PAYLOAD = 6 * 1024 * 1024
+"""A synchronous Lambda invocation's payload limit (the body is most of the event)."""
+TOO_LARGE = "the request body is above the API's limit (6 MB)"
+PREFLIGHT_MAX_AGE = 3600
+JSON, HTML = "application/json", "text/html; charset=utf-8"
 
 
 class LocalGateway(ThreadingHTTPServer):
@@ -49,19 +58,42 @@ class LocalGateway(ThreadingHTTPServer):
         self.handlers = dict(handlers)
         self._one_event = threading.Lock()
         self.tokens = dict(tokens)
+        self.origins = allowed_origins(os.environ)
         document = openapi_document()
-        self.openapi = openapi_json(document)
-        self.swagger = swagger_page(document)
+        openapi = (200, {"Content-Type": "application/json"}, openapi_json(document).encode())
+        swagger = (
+            200,
+            {"Content-Type": "text/html; charset=utf-8"},
+            swagger_page(document).encode(),
+        )
+        self.documents = {"/openapi.json": openapi, "/docs": swagger, "/docs/": swagger}
 
     def respond(
         self, method: str, target: str, headers: Mapping[str, str], body: bytes
     ) -> tuple[int, dict[str, str], bytes]:
-        """Status, headers and body for one request."""
+        """Status, headers and body for one request; CORS as the deployed API adds it."""
+        status, answer, payload = self._answer(method, target, headers, body)
+        origin = _header(headers, "Origin")
+        if origin in self.origins and "Access-Control-Allow-Origin" not in answer:
+            answer = {**answer, "Access-Control-Allow-Origin": origin, "Vary": "Origin"}
+        return status, answer, payload
+
+    def _answer(
+        self, method: str, target: str, headers: Mapping[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
         url = urlsplit(target)
-        if method == "GET" and url.path == "/openapi.json":
-            return 200, {"Content-Type": "application/json"}, self.openapi.encode()
-        if method == "GET" and url.path in {"/docs", "/docs/"}:
-            return 200, {"Content-Type": "text/html; charset=utf-8"}, self.swagger.encode()
+        if len(body) > MAX_LAMBDA_PAYLOAD:
+            return _error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "payload_too_large", TOO_LARGE)
+        if method == "OPTIONS":
+            return _preflight(url.path)
+        if method == "GET" and url.path in self.documents:
+            return self.documents[url.path]
+        return self._invoke(method, url, headers, body)
+
+    def _invoke(
+        self, method: str, url: SplitResult, headers: Mapping[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        """The route's handler, behind the emulated authorizer."""
         found = match_route(method, url.path)
         if found is None:
             return _error(HTTPStatus.NOT_FOUND, "not_found", "no such route")
@@ -74,7 +106,7 @@ class LocalGateway(ThreadingHTTPServer):
             {name: unquote(value) for name, value in parameters.items()},
             query=parse_qs(url.query, keep_blank_values=True),
             headers=headers,
-            body=body.decode() if body else None,
+            body=body.decode(errors="replace") if body else None,  # as API Gateway passes it
             claims=claims_of(caller),
         )
         with self._one_event:
@@ -87,17 +119,23 @@ class _RequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def _handle(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
-        status, headers, payload = self.server.respond(
-            self.command, self.path, dict(self.headers.items()), body
-        )
+        length = _content_length(self.headers.get("Content-Length"))
+        if length is None or length > MAX_GATEWAY_PAYLOAD:
+            self.close_connection = True  # the body is not read: the connection cannot go on
+            status, headers, payload = _error(
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "payload_too_large", TOO_LARGE
+            )
+        else:
+            body = self.rfile.read(length) if length else b""
+            status, headers, payload = self.server.respond(
+                self.command, self.path, dict(self.headers.items()), body
+            )
         self.send_response(status)
         for name, value in headers.items():
             self.send_header(name, value)
-        if status in BODILESS:
-            payload = b""  # HTTP: no body and no Content-Length on these
-        else:
+        if status in BODILESS or self.command == "HEAD":
+            payload = b""  # HTTP: no body on these (and no Content-Length on a 204)
+        if status not in BODILESS:
             self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
@@ -107,18 +145,48 @@ class _RequestHandler(BaseHTTPRequestHandler):
         line = self.requestline if len(self.requestline) <= 200 else self.requestline[:200] + "…"
         self.log_message('"%s" %s %s', line, str(code), str(size))
 
-    # http.server dispatches on these names.
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle  # noqa: N815
+    def __getattr__(self, name: str) -> Any:
+        """http.server looks up ``do_<METHOD>``; every method goes through the route table, so
+        HEAD, TRACE or a made-up method is a JSON 404 as on API Gateway, not a 501."""
+        if name.startswith("do_"):
+            return self._handle
+        raise AttributeError(name)
+
+
+def _header(headers: Mapping[str, str], name: str) -> str:
+    return next((v for k, v in headers.items() if k.lower() == name.lower()), "")
 
 
 def _token(headers: Mapping[str, str]) -> str:
-    value = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
-    return value.removeprefix("Bearer ").strip()
+    return _header(headers, "Authorization").removeprefix("Bearer ").strip()
+
+
+def _content_length(value: str | None) -> int | None:
+    """The declared body size; None if it is not a number (the request is refused)."""
+    if value is None:
+        return 0
+    return int(value) if value.strip().isdecimal() else None
+
+
+def _preflight(path: str) -> tuple[int, dict[str, str], bytes]:
+    """A CORS preflight, answered by the gateway as API Gateway's mock integration does."""
+    methods = sorted({r.method for r in ROUTES.values() if match_route(r.method, path)})
+    if not methods:
+        return _error(HTTPStatus.NOT_FOUND, "not_found", "no such route")
+    return (
+        204,
+        {
+            "Access-Control-Allow-Methods": ",".join([*methods, "OPTIONS"]),
+            "Access-Control-Allow-Headers": ",".join(REQUEST_HEADERS),
+            "Access-Control-Max-Age": str(PREFLIGHT_MAX_AGE),
+        },
+        b"",
+    )
 
 
 def _error(status: HTTPStatus, code: str, message: str) -> tuple[int, dict[str, str], bytes]:
     body = json.dumps({"code": code, "message": message}).encode()
-    return status.value, {"Content-Type": "application/json"}, body
+    return status.value, {"Content-Type": JSON}, body
 
 
 def _from_proxy_response(response: Mapping[str, Any]) -> tuple[int, dict[str, str], bytes]:

@@ -21,7 +21,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from lambdas.routes import ROUTES, Group
+from lambdas.routes import REQUEST_HEADERS, ROUTES, Group
 from stacks.config import StageConfig
 from stacks.monitoring import Monitoring
 from stacks.nag import (
@@ -43,7 +43,22 @@ ROOT = Path(__file__).resolve().parent.parent
 MEMORY_MB = {Group.INCIDENT_QUERIES: 1024, Group.INCIDENT_COMMANDS: 512, Group.TEAMS: 512}
 """Lists fan out over up to 16 threads: more memory buys the CPU to merge them."""
 METRICS_NAMESPACE = "Incidents"
-CORS_HEADERS = ["Authorization", "Content-Type", "Idempotency-Key", "If-Match"]
+GATEWAY_ERRORS: dict[apigw.ResponseType, tuple[str, str | None]] = {
+    apigw.ResponseType.UNAUTHORIZED: ("unauthorized", None),
+    apigw.ResponseType.EXPIRED_TOKEN: ("unauthorized", None),
+    apigw.ResponseType.UNSUPPORTED_MEDIA_TYPE: ("unsupported_media_type", None),
+    apigw.ResponseType.ACCESS_DENIED: ("forbidden", None),
+    apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN: ("not_found", "404"),
+    apigw.ResponseType.BAD_REQUEST_BODY: ("validation_error", None),
+    apigw.ResponseType.BAD_REQUEST_PARAMETERS: ("validation_error", None),
+    apigw.ResponseType.REQUEST_TOO_LARGE: ("payload_too_large", None),
+    apigw.ResponseType.THROTTLED: ("throttled", None),
+    apigw.ResponseType.QUOTA_EXCEEDED: ("throttled", None),
+    apigw.ResponseType.DEFAULT_4_XX: ("bad_request", None),
+    apigw.ResponseType.DEFAULT_5_XX: ("internal_error", None),
+}
+"""API Gateway's own errors (before any function runs): the API's code, and a status
+override (an unknown route is a 404 here, as locally, not REST API's 403)."""
 
 
 def handler_code() -> lambda_.Code:
@@ -81,6 +96,7 @@ class ApiStack(Stack):
         self.functions = {group: self._function(group, table, layer, code) for group in Group}
         self.user_pool, client = self._user_pool()
         self.api = self._rest_api()
+        self._gateway_errors()
         self._routes(
             cognito_authorizer := apigw.CognitoUserPoolsAuthorizer(
                 self, "Authorizer", cognito_user_pools=[self.user_pool]
@@ -224,7 +240,7 @@ class ApiStack(Stack):
             apigw.CorsOptions(
                 allow_origins=list(self.config.cors_origins),
                 allow_methods=sorted({route.method for route in ROUTES.values()}),
-                allow_headers=CORS_HEADERS,
+                allow_headers=REQUEST_HEADERS,
                 max_age=Duration.hours(1),
             )
             if self.config.cors_origins
@@ -259,6 +275,24 @@ class ApiStack(Stack):
                 tracing_enabled=True,
             ),
         )
+
+    def _gateway_errors(self) -> None:
+        """API Gateway's own errors in the API's JSON shape, readable by the stage's browser
+        origin (a gateway response has one static header value: the first origin)."""
+        headers = (
+            {"Access-Control-Allow-Origin": f"'{self.config.cors_origins[0]}'", "Vary": "'Origin'"}
+            if self.config.cors_origins
+            else None
+        )
+        for response_type, (code, status) in GATEWAY_ERRORS.items():
+            template = f'{{"code": "{code}", "message": $context.error.messageString}}'
+            self.api.add_gateway_response(
+                f"Error{response_type.response_type}",
+                type=response_type,
+                status_code=status,
+                response_headers=headers,
+                templates={"application/json": template},
+            )
 
     def _routes(self, authorizer: apigw.IAuthorizer) -> None:
         """Every route of the route table, each behind the authorizer."""

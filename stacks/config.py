@@ -15,7 +15,7 @@ from aws_cdk import RemovalPolicy
 from aws_cdk import aws_logs as logs
 
 from incidents.keys import DEFAULT_STATE_SHARDS, DEFAULT_SUMMARY_SHARDS
-from lambdas.settings import ShardSettings
+from lambdas.settings import ShardSettings, origins_environment
 
 REMOVAL_POLICIES = {"retain": RemovalPolicy.RETAIN, "destroy": RemovalPolicy.DESTROY}
 
@@ -59,7 +59,7 @@ class StageConfig:
 
     def lambda_environment(self) -> dict[str, str]:
         """What `lambdas.settings` reads back at cold start to build the same store."""
-        return self.shards().to_environment()
+        return {**self.shards().to_environment(), **origins_environment(self.cors_origins)}
 
     @property
     def removal(self) -> RemovalPolicy:

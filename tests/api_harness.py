@@ -59,9 +59,7 @@ class Api:
         APIGatewayProxyEventModel.model_validate(event)
         response = self.handlers[route.group](event, LocalLambdaContext())
         text = response.get("body") or ""
-        return Reply(
-            response["statusCode"],
-            json.loads(text) if text else None,
-            response.get("headers", {}),
-            text,
-        )
+        headers = dict(response.get("headers") or {})
+        for header, values in (response.get("multiValueHeaders") or {}).items():
+            headers[header] = ", ".join(values)
+        return Reply(response["statusCode"], json.loads(text) if text else None, headers, text)

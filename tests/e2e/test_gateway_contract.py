@@ -89,3 +89,100 @@ def test_cursor_variants_in_the_url_are_invalid_cursor(local_api: LocalApi, mang
         "GET", f"/incidents?state=CLOSED&limit=2&cursor={query}", token
     )
     assert (status, body["code"]) == (400, "invalid_cursor")
+
+
+def raw(
+    api: LocalApi, method: str, path: str, headers: dict[str, str], body: bytes = b""
+) -> tuple[int, dict[str, str], bytes]:
+    """Status, headers and body of one request sent exactly as given."""
+    conn = connection(api)
+    try:
+        conn.request(method, path, body=body or None, headers=headers)
+        response = conn.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        conn.close()
+
+
+ORIGIN = "http://localhost:3000"  # the dev stage's browser origin in cdk.json
+
+
+def test_cors_preflight_and_headers_on_success_handler_error_and_gateway_error(
+    local_api: LocalApi,
+) -> None:
+    token = local_api.token(0, 0)
+    status, headers, _ = raw(
+        local_api,
+        "OPTIONS",
+        "/me/incidents",
+        {"Origin": ORIGIN, "Access-Control-Request-Method": "GET"},
+    )
+    assert status == 204
+    assert headers["Access-Control-Allow-Origin"] == ORIGIN
+    assert "Idempotency-Key" in headers["Access-Control-Allow-Headers"]
+    assert "GET" in headers["Access-Control-Allow-Methods"]
+    for path, auth, expected in [
+        ("/me/incidents", token, 200),  # success, from the handler
+        ("/incidents/inc_2J9dTn4Qb1ZkN0aH7cV3mXyPqLs", token, 404),  # handler error
+        ("/me/incidents", "dev-not-a-token", 401),  # the gateway's own error
+    ]:
+        status, headers, _ = raw(local_api, "GET", path, {"Origin": ORIGIN, "Authorization": auth})
+        assert status == expected
+        assert headers.get("Access-Control-Allow-Origin") == ORIGIN, (path, status)
+    status, headers, _ = raw(
+        local_api,
+        "GET",
+        "/me/incidents",
+        {"Origin": "https://evil.example", "Authorization": token},
+    )
+    assert (status, headers.get("Access-Control-Allow-Origin")) == (200, None)
+
+
+@pytest.mark.parametrize("method", ["HEAD", "TRACE", "CONNECT", "PROPFIND"])
+def test_methods_without_a_route_are_json_404_not_501(local_api: LocalApi, method: str) -> None:
+    status, headers, body = raw(local_api, method, "/me/incidents", {})
+    assert status == 404
+    assert headers["Content-Type"] == "application/json"
+    if method != "HEAD":
+        assert json.loads(body)["code"] == "not_found"
+
+
+def test_bodies_above_the_limits_are_413(local_api: LocalApi) -> None:
+    token = {"Authorization": local_api.token(0, 0), "Content-Type": "application/json"}
+    seven_mb = b'{"title": "' + b"x" * (7 * 1024 * 1024) + b'"}'
+    status, _, body = raw(local_api, "POST", "/incidents", token, seven_mb)
+    assert (status, json.loads(body)["code"]) == (413, "payload_too_large")
+    conn = connection(local_api)  # declared above 10 MB: refused before reading it
+    try:
+        conn.putrequest("POST", "/incidents")
+        for name, value in {**token, "Content-Length": str(11 * 1024 * 1024)}.items():
+            conn.putheader(name, value)
+        conn.endheaders()
+        response = conn.getresponse()
+        assert (response.status, json.loads(response.read())["code"]) == (413, "payload_too_large")
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body", "expected"),
+    [
+        ("text/plain", b'{"title": "t"}', (415, "unsupported_media_type")),
+        ("application/xml", b"<title>t</title>", (415, "unsupported_media_type")),
+        ("application/x-www-form-urlencoded", b"title=", (400, "validation_error")),
+        ("multipart/form-data; boundary=x", b"--x--", (400, "validation_error")),
+        ("application/json", b'{"title": "\xff\xfe"}', (201, None)),
+        (
+            "application/json",
+            b'{"title": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+            (400, "invalid_json"),
+        ),
+    ],
+)
+def test_content_the_api_cannot_take_is_a_4xx(
+    local_api: LocalApi, content_type: str, body: bytes, expected: tuple[int, str | None]
+) -> None:
+    headers = {"Authorization": local_api.token(0, 0), "Content-Type": content_type}
+    status, _, answer = raw(local_api, "POST", "/incidents", headers, body)
+    code = json.loads(answer).get("code") if status >= 400 else None
+    assert (status, code) == expected, answer[:300]

@@ -17,7 +17,7 @@ from app import build
 from incidents.table import TABLE_SCHEMA
 from lambdas.routes import ROUTES, Group
 from stacks.permissions import INDEX_READERS, TABLE_ACTIONS
-from tests.infra.conftest import Synthesized, function_of, resources
+from tests.infra.conftest import Synthesized, function_of, resources, synthesize
 
 
 def test_one_function_per_group_on_python_313_arm64_with_the_layer(dev: Synthesized) -> None:
@@ -151,6 +151,40 @@ def test_cors_is_explicit(dev: Synthesized) -> None:
         headers["method.response.header.Access-Control-Allow-Origin"] == "'http://localhost:3000'"
     )
     assert "Idempotency-Key" in headers["method.response.header.Access-Control-Allow-Headers"]
+
+
+def test_gateway_errors_are_json_and_readable_by_the_browser_origin(
+    dev: Synthesized, tmp_path: Path
+) -> None:
+    """API Gateway's own 4xx/5xx (authorizer 401, validator 400, unknown route) never reach a
+    function: they need the CORS header and the API's error shape in the template itself."""
+    responses = {
+        r["Properties"]["ResponseType"]: r["Properties"]
+        for r in resources(dev, "AWS::ApiGateway::GatewayResponse").values()
+    }
+    assert {"UNAUTHORIZED", "BAD_REQUEST_BODY", "BAD_REQUEST_PARAMETERS", "DEFAULT_4XX",
+            "DEFAULT_5XX", "MISSING_AUTHENTICATION_TOKEN"} <= set(responses)  # fmt: skip
+    for kind, response in responses.items():
+        headers = response["ResponseParameters"]
+        assert headers["gatewayresponse.header.Access-Control-Allow-Origin"] == (
+            "'http://localhost:3000'"
+        ), kind
+        template = response["ResponseTemplates"]["application/json"]
+        assert '"code": "' in template
+        assert "$context.error.messageString" in template
+    assert responses["UNAUTHORIZED"]["ResponseTemplates"]["application/json"].startswith(
+        '{"code": "unauthorized"'
+    )
+    assert responses["MISSING_AUTHENTICATION_TOKEN"]["StatusCode"] == "404"
+    for group in Group:
+        variables = function_of(dev, group)[1]["Properties"]["Environment"]["Variables"]
+        assert json.loads(variables["CORS_ALLOWED_ORIGINS"]) == ["http://localhost:3000"]
+    prod = synthesize("prod", tmp_path)  # no browser origins configured: no CORS anywhere
+    for response in prod.api.find_resources("AWS::ApiGateway::GatewayResponse").values():
+        assert "ResponseParameters" not in response["Properties"]
+    for group in Group:
+        variables = function_of(prod, group)[1]["Properties"]["Environment"]["Variables"]
+        assert "CORS_ALLOWED_ORIGINS" not in variables
 
 
 def test_cursor_secret_is_generated(dev: Synthesized) -> None:

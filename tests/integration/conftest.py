@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 API_TABLE = "incidents-api-tests"
+BROWSER_ORIGINS = ("http://localhost:3000", "https://app.example.com")
 
 
 @pytest.fixture(scope="session")
@@ -33,6 +35,7 @@ def api(dynamodb_endpoint: str, dynamodb: DynamoDBClient) -> Api:
             "POWERTOOLS_METRICS_NAMESPACE": "IncidentsTest",
             "POWERTOOLS_TRACE_DISABLED": "true",
             "POWERTOOLS_LOG_LEVEL": "WARNING",
+            "CORS_ALLOWED_ORIGINS": json.dumps(list(BROWSER_ORIGINS)),
         }
     )
     return Api()

@@ -149,3 +149,11 @@ def test_the_served_document_says_which_ids_each_field_takes() -> None:
     assert participant.startswith("^(user|team)_")
     deletes = document["paths"]["/incidents/{incident_id}/participants/{participant_id}"]["delete"]
     assert deletes["responses"]["204"].get("content", {}) == {}
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/xml", "image/png"])
+def test_a_body_in_another_media_type_is_415(api: Api, alice: Caller, content_type: str) -> None:
+    reply = api.call(
+        "create_incident", alice, raw_body='{"title": "t"}', headers={"Content-Type": content_type}
+    )
+    assert_error(reply, 415, "unsupported_media_type")
