@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
@@ -37,13 +39,6 @@ from lambdas.runtime import dynamodb, store, table_name
 IncidentId = Annotated[str, Path(pattern=INCIDENT_ID)]
 
 IDEMPOTENCY = idempotency_config()
-_records = ShardedIdempotencyStore(
-    table_name=table_name(),
-    key_attr="PK",
-    sort_key_attr="SK",
-    expiry_attr="ExpiresAt",
-    boto3_client=dynamodb(),
-)
 
 
 class InvalidIfMatchError(DomainError):
@@ -86,7 +81,7 @@ def create(
         "key": idempotency_key,
         "body": body.model_dump(mode="json"),
     }
-    return Incident.model_validate(_create_once(request=request))
+    return Incident.model_validate(_create_once()(request=request))
 
 
 def _create(request: dict[str, Any]) -> dict[str, Any]:
@@ -95,9 +90,21 @@ def _create(request: dict[str, Any]) -> dict[str, Any]:
     return created.model_dump(mode="json")
 
 
-_create_once = idempotent_function(
-    data_keyword_argument="request", persistence_store=_records, config=IDEMPOTENCY
-)(_create)
+@functools.cache
+def _create_once() -> Callable[..., dict[str, Any]]:
+    """`_create` behind Powertools Idempotency, built on the first keyed create: the records'
+    client is the container's shared one, and a cold start that serves no create skips it."""
+    records = ShardedIdempotencyStore(
+        table_name=table_name(),
+        key_attr="PK",
+        sort_key_attr="SK",
+        expiry_attr="ExpiresAt",
+        boto3_client=dynamodb(),
+    )
+    once: Callable[..., dict[str, Any]] = idempotent_function(
+        data_keyword_argument="request", persistence_store=records, config=IDEMPOTENCY
+    )(_create)
+    return once
 
 
 @route(app, "get_incident")

@@ -9,7 +9,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
 from dynashard.schema import TableSchema
-from incidents.table import TABLE_SCHEMA
+from incidents.table import RESERVED_INDEXES, TABLE_SCHEMA
 from stacks.config import StageConfig
 
 
@@ -59,13 +59,17 @@ def table_from_schema(
 
 def _index_contributor_insights(table: dynamodb.TableV2, schema: TableSchema) -> None:
     """TableV2 turns Contributor Insights on for the table only; the indexes (where the
-    sharded list keys live) get it through the replica's per-index specification."""
+    sharded list keys live) get it through the replica's per-index specification, except
+    the reserved ones no item writes to."""
     cfn = table.node.default_child
     assert isinstance(cfn, dynamodb.CfnGlobalTable)
     cfn.add_property_override(
         "Replicas.0.GlobalSecondaryIndexes",
         [
-            {"IndexName": index.name, "ContributorInsightsSpecification": {"Enabled": True}}
+            {
+                "IndexName": index.name,
+                "ContributorInsightsSpecification": {"Enabled": index.name not in RESERVED_INDEXES},
+            }
             for index in schema.indexes
         ],
     )

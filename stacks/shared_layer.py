@@ -41,8 +41,8 @@ def wheel_command(wheels: Path) -> list[str]:
     ]
 
 
-def pip_command(target: Path, wheels: Path) -> list[str]:
-    """pip installing the layer's pinned requirements as Lambda's platform needs them."""
+def pip_command(target: Path, wheels: Path, platform: str = PLATFORM) -> list[str]:
+    """pip installing the layer's pinned requirements as `platform` (Lambda's) needs them."""
     return [
         *PIP,
         "install",
@@ -50,7 +50,7 @@ def pip_command(target: Path, wheels: Path) -> list[str]:
         "--find-links",
         str(wheels),
         "--platform",
-        PLATFORM,
+        platform,
         "--python-version",
         PYTHON_VERSION,
         "--implementation",
@@ -69,17 +69,24 @@ class LocalPipBundling:
 
     def try_bundle(self, output_dir: str, *, image: DockerImage, **_: Any) -> bool:
         """Build the layer into `output_dir`; True tells CDK not to fall back to Docker."""
-        target = Path(output_dir) / "python"
-        with tempfile.TemporaryDirectory() as wheels:
-            subprocess.run(wheel_command(Path(wheels)), check=True)
-            subprocess.run(pip_command(target, Path(wheels)), check=True)
-        shutil.copytree(
-            LAYER_DIR / "python",
-            target,
-            dirs_exist_ok=True,
-            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
-        )
+        build_layer(Path(output_dir))
         return True
+
+
+def build_layer(output_dir: Path, platform: str = PLATFORM) -> Path:
+    """The layer's content in `output_dir` (``python/`` as Lambda mounts it under ``/opt``)
+    for CPython 3.13 on `platform`; the tests build it for this machine to import it."""
+    target = output_dir / "python"
+    with tempfile.TemporaryDirectory() as wheels:
+        subprocess.run(wheel_command(Path(wheels)), check=True)
+        subprocess.run(pip_command(target, Path(wheels), platform), check=True)
+    shutil.copytree(
+        LAYER_DIR / "python",
+        target,
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+    )
+    return target
 
 
 def shared_layer(scope: Construct, construct_id: str) -> lambda_.LayerVersion:
