@@ -7,7 +7,8 @@ restarts; default: in memory), ``DYNAMODB_ENDPOINT`` (a server of your own inste
 ``TABLE_NAME`` (incidents-local), ``DEMO_INCIDENTS`` (2000), ``DEMO_ACCOUNTS`` (2),
 ``DEMO_SEED`` (7), ``DEMO_RESEED=1`` (write the demo data again into a table that holds it),
 ``CURSOR_SECRET`` (keeps cursors valid across restarts), ``DEV_TOKENS_FILE`` (also write the
-dev tokens there as JSON).
+dev tokens there as JSON), ``AWS_CALL_LOG`` (append every DynamoDB call a handler makes there, as
+the IAM action and resource it needs, for the least-privilege tests).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from botocore.exceptions import ClientError
 from dynashard import error_code
 from incidents.table import TABLE_SCHEMA
 from lambdas.routes import Group
+from local.call_log import CallFile, CallRecorder
 from local.clients import create_table, local_client, use_local_credentials
 from local.demo_data import DemoAccount, DemoSize, callers, prepare_demo
 from local.embedded_dynamodb import Engine, backend_from_env, local_engine
@@ -130,6 +132,10 @@ def main() -> None:
         handlers = {g: importlib.import_module(f"lambdas.{g.value}").handler for g in Group}
         gateway = LocalGateway(("127.0.0.1", port), handlers, callers(accounts))
         stack.callback(gateway.server_close)
+        call_log = os.environ.get("AWS_CALL_LOG")
+        if call_log:  # the least-privilege tests read what each handler group called
+            recorder = CallRecorder(table_name, lambda: gateway.serving, CallFile(Path(call_log)))
+            recorder.attach(runtime.dynamodb())
         url = f"http://127.0.0.1:{gateway.server_address[1]}"
         tokens_file = os.environ.get("DEV_TOKENS_FILE")
         if tokens_file:

@@ -57,6 +57,8 @@ class LocalGateway(ThreadingHTTPServer):
         super().__init__(address, _RequestHandler)
         self.handlers = dict(handlers)
         self._one_event = threading.Lock()
+        self.serving: Group | None = None
+        """The group whose handler runs now (one at a time), for the call log."""
         self.tokens = dict(tokens)
         self.origins = allowed_origins(os.environ)
         document = openapi_document()
@@ -110,7 +112,11 @@ class LocalGateway(ThreadingHTTPServer):
             claims=claims_of(caller),
         )
         with self._one_event:
-            response = self.handlers[route.group](event, LocalLambdaContext())
+            self.serving = route.group
+            try:
+                response = self.handlers[route.group](event, LocalLambdaContext())
+            finally:
+                self.serving = None
         return _from_proxy_response(response)
 
 

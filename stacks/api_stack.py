@@ -160,15 +160,23 @@ class ApiStack(Stack):
             )
         )
         role.add_to_policy(
+            iam.PolicyStatement(actions=list(TABLE_ACTIONS[group]), resources=[table.table_arn])
+        )
+        if group in INDEX_READERS:  # an index is only ever queried
+            role.add_to_policy(
+                iam.PolicyStatement(
+                    actions=["dynamodb:Query"],
+                    resources=[
+                        f"{table.table_arn}/index/{index}" for index in INDEX_READERS[group]
+                    ],
+                )
+            )
+        role.add_to_policy(  # grant_read would add DescribeSecret, which nothing calls
             iam.PolicyStatement(
-                actions=list(TABLE_ACTIONS[group]),
-                resources=[
-                    table.table_arn,
-                    *[f"{table.table_arn}/index/{index}" for index in INDEX_READERS.get(group, ())],
-                ],
+                actions=["secretsmanager:GetSecretValue"],
+                resources=[self.cursor_secret.secret_arn],
             )
         )
-        self.cursor_secret.grant_read(role)
         self.roles[group] = role
         return lambda_.Function(
             self,

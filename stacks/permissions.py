@@ -33,3 +33,16 @@ teams, memberships and profiles and batch-read teams."""
 
 INDEX_READERS: dict[Group, tuple[str, ...]] = {Group.INCIDENT_QUERIES: ("GSI1", "GSI2")}
 """Only the list queries read indexes: GSI1 (participants) and GSI2 (account by state)."""
+
+GRANTED_FOR_THE_RUNTIME: dict[str, str] = {
+    "logs:CreateLogStream": "the Lambda runtime writes the function's log stream",
+    "logs:PutLogEvents": "the Lambda runtime writes the function's log events",
+    "xray:PutTraceSegments": "the Lambda runtime's X-Ray daemon sends the traces",
+    "xray:PutTelemetryRecords": "the Lambda runtime's X-Ray daemon sends its telemetry",
+    "secretsmanager:GetSecretValue": (
+        "the cursor key, read through Powertools Parameters in the cloud only (local runs "
+        "and the suites sign with CURSOR_SECRET; test_cursor_secret covers the read on moto)"
+    ),
+}
+"""Grants no handler code calls in the test suites, each with the reason it exists; the
+least-privilege test fails on any other grant that no recorded call uses."""

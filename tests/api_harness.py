@@ -33,6 +33,8 @@ class Api:
         self.handlers: dict[Group, Callable[[dict[str, Any], Any], dict[str, Any]]] = {
             group: importlib.import_module(f"lambdas.{group.value}").handler for group in Group
         }
+        self.serving: Group | None = None
+        """The group whose handler runs now, for the call log."""
 
     def call(
         self,
@@ -57,7 +59,11 @@ class Api:
             claims=claims if claims is not None else (claims_of(who) if who else None),
         )
         APIGatewayProxyEventModel.model_validate(event)
-        response = self.handlers[route.group](event, LocalLambdaContext())
+        self.serving = route.group
+        try:
+            response = self.handlers[route.group](event, LocalLambdaContext())
+        finally:
+            self.serving = None
         text = response.get("body") or ""
         headers = dict(response.get("headers") or {})
         for header, values in (response.get("multiValueHeaders") or {}).items():

@@ -10,6 +10,8 @@ import os
 import signal
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -17,6 +19,7 @@ import pytest
 from dynashard import GrowthPolicy
 from incidents.store import Store, build_store
 from incidents.table import TABLE_SCHEMA
+from local.call_log import Call, read_calls
 from local.clients import create_table, local_client, use_local_credentials
 from local.dynamodb_local import running_jvms
 from local.embedded_dynamodb import MOTO, Engine, backend_from_env, local_engine
@@ -31,6 +34,30 @@ use_local_credentials()
 def pytest_report_header() -> str:
     """Say which engine the integration and end-to-end suites run on."""
     return f"DynamoDB engine: {backend_from_env()} (DYNAMODB_BACKEND)"
+
+
+@dataclass
+class HandlerCalls:
+    """Every AWS call the handlers made in this run, per group (see `local.call_log`)."""
+
+    calls: set[Call] = field(default_factory=set)
+    files: list[Path] = field(default_factory=list)
+    """Call logs of ``make dev`` subprocesses."""
+
+    def all(self) -> set[Call]:
+        """In-process calls and those the subprocesses logged."""
+        return self.calls.union(*(read_calls(path) for path in self.files))
+
+
+@pytest.fixture(scope="session")
+def handler_calls() -> HandlerCalls:
+    """Where the integration and end-to-end suites record the handlers' calls."""
+    return HandlerCalls()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``after_suites`` read what the other tests recorded: run them last."""
+    items.sort(key=lambda item: item.get_closest_marker("after_suites") is not None)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

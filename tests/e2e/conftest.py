@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from local.dev_process import DevServerError, dev_process
+from tests.conftest import HandlerCalls
 
 
 @dataclass(frozen=True)
@@ -63,19 +64,22 @@ class LocalApi:
 
 @pytest.fixture(scope="session")
 def local_api(
-    dynamodb_endpoint: str, tmp_path_factory: pytest.TempPathFactory
+    dynamodb_endpoint: str, tmp_path_factory: pytest.TempPathFactory, handler_calls: HandlerCalls
 ) -> Iterator[LocalApi]:
     """``python -m local.dev`` with 150 demo incidents; stopped with Ctrl-C (SIGINT) at the end,
     which must end it cleanly."""
     table = f"e2e-{os.getpid()}"
+    workdir = tmp_path_factory.mktemp("local-api")
+    handler_calls.files.append(workdir / "calls.jsonl")
     settings = {
+        "AWS_CALL_LOG": str(workdir / "calls.jsonl"),
         "DYNAMODB_ENDPOINT": dynamodb_endpoint,
         "TABLE_NAME": table,
         "DEMO_INCIDENTS": "150",
         "CURSOR_SECRET": "e2e-cursor-secret-0123456789abcdef0123",
     }
     try:
-        with dev_process(tmp_path_factory.mktemp("local-api"), settings) as running:
+        with dev_process(workdir, settings) as running:
             yield LocalApi(running.url, table, running.accounts)
             assert running.interrupt() == 0, running.log_tail()
     except DevServerError as error:

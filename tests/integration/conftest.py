@@ -9,8 +9,11 @@ from typing import TYPE_CHECKING
 import pytest
 
 from incidents.table import TABLE_SCHEMA
+from lambdas import runtime
+from local.call_log import CallRecorder
 from local.clients import create_table
 from tests.api_harness import Api
+from tests.conftest import HandlerCalls
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -20,7 +23,7 @@ BROWSER_ORIGINS = ("http://localhost:3000", "https://app.example.com")
 
 
 @pytest.fixture(scope="session")
-def api(dynamodb_endpoint: str, dynamodb: DynamoDBClient) -> Api:
+def api(dynamodb_endpoint: str, dynamodb: DynamoDBClient, handler_calls: HandlerCalls) -> Api:
     """Handlers on one session table; every test uses fresh account ids, so none share data.
 
     The environment is what the CDK stack gives each function (plus the local endpoint).
@@ -38,4 +41,8 @@ def api(dynamodb_endpoint: str, dynamodb: DynamoDBClient) -> Api:
             "CORS_ALLOWED_ORIGINS": json.dumps(list(BROWSER_ORIGINS)),
         }
     )
-    return Api()
+    harness = Api()
+    CallRecorder(API_TABLE, lambda: harness.serving, handler_calls.calls.add).attach(
+        runtime.dynamodb()
+    )
+    return harness

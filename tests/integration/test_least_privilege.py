@@ -1,0 +1,78 @@
+"""Least privilege, proven both ways from what the handlers really called.
+
+The integration and end-to-end suites record every DynamoDB call each handler group makes
+(`local.call_log`: transactions as their per-item actions, batches per table, queries on an
+index as the index). After them, every recorded permission must be allowed by that group's
+synthesized policy, and every granted permission must be used by a recorded call or carry a
+reason in `stacks.permissions.GRANTED_FOR_THE_RUNTIME`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lambdas.routes import Group
+from stacks.permissions import GRANTED_FOR_THE_RUNTIME
+from tests.conftest import HandlerCalls
+from tests.infra.conftest import Synthesized, function_of, resources, synthesize
+
+pytestmark = [pytest.mark.integration, pytest.mark.after_suites]
+
+
+def resource_name(resource: Any) -> str:
+    """A policy resource as the call log names it: ``table``, ``table/index/GSI1``, ..."""
+    if resource == "*":
+        return "*"
+    if "Fn::ImportValue" in resource and "Table" in resource["Fn::ImportValue"]:
+        return "table"
+    if "Fn::Join" in resource:
+        _, (base, suffix) = resource["Fn::Join"]
+        return f"{resource_name(base)}{suffix}"
+    if "Ref" in resource and resource["Ref"].startswith("CursorSecret"):
+        return "cursor-secret"
+    if "Fn::GetAtt" in resource and "logs" in resource["Fn::GetAtt"][0]:
+        return "log-group"
+    raise AssertionError(f"a policy resource this test does not know: {resource}")
+
+
+def granted(synthesized: Synthesized, group: Group) -> set[tuple[str, str]]:
+    """Every (action, resource) the group's role allows."""
+    _, function = function_of(synthesized, group)
+    role = function["Properties"]["Role"]["Fn::GetAtt"][0]
+    (policy,) = [
+        p
+        for p in resources(synthesized, "AWS::IAM::Policy").values()
+        if {"Ref": role} in p["Properties"]["Roles"]
+    ]
+    return {
+        (action, resource_name(resource))
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        for action in _listed(statement["Action"])
+        for resource in _listed(statement["Resource"])
+    }
+
+
+def _listed(value: Any) -> Iterator[Any]:
+    yield from value if isinstance(value, list) else [value]
+
+
+@pytest.fixture(scope="module")
+def dev_stage(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    return synthesize("dev", Path(tmp_path_factory.mktemp("least-privilege")))
+
+
+@pytest.mark.parametrize("group", list(Group))
+def test_every_call_is_allowed_and_every_grant_is_used(
+    handler_calls: HandlerCalls, dev_stage: Synthesized, group: Group
+) -> None:
+    used = {(c.action, c.resource) for c in handler_calls.all() if c.group == group.value}
+    if not used:
+        pytest.skip("needs the integration and end-to-end suites in the same run (make test)")
+    allowed = granted(dev_stage, group)
+    assert used - allowed == set(), "calls the deployed role would refuse"
+    unused = {(a, r) for a, r in allowed - used if a not in GRANTED_FOR_THE_RUNTIME}
+    assert unused == set(), "grants no recorded call uses (remove them or give a reason)"
