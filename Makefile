@@ -39,6 +39,7 @@ bench: $(STAMP)
 	$(PY) -m bench.fanout
 	$(PY) -m bench.hot_key
 	$(PY) -m bench.local_pages
+	$(PY) -m bench.cold_start
 
 STAGE ?= dev
 
