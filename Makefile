@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export PYTHONPATH := $(CURDIR)/layers/shared/python:$(CURDIR)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: setup test lint typecheck unit dev openapi bench synth clean
+.PHONY: setup test lint typecheck unit dev openapi bench synth clean fuzz load
 
 setup: $(STAMP)
 
@@ -30,6 +30,10 @@ test: lint typecheck
 
 dev: $(STAMP)
 	$(PY) -m local.dev
+
+fuzz: $(STAMP)  # schemathesis, every phase, 100 examples per operation, 4 seeds
+	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-100} FUZZ_SEEDS=$${FUZZ_SEEDS:-20261123,1,2,3} \
+		$(VENV)/bin/pytest -p no:cacheprovider tests/e2e/test_schemathesis.py
 
 openapi: $(STAMP)
 	$(PY) -m local.openapi

@@ -36,7 +36,7 @@ from dynashard import (
 from incidents.errors import DomainError
 from incidents.models import ACCOUNT_ID, USER_ID
 from incidents.store import Caller
-from lambdas.json_body import strict_json
+from lambdas.json_body import JsonBodiesOnly, strict_json
 from lambdas.routes import REQUEST_HEADERS, ROUTES, resolver_rule
 from lambdas.runtime import logger, metrics, tracer
 from lambdas.settings import allowed_origins
@@ -189,6 +189,7 @@ def new_resolver(
     for exception, handle in [*ERROR_HANDLERS, *(extra_handlers or [])]:
         app.exception_handler(exception)(handle)
     app.not_found(_no_route)
+    app._request_validation_middleware = JsonBodiesOnly()  # Powertools' slot for it
     return app
 
 

@@ -39,6 +39,8 @@ from lambdas.runtime import dynamodb, store, table_name
 IncidentId = Annotated[str, Path(pattern=INCIDENT_ID)]
 
 IDEMPOTENCY = idempotency_config()
+IF_MATCH = r'^(W/)?"?[0-9]{1,20}"?$'
+"""What `_version` accepts, documented (checked there, to answer 400 invalid_if_match)."""
 
 
 class InvalidIfMatchError(DomainError):
@@ -117,7 +119,15 @@ def get(incident_id: IncidentId) -> Incident:
 def update(
     incident_id: IncidentId,
     body: UpdateIncident,
-    if_match: Annotated[str | None, Header(alias="If-Match", max_length=32)] = None,
+    if_match: Annotated[
+        str | None,
+        Header(
+            alias="If-Match",
+            max_length=32,
+            description='the version to update: 3, "3" or W/"3" (else 400 invalid_if_match)',
+            json_schema_extra={"pattern": IF_MATCH},
+        ),
+    ] = None,
 ) -> IncidentSummary:
     """Change title, status or severity; `If-Match: <version>` makes it conditional (412)."""
     return commands.update_incident(

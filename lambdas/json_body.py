@@ -12,6 +12,11 @@ import json
 import math
 from typing import Any
 
+from aws_lambda_powertools.event_handler.middlewares.openapi_validation import (
+    OpenAPIRequestValidationMiddleware,
+)
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestUnsupportedContentType
+
 from incidents.errors import DomainError
 
 MAX_DEPTH = 32
@@ -71,3 +76,31 @@ def _check_text(text: str, where: str) -> None:
         text.encode("utf-8")
     except UnicodeEncodeError:
         raise InvalidJsonError(f"{where} holds a lone surrogate (not valid Unicode)") from None
+
+
+class JsonBodiesOnly(OpenAPIRequestValidationMiddleware):
+    """Powertools' request validation, parsing JSON bodies only: any other media type is a
+    415 before a parser runs (Powertools would also parse forms and multipart, and fail with
+    a 500 on a multipart type without a boundary)."""
+
+    def __init__(self) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]  # Powertools' is not annotated
+
+    def _get_body(self, app: Any) -> dict[str, Any]:
+        content_type = app.current_event.headers.get("content-type") or ""
+        media_type = content_type.split(";", 1)[0].strip().lower()
+        if media_type and media_type != "application/json":
+            raise RequestUnsupportedContentType(
+                "Unsupported content type",
+                errors=[
+                    {
+                        "type": "unsupported_content_type",
+                        "loc": ("body",),
+                        "msg": f"Unsupported content type: {media_type[:60]}",
+                        "input": {},
+                        "ctx": {},
+                    }
+                ],
+            )
+        body: dict[str, Any] = super()._get_body(app)
+        return body

@@ -32,6 +32,61 @@ SECURITY_SCHEME = {
 }
 
 
+NEXT_PAGE = {"cursor": "$response.body#/next_cursor"}
+"""The next page of a list read with its defaults (a cursor is bound to the filters it was
+issued with, so following it after other filters is a 400 invalid_cursor)."""
+Link = tuple[str, dict[str, str], dict[str, str] | None]
+"""Target operation, its parameters, and its request body (runtime expressions)."""
+LINKS: dict[tuple[str, int], dict[str, Link]] = {
+    ("create_incident", 201): {
+        **{
+            name: (name, {"incident_id": "$response.body#/summary/id"}, None)
+            for name in ("get_incident", "update_incident", "resolve_incident")
+        },
+        "add_participant": (
+            "add_participant",
+            {"incident_id": "$response.body#/summary/id"},
+            {"participant_id": "$response.body#/summary/created_by", "role": "responder"},
+        ),
+    },
+    ("add_participant", 200): {
+        "remove_participant": (
+            "remove_participant",
+            {
+                "incident_id": "$response.body#/incident/id",
+                "participant_id": "$response.body#/participant_id",
+            },
+            None,
+        )
+    },
+    ("create_team", 201): {
+        "team_incidents": ("team_incidents", {"team_id": "$response.body#/id"}, None),
+        "add_member": (
+            "add_member",
+            {"team_id": "$response.body#/id"},
+            {"user_id": "$response.body#/created_by"},
+        ),
+    },
+    ("add_member", 201): {
+        "remove_member": (
+            "remove_member",
+            {"team_id": "$response.body#/team_id", "user_id": "$response.body#/user_id"},
+            None,
+        )
+    },
+    ("save_profile", 200): {
+        "get_profile": ("get_profile", {"user_id": "$response.body#/id"}, None),
+    },
+    ("my_incidents", 200): {"next_page": ("my_incidents", NEXT_PAGE, None)},
+    ("my_teams_incidents", 200): {"next_page": ("my_teams_incidents", NEXT_PAGE, None)},
+    ("team_incidents", 200): {
+        "next_page": ("team_incidents", {**NEXT_PAGE, "team_id": "$request.path.team_id"}, None)
+    },
+    ("account_incidents", 200): {"next_page": ("account_incidents", NEXT_PAGE, None)},
+}
+"""OpenAPI links: what a response lets a client (and schemathesis' stateful phase) call next."""
+
+
 def openapi_document() -> dict[str, Any]:
     """Every route of every handler group, with shared components, in one document.
 
@@ -54,7 +109,43 @@ def openapi_document() -> dict[str, Any]:
     merged["components"]["schemas"] = dict(sorted(merged["components"]["schemas"].items()))
     merged["components"]["securitySchemes"] = SECURITY_SCHEME
     merged["security"] = [{"cognito": []}]
+    _add_links(merged)
+    _no_null_parameters(merged)
     return merged
+
+
+def _operations(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {
+        operation["operationId"]: operation
+        for methods in document["paths"].values()
+        for operation in methods.values()
+    }
+
+
+def _add_links(document: dict[str, Any]) -> None:
+    operations = _operations(document)
+    for (source, status), links in LINKS.items():
+        response = operations[source]["responses"][str(status)]
+        response["links"] = {
+            name: {
+                "operationId": target,
+                "parameters": parameters,
+                **({"requestBody": body} if body else {}),
+            }
+            for name, (target, parameters, body) in links.items()
+        }
+
+
+def _no_null_parameters(document: dict[str, Any]) -> None:
+    """An optional query or header parameter is one that may be absent, never a ``null``:
+    drop the ``null`` alternative pydantic writes for ``X | None``."""
+    for operation in _operations(document).values():
+        for parameter in operation.get("parameters", []):
+            schema = parameter["schema"]
+            choices = [c for c in schema.pop("anyOf", []) if c.get("type") != "null"]
+            if choices:
+                (choice,) = choices
+                schema.update(choice)
 
 
 def openapi_json(document: dict[str, Any]) -> str:

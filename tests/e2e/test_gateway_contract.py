@@ -169,8 +169,10 @@ def test_bodies_above_the_limits_are_413(local_api: LocalApi) -> None:
     [
         ("text/plain", b'{"title": "t"}', (415, "unsupported_media_type")),
         ("application/xml", b"<title>t</title>", (415, "unsupported_media_type")),
-        ("application/x-www-form-urlencoded", b"title=", (400, "validation_error")),
-        ("multipart/form-data; boundary=x", b"--x--", (400, "validation_error")),
+        ("application/x-www-form-urlencoded", b"title=t", (415, "unsupported_media_type")),
+        ("multipart/form-data; boundary=x", b"--x--", (415, "unsupported_media_type")),
+        ("multipart/form-data", b'{"title": "t"}', (415, "unsupported_media_type")),
+        ("application/json; charset=utf-8", b'{"title": "t"}', (201, None)),
         ("application/json", b'{"title": "\xff\xfe"}', (201, None)),
         (
             "application/json",

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from incidents.models import (
+    TEAM_ID,
+    USER_ID,
     Name,
     ParticipantId,
     Role,
@@ -33,10 +35,20 @@ class CreateIncident(BaseModel):
     teams: list[TeamId] = Field(default_factory=list, max_length=MAX_LIST)
 
 
-class UpdateIncident(BaseModel):
-    """Fields to change; at least one."""
+def _changes_only(schema: dict[str, Any]) -> None:
+    """The document says what the validator checks: at least one field, none of them null."""
+    for field in schema["properties"].values():
+        field.pop("default", None)
+        choices = field.pop("anyOf", None)
+        if choices:
+            field.update(next(c for c in choices if c.get("type") != "null"))
+    schema["minProperties"] = 1
 
-    model_config = ConfigDict(extra="forbid")
+
+class UpdateIncident(BaseModel):
+    """Fields to change; at least one, none null."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_changes_only)
 
     title: Title | None = None
     status: Status | None = None
@@ -44,25 +56,42 @@ class UpdateIncident(BaseModel):
 
     @model_validator(mode="after")
     def _not_empty(self) -> Self:
-        if self.title is None and self.status is None and self.severity is None:
+        if not self.model_fields_set:
             raise ValueError("give at least one of title, status, severity")
+        nulls = sorted(name for name in self.model_fields_set if getattr(self, name) is None)
+        if nulls:
+            raise ValueError(f"{', '.join(nulls)} cannot be null")
         return self
+
+
+JoinRole = Literal[Role.ASSIGNEE, Role.RESPONDER, Role.TEAM]
+"""Roles a participant can be added with (``creator`` is given at creation only)."""
 
 
 class AddParticipant(BaseModel):
     """A user (assignee or responder) or a team (role ``team``) joining an incident."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "oneOf": [
+                {"properties": {"participant_id": {"pattern": TEAM_ID}, "role": {"const": "team"}}},
+                {
+                    "properties": {
+                        "participant_id": {"pattern": USER_ID},
+                        "role": {"enum": ["assignee", "responder"]},
+                    }
+                },
+            ]
+        },
+    )
 
     participant_id: ParticipantId
-    role: Role
+    role: JoinRole
 
     @model_validator(mode="after")
     def _role_fits_kind(self) -> Self:
-        is_team = self.participant_id.startswith("team_")
-        if self.role is Role.CREATOR:
-            raise ValueError("the creator role is given at creation only")
-        if is_team != (self.role is Role.TEAM):
+        if self.participant_id.startswith("team_") != (self.role is Role.TEAM):
             raise ValueError("teams join with role 'team'; users as 'assignee' or 'responder'")
         return self
 
