@@ -32,7 +32,7 @@ from local.call_log import CallFile, CallRecorder
 from local.clients import create_table, local_client, use_local_credentials
 from local.demo_data import DemoAccount, DemoSize, callers, prepare_demo
 from local.embedded_dynamodb import Engine, backend_from_env, local_engine
-from local.gateway import LocalGateway
+from local.gateway import DRAIN_SECONDS, LocalGateway
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -116,36 +116,47 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def main() -> None:
-    """Start the server, seed, serve until Ctrl-C (or SIGTERM)."""
+    """Start the engine, seed, serve until Ctrl-C (or SIGTERM); stop promptly, quietly."""
     signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        with ExitStack() as stack:
+            _serve(stack)
+    except KeyboardInterrupt:  # during start-up, or a second Ctrl-C while stopping
+        pass
+    print("stopped", file=sys.stderr)
+
+
+def _serve(stack: ExitStack) -> None:
     use_local_credentials()
     port = int(os.environ.get("PORT", "3000"))
     table_name = os.environ.get("TABLE_NAME", DEFAULT_TABLE)
-    with ExitStack() as stack:
-        engine = _engine(stack)
-        ensure_table(local_client(engine.endpoint), table_name)
-        configure_handlers(engine.endpoint, table_name)
-        runtime = importlib.import_module("lambdas.runtime")
-        store = runtime.store()
-        reseed = os.environ.get("DEMO_RESEED") == "1"
-        accounts = prepare_demo(store, DemoSize.from_env(), reseed=reseed)
-        handlers = {g: importlib.import_module(f"lambdas.{g.value}").handler for g in Group}
-        gateway = LocalGateway(("127.0.0.1", port), handlers, callers(accounts))
-        stack.callback(gateway.server_close)
-        call_log = os.environ.get("AWS_CALL_LOG")
-        if call_log:  # the least-privilege tests read what each handler group called
-            recorder = CallRecorder(table_name, lambda: gateway.serving, CallFile(Path(call_log)))
-            recorder.attach(runtime.dynamodb())
-        url = f"http://127.0.0.1:{gateway.server_address[1]}"
-        tokens_file = os.environ.get("DEV_TOKENS_FILE")
-        if tokens_file:
-            Path(tokens_file).write_text(json.dumps(_tokens(accounts, url), indent=2))
-        print(banner(url, engine, accounts), flush=True)
-        try:
-            gateway.serve_forever()
-        except KeyboardInterrupt:
-            print("\nstopping", file=sys.stderr)
-        store.engine.close()
+    engine = _engine(stack)
+    ensure_table(local_client(engine.endpoint), table_name)
+    configure_handlers(engine.endpoint, table_name)
+    runtime = importlib.import_module("lambdas.runtime")
+    store = runtime.store()
+    reseed = os.environ.get("DEMO_RESEED") == "1"
+    accounts = prepare_demo(store, DemoSize.from_env(), reseed=reseed)
+    handlers = {g: importlib.import_module(f"lambdas.{g.value}").handler for g in Group}
+    gateway = LocalGateway(("127.0.0.1", port), handlers, callers(accounts))
+    stack.callback(gateway.server_close)
+    stack.callback(store.engine.close, wait=False)  # runs first: cancel queued reads
+    call_log = os.environ.get("AWS_CALL_LOG")
+    if call_log:  # the least-privilege tests read what each handler group called
+        recorder = CallRecorder(table_name, lambda: gateway.serving, CallFile(Path(call_log)))
+        recorder.attach(runtime.dynamodb())
+    url = f"http://127.0.0.1:{gateway.server_address[1]}"
+    tokens_file = os.environ.get("DEV_TOKENS_FILE")
+    if tokens_file:
+        Path(tokens_file).write_text(json.dumps(_tokens(accounts, url), indent=2))
+    print(banner(url, engine, accounts), flush=True)
+    try:
+        gateway.serve_forever()
+    except KeyboardInterrupt:
+        print("\nstopping", file=sys.stderr, flush=True)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # one Ctrl-C stops; more do not interrupt
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        gateway.drain(DRAIN_SECONDS)  # then the stack cancels queued reads, stops the engine
 
 
 def _engine(stack: ExitStack) -> Engine:

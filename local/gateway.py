@@ -38,6 +38,7 @@ MAX_LAMBDA_PAYLOAD = 6 * 1024 * 1024
 """A synchronous Lambda invocation's payload limit (the body is most of the event)."""
 TOO_LARGE = "the request body is above the API's limit (6 MB)"
 PREFLIGHT_MAX_AGE = 3600
+DRAIN_SECONDS = 5.0
 JSON, HTML = "application/json", "text/html; charset=utf-8"
 
 
@@ -57,6 +58,7 @@ class LocalGateway(ThreadingHTTPServer):
         super().__init__(address, _RequestHandler)
         self.handlers = dict(handlers)
         self._one_event = threading.Lock()
+        self._stopping = False
         self.serving: Group | None = None
         """The group whose handler runs now (one at a time), for the call log."""
         self.tokens = dict(tokens)
@@ -69,6 +71,15 @@ class LocalGateway(ThreadingHTTPServer):
             swagger_page(document).encode(),
         )
         self.documents = {"/openapi.json": openapi, "/docs": swagger, "/docs/": swagger}
+
+    def drain(self, timeout: float) -> bool:
+        """Stop serving events: the one in flight may finish (up to `timeout` seconds),
+        queued ones get a 503. True if nothing is running any more."""
+        self._stopping = True
+        if not self._one_event.acquire(timeout=timeout):
+            return False
+        self._one_event.release()
+        return True
 
     def respond(
         self, method: str, target: str, headers: Mapping[str, str], body: bytes
@@ -112,6 +123,8 @@ class LocalGateway(ThreadingHTTPServer):
             claims=claims_of(caller),
         )
         with self._one_event:
+            if self._stopping:
+                return _error(HTTPStatus.SERVICE_UNAVAILABLE, "stopping", "the API is stopping")
             self.serving = route.group
             try:
                 response = self.handlers[route.group](event, LocalLambdaContext())

@@ -24,6 +24,7 @@ from dynashard import (
     calculated_shard,
     find_item,
     is_hot_key_throttling,
+    shard_counts,
     sharded_key,
     write_growing,
 )
@@ -389,3 +390,27 @@ def test_hot_key_throttling_is_told_apart(
     if reasons is not None:
         response["ThrottlingReasons"] = reasons
     assert is_hot_key_throttling(ClientError(response, "PutItem")) is hot  # type: ignore[arg-type]
+
+
+def test_the_cache_holds_a_bounded_number_of_keys(
+    stubbed: Any, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long-lived container meets every participant: the least recently read key goes."""
+    monkeypatch.setattr(shard_counts, "MAX_CACHED", 3)
+    client, stubber = stubbed
+    counts = make_counts(client, clock, [], cache_seconds=60.0)
+    keys = [ShardMetaKey.for_tenant("acme", f"acme#K{n}") for n in range(5)]
+    for key in [*keys, keys[0]]:  # keys[0] was evicted: read again
+        stubber.add_response(
+            "get_item",
+            {},
+            {
+                "TableName": "tbl",
+                "Key": {"PK": {"S": key.partition}, "SK": {"S": key.base}},
+                "ConsistentRead": False,
+            },
+        )
+    for key in keys:
+        counts.get(key)
+    counts.get(keys[4])  # still cached: no request
+    counts.get(keys[0])

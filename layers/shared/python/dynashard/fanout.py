@@ -103,9 +103,10 @@ class FanOutEngine:
         self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="fanout")
         self._ordered = OrderedMerge(client, self._executor, self._retry, first_wave_factor)
 
-    def close(self) -> None:
-        """Stop the worker threads."""
-        self._executor.shutdown(wait=True)
+    def close(self, *, wait: bool = True) -> None:
+        """Stop the worker threads: queued reads are cancelled; with `wait`, the running
+        ones are waited for (a server stopping on Ctrl-C does not wait)."""
+        self._executor.shutdown(wait=wait, cancel_futures=True)
 
     def __enter__(self) -> FanOutEngine:
         return self

@@ -82,6 +82,10 @@ def log_growth(event: GrowthEvent) -> None:
     _logger.warning(json.dumps({"event": "shard_count_grew", **asdict(event)}))
 
 
+MAX_CACHED = 10_000
+"""Cached keys per process at most (each entry is a few hundred bytes)."""
+
+
 class ShardCounts:
     """Shard metadata of base keys in one single table, cached per process (thread-safe)."""
 
@@ -172,8 +176,17 @@ class ShardCounts:
         return meta
 
     def _remember(self, meta: ShardMeta) -> None:
+        """Cache `meta`; the cache holds at most `MAX_CACHED` keys, so a long-lived process
+        that meets many keys (every participant) does not grow without bound."""
+        now = self._clock()
         with self._lock:
-            self._cache[meta.key] = (self._clock() + self.policy.cache_seconds, meta)
+            self._cache.pop(meta.key, None)  # re-insert: dict order is insertion order
+            self._cache[meta.key] = (now + self.policy.cache_seconds, meta)
+            if len(self._cache) > MAX_CACHED:
+                for key in [k for k, (expires, _) in self._cache.items() if expires <= now]:
+                    del self._cache[key]
+            while len(self._cache) > MAX_CACHED:
+                del self._cache[next(iter(self._cache))]  # the longest unrefreshed
 
     def _store(self, before: ShardMeta, after: ShardMeta) -> None:
         """Write `after` if the stored metadata is still `before` (optimistic lock)."""
