@@ -35,6 +35,9 @@ fuzz: $(STAMP)  # schemathesis, every phase, 100 examples per operation, 4 seeds
 	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-100} FUZZ_SEEDS=$${FUZZ_SEEDS:-20261123,1,2,3} \
 		$(VENV)/bin/pytest -p no:cacheprovider tests/e2e/test_schemathesis.py
 
+load: $(STAMP)  # 16 clients for 60 s against make dev on DynamoDB Local, then invariants
+	$(PY) -m bench.load
+
 openapi: $(STAMP)
 	$(PY) -m local.openapi
 
