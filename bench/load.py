@@ -40,7 +40,7 @@ from bench.report import save
 from incidents.items import from_item, participation_from_item
 from incidents.models import IncidentSummary
 from local.clients import local_client
-from local.dev_process import DevProcess, dev_process
+from local.dev_process import DevProcess, dev_process, peak_rss_mb
 from local.dynamodb_local import running_jvms
 from local.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
 
@@ -289,14 +289,6 @@ def drive(client: Client, ground: Ground, until: float) -> None:
         client.rng.choices(actions, weights)[0](ground)
 
 
-def peak_rss_mb(pid: int) -> float:
-    """The process's peak resident set (``VmHWM``), in MB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def invariants(endpoint: str, record: Record) -> dict[str, bool]:
     """The checks after the load, on the table itself."""
     items = scan(endpoint)
@@ -353,7 +345,7 @@ def main() -> None:
         for thread in threads:
             thread.join()
         elapsed = time.monotonic() - started
-        server_mb = peak_rss_mb(running.process.pid)
+        server_mb = running.peak_rss_mb()
         (jvm,) = running_jvms(parent=os.getpid())
         jvm_mb = peak_rss_mb(jvm)
         checks = invariants(engine.endpoint, record)

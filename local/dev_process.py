@@ -43,6 +43,10 @@ class DevProcess:
         self.process.send_signal(signal.SIGINT)
         return self.process.wait(timeout=STOP_SECONDS)
 
+    def peak_rss_mb(self) -> float:
+        """The server's peak resident memory so far (Linux ``VmHWM``), in MB."""
+        return peak_rss_mb(self.process.pid)
+
     def log_tail(self, chars: int = 3000) -> str:
         """The end of what it printed."""
         return self.log.read_text(errors="replace")[-chars:]
@@ -94,3 +98,11 @@ def _wait_until_serving(running: DevProcess, tokens_file: Path) -> None:
     raise DevServerError(
         f"local.dev did not serve within {STARTUP_SECONDS} s:\n{running.log_tail()}"
     )
+
+
+def peak_rss_mb(pid: int) -> float:
+    """Peak resident memory of process `pid` (``VmHWM`` in ``/proc``), in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise ValueError(f"no VmHWM for process {pid}")

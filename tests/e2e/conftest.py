@@ -19,6 +19,10 @@ import pytest
 from local.dev_process import DevServerError, dev_process
 from tests.conftest import HandlerCalls
 
+MEMORY_BOUND_MB = 400
+"""What the local server may reach after the whole e2e suite (schemathesis included); the
+engine is a separate JVM with a 1 GB heap cap, request bodies are capped at 10 MB."""
+
 
 @dataclass(frozen=True)
 class LocalApi:
@@ -81,6 +85,8 @@ def local_api(
     try:
         with dev_process(workdir, settings) as running:
             yield LocalApi(running.url, table, running.accounts)
+            peak = running.peak_rss_mb()
             assert running.interrupt() == 0, running.log_tail()
+            assert peak < MEMORY_BOUND_MB, f"local.dev peaked at {peak:.0f} MB"
     except DevServerError as error:
         pytest.fail(str(error))
