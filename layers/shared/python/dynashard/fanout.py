@@ -10,7 +10,7 @@ of worker threads, which `client_config` arranges.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -150,6 +150,8 @@ class FanOutEngine:
         cursor = self._codec.encode(next_state, binding) if next_state else None
         return Page(items, cursor, has_more, stats)
 
-    def read_all(self, streams: Sequence[Stream], page_size: int = 1000) -> Iterator[Item]:
+    def read_all(
+        self, streams: Sequence[Stream], page_size: int = 1000
+    ) -> Generator[Item, None, None]:
         """Every item of every stream, concurrently, unordered (the ``parallel`` strategy)."""
         return read_all(self._client, self._executor, self._retry, streams, page_size)

@@ -1,14 +1,15 @@
 """The ``parallel`` strategy: read every stream to its end, concurrently, for exports and ETL.
 
 Items are yielded as pages arrive, in no particular order; at most ``max_workers`` streams
-are read at once. Closing the generator early stops the workers after their current page.
+are read at once. Closing the generator early stops the workers after their current page:
+none waits on a consumer that has gone.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from concurrent.futures import Executor, Future
 from typing import TYPE_CHECKING
 
@@ -26,45 +27,70 @@ def read_all(
     retry: RetryPolicy,
     streams: Sequence[Stream],
     page_size: int = 1000,
-) -> Iterator[Item]:
-    """Every item of every stream, yielded as each DynamoDB page arrives."""
-    arrivals: queue.Queue[list[Item] | Future[None]] = queue.Queue(maxsize=64)
+) -> Generator[Item, None, None]:
+    """Every item of every stream, yielded as each DynamoDB page arrives.
+
+    Each worker puts its pages, then an end marker (with its error, if any), into one
+    bounded queue from its own thread; the consumer only ever takes from it. (A done
+    callback registered on an already finished future runs on the registering thread: put
+    into a full queue from the consumer, it would wait for itself.)
+    """
+    arrivals: queue.Queue[list[Item] | _End] = queue.Queue(maxsize=64)
     stop = threading.Event()
 
     def drain(index: int, stream: Stream) -> None:
-        start_key: Item | None = None
-        while not stop.is_set():
-            read = read_stream(
-                client,
-                retry,
-                index,
-                stream,
-                sort_range=stream.sort_range,
-                descending=False,
-                limit=page_size,
-                start_key=start_key,
-            )
-            arrivals.put(read.items)
-            start_key = read.last_evaluated_key
-            if start_key is None:
-                return
+        error: BaseException | None = None
+        try:
+            start_key: Item | None = None
+            while not stop.is_set():
+                read = read_stream(
+                    client,
+                    retry,
+                    index,
+                    stream,
+                    sort_range=stream.sort_range,
+                    descending=False,
+                    limit=page_size,
+                    start_key=start_key,
+                )
+                _put(arrivals, read.items, stop)
+                start_key = read.last_evaluated_key
+                if start_key is None:
+                    return
+        except BaseException as failure:  # handed to the consumer, raised there
+            error = failure
+        finally:
+            _put(arrivals, _End(error), stop)
 
     futures: list[Future[None]] = [executor.submit(drain, i, s) for i, s in enumerate(streams)]
-    for future in futures:
-        future.add_done_callback(arrivals.put)
     try:
         pending = len(futures)
         while pending:
             arrival = arrivals.get()
-            if isinstance(arrival, Future):
-                arrival.result()  # a failed stream fails the whole read, at once
+            if isinstance(arrival, _End):
                 pending -= 1
+                if arrival.error is not None:
+                    raise arrival.error  # a failed stream fails the whole read, at once
             else:
                 yield from arrival
     finally:
         stop.set()
-        while any(not f.done() for f in futures):
-            try:
-                arrivals.get(timeout=0.05)
-            except queue.Empty:
-                continue
+
+
+class _End:
+    """A worker's last word: done, or the error that ended it."""
+
+    def __init__(self, error: BaseException | None) -> None:
+        self.error = error
+
+
+def _put(
+    arrivals: queue.Queue[list[Item] | _End], value: list[Item] | _End, stop: threading.Event
+) -> None:
+    """Put unless the consumer has gone (it stops taking once `stop` is set)."""
+    while not stop.is_set():
+        try:
+            arrivals.put(value, timeout=0.05)
+        except queue.Full:
+            continue
+        return

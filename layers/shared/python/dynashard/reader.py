@@ -58,14 +58,20 @@ def read_stream(
     """Query `stream` within `sort_range`; items outside it (boundary items) are dropped.
 
     A range with an exclusive end is queried with DynamoDB's inclusive ``BETWEEN``, so the
-    boundary item itself may come back. At the start (a cursor position) it can use up a
-    whole ``Limit``; the read then goes on from it with ``ExclusiveStartKey`` so that every
-    read makes progress. At the far end, nothing of the range follows it: the read is over.
+    boundary item itself may come back. At the start (a cursor position) the ``Limit`` gets
+    one more for it, so the page needs no second request (it may then hold one item more
+    than `limit`); if it still used up the whole ``Limit``, the read goes on from it with
+    ``ExclusiveStartKey`` so that every read makes progress. At the far end, nothing of the
+    range follows it: the read is over. An empty (inverted) range sends no request.
     """
     raw_items: list[Item] = []
     items_read = requests = attempts = 0
     read_units = 0.0
     consumed: float | None = 0.0
+    if sort_range.is_empty():  # an inverted range: nothing to read, and no Query to send
+        return StreamRead([], None, None, 0, 0.0, 0.0, 0, 0)
+    if limit is not None and start_key is None and sort_range.reads_start_boundary(descending):
+        limit += 1  # room for the excluded boundary item, instead of a second request
     while True:
         request = stream.query_request(sort_range, descending, limit, start_key)
         output, tries = retry.call(index, partial(client.query, **request))

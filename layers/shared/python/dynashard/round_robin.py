@@ -1,9 +1,11 @@
 """The ``round_robin`` strategy: fair and unordered, one DynamoDB page per stream in turn.
 
 This is ConductorOne's choice: no stream waits for another, and a page is filled by
-visiting streams cyclically, each serving up to what the page still misses. Its cursor
-must remember where each started stream stopped, so unlike the ``ordered`` cursor it
-grows with the number of *started, unfinished* streams.
+visiting streams cyclically, each serving up to what the page still misses. The cursor
+must remember where each started stream stopped, so streams are opened in index order into
+a window of at most `MAX_OPEN_STREAMS` (fewer if their sort keys are long): the cycle is
+fair within the window, a finished stream makes room for the next, and the cursor stays
+bounded (under 1 KB at 1,024 streams with typical keys; always under the codec's limit).
 """
 
 from __future__ import annotations
@@ -23,33 +25,57 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 
+MAX_OPEN_STREAMS = 8
+"""Streams started and not finished at once: the window round robin cycles over."""
+STATE_BUDGET_BYTES = 2900
+"""The cursor state stays under this, so a token stays under the codec's 4,096 characters:
+a stream is started only while one more sort key of the maximum size (1,024 bytes) fits."""
+MAX_SORT_KEY_BYTES = 1024
+
+
 @dataclass
 class RoundRobinState:
-    """Next stream to visit, where each started stream stopped, and which are finished."""
+    """Where round robin goes on: the next stream to visit, the next one never started, and
+    the position of each open one. Streams start in index order, so every stream below
+    `next_new` that is not open is finished: the state holds at most `MAX_OPEN_STREAMS`
+    positions, whatever the number of streams."""
 
-    next_stream: int = 0
-    positions: dict[int, str] = field(default_factory=dict)
-    finished: set[int] = field(default_factory=set)
+    turn: int = 0
+    next_new: int = 0
+    open: dict[int, str] = field(default_factory=dict)
 
     def dumps(self) -> str:
         """Compact JSON for the cursor."""
         return json.dumps(
-            [self.next_stream, sorted(self.positions.items()), sorted(self.finished)],
+            [self.turn, self.next_new, sorted(self.open.items())],
             separators=(",", ":"),
+            ensure_ascii=False,
         )
 
     @classmethod
     def loads(cls, text: str, streams: int) -> RoundRobinState:
         """Parse a cursor's state, checking it against the number of streams."""
         try:
-            next_stream, positions, finished = json.loads(text)
-            state = cls(int(next_stream), {int(i): str(k) for i, k in positions}, set(finished))
+            turn, next_new, open_ = json.loads(text)
+            state = cls(int(turn), int(next_new), {int(i): str(k) for i, k in open_})
         except (ValueError, TypeError) as exc:
             raise InvalidCursorError("the cursor is malformed") from exc
-        indexes = {state.next_stream, *state.positions, *state.finished}
-        if not all(isinstance(i, int) and 0 <= i < streams for i in indexes):
+        valid = 0 <= state.turn <= streams and 0 <= state.next_new <= streams
+        if not (valid and all(0 <= i < state.next_new for i in state.open)):
             raise InvalidCursorError("the cursor does not match this query's streams")
         return state
+
+    def can_start(self, streams: int) -> bool:
+        """Whether a new stream may join the window (count and cursor size allow it)."""
+        room = len(self.dumps().encode()) + MAX_SORT_KEY_BYTES + 32 <= STATE_BUDGET_BYTES
+        return self.next_new < streams and len(self.open) < MAX_OPEN_STREAMS and room
+
+    def next_stream(self, streams: int) -> int | None:
+        """The stream to visit: the first open or startable one from `turn` on, cyclically."""
+        candidates = sorted(self.open) + ([self.next_new] if self.can_start(streams) else [])
+        if not candidates:
+            return None
+        return next((i for i in candidates if i >= self.turn), candidates[0])
 
 
 def round_robin_page(
@@ -64,33 +90,34 @@ def round_robin_page(
 ) -> tuple[list[Item], RoundRobinState | None]:
     """Fill a page by visiting streams in turn; returns the items and the state to resume."""
     items: list[Item] = []
-    turn = state.next_stream
-    while len(items) < limit and len(state.finished) < len(streams):
-        if turn not in state.finished:
-            stream = streams[turn]
-            position = state.positions.get(turn)
-            sort_range = (
-                stream.sort_range.after(position, descending) if position else stream.sort_range
-            )
-            read = read_stream(
-                client,
-                retry,
-                turn,
-                stream,
-                sort_range=sort_range,
-                descending=descending,
-                limit=limit - len(items),
-            )
-            read.record(stats)
-            stats.round_trips += 1
-            stats.requests_per_wave.append(1)
-            items += read.items
-            resume = read.resume_position
-            if resume is None:
-                state.finished.add(turn)
-                state.positions.pop(turn, None)
-            else:
-                state.positions[turn] = resume
-        turn = (turn + 1) % len(streams)
-    state.next_stream = turn
-    return items, (state if len(state.finished) < len(streams) else None)
+    while len(items) < limit and (turn := state.next_stream(len(streams))) is not None:
+        stream = streams[turn]
+        position = state.open.get(turn)
+        sort_range = (
+            stream.sort_range.after(position, descending) if position else stream.sort_range
+        )
+        read = read_stream(
+            client,
+            retry,
+            turn,
+            stream,
+            sort_range=sort_range,
+            descending=descending,
+            limit=limit - len(items),
+        )
+        read.record(stats)
+        stats.round_trips += 1
+        stats.requests_per_wave.append(1)
+        wanted = limit - len(items)
+        items += read.items[:wanted]
+        resume = read.resume_position
+        if len(read.items) > wanted:  # the boundary's spare slot held an item: keep it
+            resume = stream.sort_value(read.items[wanted - 1])
+        state.next_new = max(state.next_new, turn + 1)
+        if resume is None:
+            state.open.pop(turn, None)
+        else:
+            state.open[turn] = resume
+        state.turn = turn + 1
+    finished = not state.open and state.next_new >= len(streams)
+    return items, (None if finished else state)

@@ -105,6 +105,13 @@ class SortKeyRange:
             return not (self.lower.inclusive and self.upper.inclusive)
         return self.lower.value > self.upper.value
 
+    def reads_start_boundary(self, descending: bool) -> bool:
+        """Whether a Query of the range returns the excluded item at its start: an exclusive
+        start rendered inside ``BETWEEN`` (both ends set), which DynamoDB has inclusive only."""
+        start = self.upper if descending else self.lower
+        both = self.lower is not None and self.upper is not None
+        return both and start is not None and not start.inclusive
+
     def after(self, position: str, descending: bool) -> SortKeyRange:
         """The part of the range strictly after `position` in the read direction."""
         if descending:

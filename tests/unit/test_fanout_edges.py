@@ -1,0 +1,103 @@
+"""Fan-out edge cases found from outside: each failed before its fix.
+
+- ``read_all`` deadlocked when a stream finished before the consumer registered its done
+  callback (40 empty streams on an instant client hung 20 of 20 tries);
+- an inverted range sent a Query in ``round_robin`` and ``read_all`` (DynamoDB answers a
+  ValidationException) but returned ``[]`` in ``ordered``;
+- ``round_robin``'s cursor grew past what the engine accepts (about 160 streams, page 70).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from bench.fake_dynamodb import FakeQueryClient
+from dynashard import CursorCodec, FanOutEngine, FanOutQuery, SortKeyRange, Strategy, Stream
+from dynashard.cursor import MAX_TOKEN_CHARS
+
+CODEC = CursorCodec(b"e" * 32)
+
+
+class CountingClient(FakeQueryClient):
+    """The fake Query, counting requests (an instant client: no latency at all)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests = 0
+        self._lock = threading.Lock()
+
+    def query(self, **request: Any) -> dict[str, Any]:
+        with self._lock:
+            self.requests += 1
+        return super().query(**request)
+
+
+def streams(count: int, sort_range: SortKeyRange | None = None) -> list[Stream]:
+    return [Stream("t", "PK", f"p#{n}", "SK", sort_range or SortKeyRange()) for n in range(count)]
+
+
+def run_with_deadline(action: Any, seconds: float = 20) -> Any:
+    """Run `action` on a thread; fail (instead of hanging the suite) if it does not end."""
+    result: dict[str, Any] = {}
+    worker = threading.Thread(target=lambda: result.setdefault("value", action()), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), "deadlocked"
+    return result["value"]
+
+
+@pytest.mark.parametrize("attempt", range(20))
+def test_read_all_of_many_empty_streams_never_hangs(attempt: int) -> None:
+    client = CountingClient()
+    with FanOutEngine(client, CODEC, max_workers=8) as engine:  # type: ignore[arg-type]
+        items = run_with_deadline(lambda: list(engine.read_all(streams(40), page_size=1)))
+    assert items == []
+    assert client.requests == 40
+
+
+def test_read_all_with_tiny_pages_and_a_consumer_that_stops_early() -> None:
+    client = CountingClient()
+    for n in range(3):
+        client.load(f"p#{n}", [f"{k:03d}" for k in range(30)])
+    with FanOutEngine(client, CODEC, max_workers=3) as engine:  # type: ignore[arg-type]
+        everything = run_with_deadline(lambda: list(engine.read_all(streams(3), page_size=1)))
+        assert len(everything) == 90
+        reader = engine.read_all(streams(3), page_size=1)
+        first = next(reader)
+        reader.close()  # the workers must not wait for a consumer that has gone
+    assert first["SK"]["S"] == "000"
+
+
+@pytest.mark.parametrize("strategy", [Strategy.ORDERED, Strategy.ROUND_ROBIN])
+def test_an_inverted_range_returns_nothing_and_sends_nothing(strategy: Strategy) -> None:
+    client = CountingClient()
+    inverted = streams(4, SortKeyRange.between("z", "a"))
+    with FanOutEngine(client, CODEC) as engine:  # type: ignore[arg-type]
+        page = engine.page(FanOutQuery(streams=inverted, binding="b", strategy=strategy))
+        assert (page.items, page.has_more, page.next_cursor) == ([], False, None)
+        assert list(engine.read_all(inverted)) == []
+    assert client.requests == 0
+
+
+def test_round_robin_cursors_stay_accepted_at_1024_streams() -> None:
+    client = CountingClient()
+    for n in range(1024):
+        client.load(f"p#{n}", [f"OPEN#2026-11-23T10:{n % 60:02d}:00.000000Z#inc_{n:027d}{k}"
+                               for k in range(2)])  # fmt: skip
+    query = FanOutQuery(streams=streams(1024), binding="b", limit=10, strategy=Strategy.ROUND_ROBIN)
+    seen: list[str] = []
+    longest = 0
+    with FanOutEngine(client, CODEC) as engine:  # type: ignore[arg-type]
+        while True:
+            page = engine.page(query)
+            seen += [item["SK"]["S"] for item in page.items]
+            if page.next_cursor is None:
+                break
+            longest = max(longest, len(page.next_cursor))
+            query = replace(query, cursor=page.next_cursor)
+    assert len(seen) == len(set(seen)) == 2048
+    assert longest < 1024 < MAX_TOKEN_CHARS
