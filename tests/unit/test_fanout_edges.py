@@ -101,3 +101,15 @@ def test_round_robin_cursors_stay_accepted_at_1024_streams() -> None:
             query = replace(query, cursor=page.next_cursor)
     assert len(seen) == len(set(seen)) == 2048
     assert longest < 1024 < MAX_TOKEN_CHARS
+
+
+@pytest.mark.parametrize("page_size", [1, 3, 7])
+def test_has_more_is_exact_when_one_stream_ends_with_the_page(page_size: int) -> None:
+    """DynamoDB returns a LastEvaluatedKey at Limit even when nothing follows: asking the one
+    stream for one item more tells the end from a full page, with no extra request."""
+    client = CountingClient()
+    client.load("p#0", [f"{k:02d}" for k in range(page_size)])
+    with FanOutEngine(client, CODEC) as engine:  # type: ignore[arg-type]
+        page = engine.page(FanOutQuery(streams=streams(1), binding="b", limit=page_size))
+    assert (len(page.items), page.has_more, page.next_cursor) == (page_size, False, None)
+    assert client.requests == 1

@@ -183,7 +183,7 @@ def test_throttling_is_retried_with_backoff(
         "query", "ProvisionedThroughputExceededException", http_status_code=400
     )
     stubber.add_client_error("query", "ThrottlingException", http_status_code=400)
-    stubber.add_response("query", response([item(0, "01")]), request(0, 1))
+    stubber.add_response("query", response([item(0, "01")]), request(0, 2))
     page = engine.page(FanOutQuery(streams=STREAMS[:1], binding="b", limit=1))
     assert [i["SK"]["S"] for i in page.items] == ["01"]
     assert page.stats.throttle_retries == 2
@@ -245,10 +245,9 @@ def test_the_cursor_item_takes_a_spare_slot_not_a_second_request(
     query = FanOutQuery(streams=prefixed, binding="b", limit=1)
     cursor = CODEC.encode("k1", query.cursor_binding())
     between = ("#dssk BETWEEN :dslo AND :dshi", {":dslo": "k1", ":dshi": "l"})
-    # BETWEEN is inclusive: the cursor item comes back and is dropped; Limit 2 leaves it room.
-    stubber.add_response(
-        "query", response([item(0, "k1"), item(0, "k2")], key_of(0, "k2")), request(0, 2, *between)
-    )
+    # BETWEEN is inclusive: the cursor item comes back and is dropped; Limit 3 leaves it room
+    # (and one more, so that the end of the list is seen without a LastEvaluatedKey).
+    stubber.add_response("query", response([item(0, "k1"), item(0, "k2")]), request(0, 3, *between))
     page = engine.page(FanOutQuery(streams=prefixed, binding="b", limit=1, cursor=cursor))
     assert [i["SK"]["S"] for i in page.items] == ["k2"]
     assert (page.stats.requests, page.stats.round_trips, page.stats.items_read) == (1, 1, 2)
@@ -262,7 +261,7 @@ def test_a_last_key_past_the_end_finishes_the_stream(
     condition = ("begins_with(#dssk, :dslo)", {":dslo": "k"})
     # A key at the exclusive end ("l") is not part of the range: nothing follows it.
     stubber.add_response(
-        "query", response([item(0, "k1")], key_of(0, "l")), request(0, 2, *condition)
+        "query", response([item(0, "k1")], key_of(0, "l")), request(0, 3, *condition)
     )
     page = engine.page(FanOutQuery(streams=bounded, binding="b", limit=2))
     assert [i["SK"]["S"] for i in page.items] == ["k1"]

@@ -211,7 +211,10 @@ class _Merge:
             needed = [s for s in open_states if s.covered is None or self._before(s.covered, bound)]
             return [_Request(s, missing, bound) for s in needed]
         share = max(1, min(missing, math.ceil(missing * factor / len(open_states))))
-        return [_Request(s, share, None) for s in open_states]
+        # The one open stream, asked for all the page misses, gets one more: if it holds no
+        # more, DynamoDB ends the read without a LastEvaluatedKey and has_more is exact.
+        limit = share + 1 if len(open_states) == 1 else share
+        return [_Request(s, limit, None) for s in open_states]
 
     def absorb(self, request: _Request, result: StreamRead) -> None:
         """Buffer a read's items and advance its stream's position."""
