@@ -3,7 +3,8 @@
 Reproduce: ``make bench`` (or ``PYTHONPATH=layers/shared/python:. python -m bench.fanout``).
 Deterministic: seeded data in an in-process fake of DynamoDB's Query (`bench.fake_dynamodb`,
 same Limit / LastEvaluatedKey / 1 MB rules) and a seeded per-request latency model
-(log-normal, median 6 ms, sigma 0.4); a wave costs its slowest request. For every width
+(log-normal, median 6 ms, sigma 0.4) on a pool of 16 workers, as the functions run it: a
+wave lasts until its last request ends. For every width
 (streams), page size and data shape, the first pages of the newest-first list are read
 with ``ordered`` and, from the same cursors, with the baselines:
 
@@ -17,6 +18,7 @@ cursor): an exact merge must ask each of those at least once.
 
 from __future__ import annotations
 
+import heapq
 import math
 import random
 import statistics
@@ -55,14 +57,24 @@ class Cost:
     latency_ms: float
 
 
+WORKERS = 16
+"""The functions' fan-out pool (`lambdas.runtime.MAX_WORKERS`): a wave of more requests
+queues on it."""
+
+
 class Latency:
-    """Seeded per-request latencies; a wave lasts as long as its slowest request."""
+    """Seeded per-request latencies; a wave is its requests run on `WORKERS` threads, each
+    taking the next request when free, and lasts until the last one ends."""
 
     def __init__(self, seed: int) -> None:
         self._rng = random.Random(seed)
 
     def wave(self, requests: int) -> float:
-        return max(self._rng.lognormvariate(math.log(6.0), 0.4) for _ in range(requests))
+        free_at = [0.0] * min(WORKERS, max(requests, 1))
+        for _ in range(requests):
+            start = heapq.heappop(free_at)
+            heapq.heappush(free_at, start + self._rng.lognormvariate(math.log(6.0), 0.4))
+        return max(free_at)
 
 
 def build(

@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import random
+import statistics
 import threading
 from dataclasses import replace
 from typing import Any
@@ -113,3 +115,30 @@ def test_has_more_is_exact_when_one_stream_ends_with_the_page(page_size: int) ->
         page = engine.page(FanOutQuery(streams=streams(1), binding="b", limit=page_size))
     assert (len(page.items), page.has_more, page.next_cursor) == (page_size, False, None)
     assert client.requests == 1
+
+
+def test_copies_count_once_when_sizing_a_refill() -> None:
+    """Every incident on two of eight teams: counting copies apiece set the refill bound short
+    of the page's end (3 round trips a page of 10, median); distinct identities take 2."""
+    rng = random.Random(3)
+    client = CountingClient()
+    homes: dict[int, list[str]] = {n: [] for n in range(8)}
+    for n in range(2000):
+        key = f"{rng.randrange(10**12):012d}#{n:05d}"
+        for stream in rng.sample(range(8), 2):
+            homes[stream].append(key)
+    for stream, keys in homes.items():
+        client.load(f"p#{stream}", keys)
+    query = FanOutQuery(
+        streams=streams(8), binding="b", limit=10, descending=True, identity=lambda i: i["SK"]["S"]
+    )
+    trips, seen = [], []
+    with FanOutEngine(client, CODEC) as engine:  # type: ignore[arg-type]
+        for _ in range(20):
+            page = engine.page(query)
+            trips.append(page.stats.round_trips)
+            seen += [item["SK"]["S"] for item in page.items]
+            query = replace(query, cursor=page.next_cursor)
+    assert seen == sorted({k for keys in homes.values() for k in keys}, reverse=True)[:200]
+    assert statistics.median(trips) == 2
+    assert max(trips) <= 3

@@ -5,7 +5,8 @@ when every unfinished stream has been read at least up to it, so nothing can sti
 before it. Reads happen in waves, all streams of a wave concurrently:
 
 1. the first wave asks every stream for a share of the page, ``ceil(page * factor / streams)``;
-2. while the page is not full, let M be what is missing and B the M-th buffered sort key.
+2. while the page is not full, let M be what is missing and B the key by which the buffer
+   holds M identities not returned yet (copies of one identity count once).
    Only streams not yet read up to B can still contribute, and only with keys before B, so
    each is asked again for at most M items *bounded by B* in its key condition: a refill
    never reads past what the page can use. With fewer than M items buffered there is no
@@ -206,8 +207,8 @@ class _Merge:
         """Which unfinished streams to read next, with which Limit and sort-key bound."""
         missing = self.limit - len(self.items)
         open_states = [s for s in states if not s.done]
-        if len(self.heap) >= missing:
-            bound = heapq.nsmallest(missing, self.heap)[-1].key
+        bound = self._bound(missing)
+        if bound is not None:
             needed = [s for s in open_states if s.covered is None or self._before(s.covered, bound)]
             return [_Request(s, missing, bound) for s in needed]
         share = max(1, min(missing, math.ceil(missing * factor / len(open_states))))
@@ -215,6 +216,23 @@ class _Merge:
         # more, DynamoDB ends the read without a LastEvaluatedKey and has_more is exact.
         limit = share + 1 if len(open_states) == 1 else share
         return [_Request(s, limit, None) for s in open_states]
+
+    def _bound(self, missing: int) -> str | None:
+        """The key by which the buffer holds `missing` identities the page has not returned
+        (None: it holds fewer). Copies of one identity count once: counting them apiece put
+        the bound short of the page's end, and duplicated lists took extra waves."""
+        if self.identity is None:
+            return (
+                heapq.nsmallest(missing, self.heap)[-1].key if len(self.heap) >= missing else None
+            )
+        fresh: set[str] = set()
+        for entry in sorted(self.heap):
+            identity = self.identity(entry.item)
+            if identity not in self.seen:
+                fresh.add(identity)
+                if len(fresh) == missing:
+                    return entry.key
+        return None
 
     def absorb(self, request: _Request, result: StreamRead) -> None:
         """Buffer a read's items and advance its stream's position."""
