@@ -56,6 +56,19 @@ def function_of(synth: Synthesized, group: Group) -> tuple[str, Mapping[str, Any
     return found
 
 
+def policy_statements(synth: Synthesized, group: Group) -> list[dict[str, Any]]:
+    """The statements of the policy on `group`'s function role."""
+    _, function = function_of(synth, group)
+    role = function["Properties"]["Role"]["Fn::GetAtt"][0]
+    (policy,) = [
+        p
+        for p in resources(synth, "AWS::IAM::Policy").values()
+        if {"Ref": role} in p["Properties"]["Roles"]
+    ]
+    statements: list[dict[str, Any]] = policy["Properties"]["PolicyDocument"]["Statement"]
+    return statements
+
+
 @pytest.fixture(scope="module")
 def dev(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     """The dev stage as cdk.json configures it."""

@@ -17,7 +17,13 @@ from app import build
 from incidents.table import TABLE_SCHEMA
 from lambdas.routes import ROUTES, Group
 from stacks.permissions import INDEX_READERS, TABLE_ACTIONS
-from tests.infra.conftest import Synthesized, function_of, resources, synthesize
+from tests.infra.conftest import (
+    Synthesized,
+    function_of,
+    policy_statements,
+    resources,
+    synthesize,
+)
 
 
 def test_one_function_per_group_on_python_313_arm64_with_the_layer(dev: Synthesized) -> None:
@@ -79,21 +85,9 @@ def test_routes_and_integrations_follow_the_route_table(dev: Synthesized) -> Non
         assert properties["Integration"]["Type"] == "AWS_PROXY"
 
 
-def dynamodb_statements(dev: Synthesized, group: Group) -> list[dict[str, Any]]:
-    _, function = function_of(dev, group)
-    role = function["Properties"]["Role"]["Fn::GetAtt"][0]
-    (policy,) = [
-        p
-        for p in resources(dev, "AWS::IAM::Policy").values()
-        if {"Ref": role} in p["Properties"]["Roles"]
-    ]
-    statements: list[dict[str, Any]] = policy["Properties"]["PolicyDocument"]["Statement"]
-    return statements
-
-
 @pytest.mark.parametrize("group", list(Group))
 def test_each_function_gets_exactly_its_table_actions(dev: Synthesized, group: Group) -> None:
-    statements = dynamodb_statements(dev, group)
+    statements = policy_statements(dev, group)
     table = [
         s for s in statements if any(str(a).startswith("dynamodb:") for a in _list(s["Action"]))
     ]
@@ -117,7 +111,7 @@ def test_each_function_gets_exactly_its_table_actions(dev: Synthesized, group: G
 
 def test_query_functions_cannot_write(dev: Synthesized) -> None:
     actions = {
-        a for s in dynamodb_statements(dev, Group.INCIDENT_QUERIES) for a in _list(s["Action"])
+        a for s in policy_statements(dev, Group.INCIDENT_QUERIES) for a in _list(s["Action"])
     }
     dynamodb_actions = {a for a in actions if a.startswith("dynamodb:")}
     assert dynamodb_actions <= {"dynamodb:Query", "dynamodb:GetItem", "dynamodb:BatchGetItem"}

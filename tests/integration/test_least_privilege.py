@@ -18,7 +18,7 @@ import pytest
 from lambdas.routes import Group
 from stacks.permissions import GRANTED_FOR_THE_RUNTIME
 from tests.conftest import HandlerCalls
-from tests.infra.conftest import Synthesized, function_of, resources, synthesize
+from tests.infra.conftest import Synthesized, policy_statements, synthesize
 
 pytestmark = [pytest.mark.integration, pytest.mark.after_suites]
 
@@ -41,16 +41,9 @@ def resource_name(resource: Any) -> str:
 
 def granted(synthesized: Synthesized, group: Group) -> set[tuple[str, str]]:
     """Every (action, resource) the group's role allows."""
-    _, function = function_of(synthesized, group)
-    role = function["Properties"]["Role"]["Fn::GetAtt"][0]
-    (policy,) = [
-        p
-        for p in resources(synthesized, "AWS::IAM::Policy").values()
-        if {"Ref": role} in p["Properties"]["Roles"]
-    ]
     return {
         (action, resource_name(resource))
-        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        for statement in policy_statements(synthesized, group)
         for action in _listed(statement["Action"])
         for resource in _listed(statement["Resource"])
     }
