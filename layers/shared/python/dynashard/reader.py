@@ -69,7 +69,16 @@ def read_stream(
     read_units = 0.0
     consumed: float | None = 0.0
     if sort_range.is_empty():  # an inverted range: nothing to read, and no Query to send
-        return StreamRead([], None, None, 0, 0.0, 0.0, 0, 0)
+        return StreamRead(
+            items=[],
+            last_evaluated_key=None,
+            resume_position=None,
+            items_read=0,
+            read_units=0.0,
+            consumed_units=0.0,
+            requests=0,
+            attempts=0,
+        )
     if limit is not None and start_key is None and sort_range.reads_start_boundary(descending):
         limit += 1  # room for the excluded boundary item, instead of a second request
     while True:
