@@ -20,6 +20,7 @@ from dynashard import (
     StreamFailedError,
     client_config,
 )
+from dynashard.ordered_state import OrderedState
 
 CODEC = CursorCodec(b"s" * 32)
 STREAMS = [Stream("tbl", "PK", f"p#{n}", "SK") for n in range(2)]
@@ -127,7 +128,7 @@ def test_next_page_starts_strictly_after_the_cursor(
 ) -> None:
     stubber, engine, _ = stubbed
     query = FanOutQuery(streams=STREAMS, binding="b", limit=1)
-    cursor = CODEC.encode("04", query.cursor_binding())
+    cursor = CODEC.encode(OrderedState("04").dumps(), query.cursor_binding())
     stubber.add_response(
         "query", response([item(0, "07")]), request(0, 1, "#dssk > :dslo", {":dslo": "04"})
     )
@@ -243,7 +244,7 @@ def test_the_cursor_item_takes_a_spare_slot_not_a_second_request(
     stubber, engine, _ = stubbed
     prefixed = [Stream("tbl", "PK", "p#0", "SK", SortKeyRange.begins_with("k"))]
     query = FanOutQuery(streams=prefixed, binding="b", limit=1)
-    cursor = CODEC.encode("k1", query.cursor_binding())
+    cursor = CODEC.encode(OrderedState("k1").dumps(), query.cursor_binding())
     between = ("#dssk BETWEEN :dslo AND :dshi", {":dslo": "k1", ":dshi": "l"})
     # BETWEEN is inclusive: the cursor item comes back and is dropped; Limit 3 leaves it room
     # (and one more, so that the end of the list is seen without a LastEvaluatedKey).

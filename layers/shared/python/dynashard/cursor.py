@@ -18,7 +18,8 @@ import re
 
 from dynashard.errors import InvalidCursorError
 
-CURSOR_VERSION = 1
+CURSOR_VERSION = 2
+"""2: the ordered state is JSON (last key, and a plan of the next pages)."""
 MAC_BYTES = 16
 MIN_SECRET_BYTES = 32
 MAX_TOKEN_CHARS = 4096

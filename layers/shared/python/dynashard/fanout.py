@@ -20,6 +20,7 @@ from botocore.config import Config
 
 from dynashard.cursor import CursorCodec
 from dynashard.ordered import Identity, OrderedMerge
+from dynashard.ordered_state import OrderedState, streams_digest
 from dynashard.page import Page, PageStats
 from dynashard.parallel import read_all
 from dynashard.retry import RetryPolicy
@@ -120,16 +121,24 @@ class FanOutEngine:
         binding = query.cursor_binding()
         state = None if query.cursor is None else self._codec.decode(query.cursor, binding)
         if query.strategy is Strategy.ORDERED:
+            digest = streams_digest(query.streams)
+            ordered = OrderedState.loads(state, len(query.streams)) if state else None
+            plan = ordered.plan if ordered and ordered.streams == digest else ()
             merged = self._ordered.page(
                 query.streams,
                 limit=query.limit,
                 descending=query.descending,
-                after=state,
+                after=ordered.last_key if ordered else None,
                 identity=query.identity,
                 stats=stats,
+                plan=plan,
             )
             items, has_more = merged.items, merged.has_more
-            next_state = merged.last_key if merged.has_more else None
+            next_state = (
+                OrderedState(merged.last_key, merged.plan, digest).dumps()
+                if merged.has_more and merged.last_key is not None
+                else None
+            )
         elif query.strategy is Strategy.ROUND_ROBIN:
             resume = (
                 RoundRobinState.loads(state, len(query.streams)) if state else RoundRobinState()

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from dynashard.errors import SortKeyCollisionError
+from dynashard.ordered_state import Window
 from dynashard.page import PageStats
 from dynashard.reader import StreamRead, read_stream
 from dynashard.retry import RetryPolicy
@@ -37,6 +38,10 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 Identity = Callable[[Item], str]
+PLAN_PAGES = 8
+"""With more streams than the page, a refill reads on to the buffer's key of this many pages
+more: every stream is then known that far, and the cursor plans those pages, each read from
+its contributing streams only (one round trip) instead of from every stream."""
 
 
 @dataclass
@@ -71,11 +76,13 @@ class _Entry:
 
 @dataclass(frozen=True)
 class MergeResult:
-    """Items of the page, the last returned sort key, and whether more may follow."""
+    """Items of the page, the last returned sort key, whether more may follow, and the plan
+    of the next pages (see `ordered_state`)."""
 
     items: list[Item]
     last_key: str | None
     has_more: bool
+    plan: tuple[Window, ...] = ()
 
 
 class OrderedMerge:
@@ -102,8 +109,10 @@ class OrderedMerge:
         after: str | None,
         identity: Identity | None,
         stats: PageStats,
+        plan: Sequence[Window] = (),
     ) -> MergeResult:
-        """Read the next `limit` items after sort key `after` (None: from the start)."""
+        """Read the next `limit` items after sort key `after` (None: from the start); with a
+        `plan`, the first wave reads only the streams its first window names."""
         states = [
             _StreamState(i, s, s.sort_range.after(after, descending) if after else s.sort_range)
             for i, s in enumerate(streams)
@@ -111,13 +120,19 @@ class OrderedMerge:
         for state in states:
             state.done = state.remaining.is_empty()
         merge = _Merge(descending, identity, limit)
+        wave = merge.planned_wave(states, plan[0]) if plan else None
         while True:
             merge.emit_safe(states)
             if merge.full or merge.finished(states):
                 break
-            self._wave(merge.next_wave(states, self._factor), merge, stats)
+            self._wave(wave or merge.next_wave(states, self._factor), merge, stats)
+            wave = None
         stats.duplicates_dropped += merge.duplicates
-        return MergeResult(merge.items, merge.last_key, merge.has_more(states))
+        if plan and merge.full and merge.last_key == plan[0][0]:
+            next_plan = tuple(plan[1:])
+        else:
+            next_plan = merge.plan(states)
+        return MergeResult(merge.items, merge.last_key, merge.has_more(states), next_plan)
 
     def _wave(self, requests: list[_Request], merge: _Merge, stats: PageStats) -> None:
         futures = [
@@ -209,13 +224,56 @@ class _Merge:
         open_states = [s for s in states if not s.done]
         bound = self._bound(missing)
         if bound is not None:
+            ahead = missing + (PLAN_PAGES * self.limit if len(open_states) > self.limit else 0)
+            bound = self._bound(ahead) or bound
             needed = [s for s in open_states if s.covered is None or self._before(s.covered, bound)]
-            return [_Request(s, missing, bound) for s in needed]
+            return [_Request(s, ahead, bound) for s in needed]
         share = max(1, min(missing, math.ceil(missing * factor / len(open_states))))
         # The one open stream, asked for all the page misses, gets one more: if it holds no
         # more, DynamoDB ends the read without a LastEvaluatedKey and has_more is exact.
         limit = share + 1 if len(open_states) == 1 else share
         return [_Request(s, limit, None) for s in open_states]
+
+    def planned_wave(self, states: Sequence[_StreamState], window: Window) -> list[_Request]:
+        """The first wave of a planned page: streams outside the window are known to hold
+        nothing up to its end; those inside are read up to it."""
+        end, members = window
+        inside = set(members)
+        for state in states:
+            if state.index not in inside and not state.done:
+                state.covered = end
+                state.remaining = state.remaining.after(end, self.descending)
+                state.done = state.remaining.is_empty()
+        return [
+            _Request(s, self.limit + 1, end) for s in states if s.index in inside and not s.done
+        ]
+
+    def plan(self, states: Sequence[_StreamState]) -> tuple[Window, ...]:
+        """Whole pages the buffer already holds beyond this one, up to the horizon (the
+        least-read unfinished stream's position, up to which every item is known)."""
+        unfinished = [s.covered for s in states if not s.done]
+        if not self.full or None in unfinished:
+            return ()
+        positions = [c for c in unfinished if c is not None]
+        horizon = (max if self.descending else min)(positions) if positions else None
+        windows: list[Window] = []
+        identities: set[str] = set()
+        members: set[int] = set()
+        end: str | None = None
+        for entry in sorted(self.heap):
+            if entry.key == self.last_key:
+                continue  # copies of the page's last item
+            if horizon is not None and self._before(horizon, entry.key):
+                break
+            if len(identities) == self.limit and entry.key != end:
+                windows.append((str(end), tuple(sorted(members))))
+                identities, members = set(), set()
+            identities.add(self.identity(entry.item) if self.identity else entry.key)
+            members.add(entry.index)
+            end = entry.key
+        if len(identities) == self.limit:
+            windows.append((str(end), tuple(sorted(members))))
+        return tuple(windows)
 
     def _bound(self, missing: int) -> str | None:
         """The key by which the buffer holds `missing` identities the page has not returned
