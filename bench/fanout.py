@@ -42,7 +42,7 @@ PAGE_SIZES = (10, 50, 100)
 SHAPES = ("uniform", "zipf")
 ZIPF_S = 1.2
 TOTAL_ITEMS = 5000
-PAGES = 6
+PAGES = 100
 TARGET_READ = {"uniform": 1.3, "zipf": 2.0}
 TARGET_TRIPS = {"uniform": 2, "zipf": 4}
 

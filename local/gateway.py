@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from http import HTTPStatus
@@ -71,6 +72,13 @@ class LocalGateway(ThreadingHTTPServer):
             swagger_page(document).encode(),
         )
         self.documents = {"/openapi.json": openapi, "/docs": swagger, "/docs/": swagger}
+
+    def handle_error(self, request: object, client_address: tuple[str, int]) -> None:
+        """A client that hangs up mid-response (as every client does when `make dev` stops
+        under load) is normal: no traceback; anything else in one line."""
+        error = sys.exc_info()[1]
+        if not isinstance(error, ConnectionError):
+            print(f"request from {client_address[0]} failed: {error!r}", file=sys.stderr)
 
     def drain(self, timeout: float) -> bool:
         """Stop serving events: the one in flight may finish (up to `timeout` seconds),

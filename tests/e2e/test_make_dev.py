@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
+import struct
 import threading
 import time
 import urllib.request
@@ -39,6 +41,20 @@ def call(running: DevProcess, method: str, path: str, body: object = None) -> di
         return answer
 
 
+def hang_up_mid_response(running: DevProcess) -> None:
+    """Ask for a large page, then reset the connection without reading the answer."""
+    token = running.accounts[0]["users"][0]["token"]
+    port = int(running.url.rsplit(":", 1)[1])
+    for _ in range(5):
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(
+                f"GET /incidents?state=CLOSED&limit=100 HTTP/1.1\r\nHost: x\r\n"
+                f"Authorization: {token}\r\n\r\n".encode()
+            )
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    time.sleep(1)
+
+
 def test_make_dev_serves_on_dynamodb_local_and_ctrl_c_ends_the_jvm(tmp_path: Path) -> None:
     with dev_process(tmp_path, DEFAULTS) as running:
         assert "DynamoDB: AWS DynamoDB Local" in running.log_tail()
@@ -49,6 +65,8 @@ def test_make_dev_serves_on_dynamodb_local_and_ctrl_c_ends_the_jvm(tmp_path: Pat
         call(running, "POST", "/incidents", {"title": "first command"})  # every group once
         call(running, "GET", "/me/teams")
         assert "Warning" not in running.log_tail(100_000), "no warning on first requests"
+        hang_up_mid_response(running)
+        assert "Traceback" not in running.log_tail(100_000), "a client hanging up is normal"
         assert running.interrupt() == 0, running.log_tail()
     assert not set(jvms) & set(running_jvms())
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from dynashard.errors import SortKeyCollisionError
-from dynashard.ordered_state import Window
+from dynashard.ordered_state import Window, plannable_pages
 from dynashard.page import PageStats
 from dynashard.reader import StreamRead, read_stream
 from dynashard.retry import RetryPolicy
@@ -39,9 +39,10 @@ if TYPE_CHECKING:
 
 Identity = Callable[[Item], str]
 PLAN_PAGES = 8
-"""With more streams than the page, a refill reads on to the buffer's key of this many pages
-more: every stream is then known that far, and the cursor plans those pages, each read from
-its contributing streams only (one round trip) instead of from every stream."""
+"""With more streams than the page, a refill reads on to the buffer's key of up to this many
+pages more (as many as the cursor can carry): every stream is then known that far, and the
+cursor plans those pages, each read from its contributing streams only, exactly, in one
+round trip, instead of from every stream."""
 
 
 @dataclass
@@ -224,8 +225,11 @@ class _Merge:
         open_states = [s for s in states if not s.done]
         bound = self._bound(missing)
         if bound is not None:
-            ahead = missing + (PLAN_PAGES * self.limit if len(open_states) > self.limit else 0)
-            bound = self._bound(ahead) or bound
+            wide = len(states) > self.limit  # planning spares requests only then
+            pages = plannable_pages(self.limit, len(states), len(bound.encode()), PLAN_PAGES)
+            pages = pages if wide else 0
+            ahead = missing + pages * self.limit
+            bound = self._bound(ahead, or_last=True) or bound
             needed = [s for s in open_states if s.covered is None or self._before(s.covered, bound)]
             return [_Request(s, ahead, bound) for s in needed]
         share = max(1, min(missing, math.ceil(missing * factor / len(open_states))))
@@ -275,22 +279,21 @@ class _Merge:
             windows.append((str(end), tuple(sorted(members))))
         return tuple(windows)
 
-    def _bound(self, missing: int) -> str | None:
-        """The key by which the buffer holds `missing` identities the page has not returned
-        (None: it holds fewer). Copies of one identity count once: counting them apiece put
-        the bound short of the page's end, and duplicated lists took extra waves."""
-        if self.identity is None:
-            return (
-                heapq.nsmallest(missing, self.heap)[-1].key if len(self.heap) >= missing else None
-            )
+    def _bound(self, missing: int, *, or_last: bool = False) -> str | None:
+        """The key by which the buffer holds `missing` identities the page has not returned;
+        if it holds fewer, None (or with `or_last`, the key of the last one it holds).
+        Copies of one identity count once: counting them apiece put the bound short of the
+        page's end, and duplicated lists took extra waves."""
         fresh: set[str] = set()
+        last: str | None = None
         for entry in sorted(self.heap):
-            identity = self.identity(entry.item)
-            if identity not in self.seen:
+            identity = self.identity(entry.item) if self.identity else entry.key
+            if identity not in self.seen and identity not in fresh:
                 fresh.add(identity)
+                last = entry.key
                 if len(fresh) == missing:
-                    return entry.key
-        return None
+                    return last
+        return last if or_last else None
 
     def absorb(self, request: _Request, result: StreamRead) -> None:
         """Buffer a read's items and advance its stream's position."""

@@ -12,6 +12,8 @@ reads every stream again and makes a new plan.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 from collections.abc import Sequence
@@ -38,7 +40,7 @@ class OrderedState:
         """Compact JSON, with as many planned windows as fit `MAX_STATE_BYTES`."""
         windows: list[list[object]] = []
         for end, members in self.plan:
-            candidate: list[list[object]] = [*windows, [end, list(members)]]
+            candidate: list[list[object]] = [*windows, [end, encode_members(members)]]
             if len(self._json(candidate).encode()) > MAX_STATE_BYTES:
                 break
             windows = candidate
@@ -54,8 +56,8 @@ class OrderedState:
         try:
             last_key, *rest = json.loads(text)
             digest, windows = rest if rest else ("", [])
-            plan = tuple((str(end), tuple(int(i) for i in members)) for end, members in windows)
-        except (ValueError, TypeError) as exc:
+            plan = tuple((str(end), decode_members(members)) for end, members in windows)
+        except (ValueError, TypeError, binascii.Error) as exc:
             raise InvalidCursorError("the cursor is malformed") from exc
         if not isinstance(last_key, str) or not all(
             0 <= i < streams for _, members in plan for i in members
@@ -68,3 +70,32 @@ def streams_digest(streams: Sequence[Stream]) -> str:
     """What identifies a stream list, for a plan that names streams by index."""
     text = "\n".join(stream.fingerprint() for stream in streams)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def encode_members(members: Sequence[int]) -> list[int] | str:
+    """Stream indexes as a list, or as a base64 bitset where that is shorter."""
+    if not members:
+        return []
+    bits = bytearray((max(members) >> 3) + 1)
+    for index in members:
+        bits[index >> 3] |= 1 << (index & 7)
+    packed = base64.b64encode(bytes(bits)).decode()
+    listed = list(members)
+    return packed if len(packed) < len(json.dumps(listed)) else listed
+
+
+def decode_members(value: object) -> tuple[int, ...]:
+    """The stream indexes `encode_members` wrote."""
+    if isinstance(value, str):
+        bits = base64.b64decode(value, validate=True)
+        return tuple(i for i in range(len(bits) * 8) if bits[i >> 3] >> (i & 7) & 1)
+    if not isinstance(value, list):
+        raise TypeError("members must be a list or a bitset")
+    return tuple(int(i) for i in value)
+
+
+def plannable_pages(limit: int, streams: int, key_bytes: int, most: int) -> int:
+    """How many pages a cursor can plan: each window takes about its last key and its
+    streams (a list of up to `limit` indexes, or a bitset of `streams` bits)."""
+    members = min(limit * 4, (streams // 8 + 1) * 4 // 3 + 4)
+    return max(0, min(most, (MAX_STATE_BYTES - key_bytes - 40) // (key_bytes + members + 6)))
