@@ -23,27 +23,37 @@ import math
 import random
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
+import matplotlib
+import matplotlib.pyplot as plt
+
 from bench.fake_dynamodb import FakeQueryClient
-from bench.report import save
+from bench.fanout_peers import PerShardMerge
+from bench.report import RESULTS_DIR, save
+from bench.teams_data import teams_keys
 from dynashard import (
     CursorCodec,
     FanOutEngine,
     FanOutQuery,
+    PageStats,
     SortKeyRange,
+    Strategy,
     Stream,
     query_read_units,
 )
 
 WIDTHS = (1, 4, 16, 64, 256)
 PAGE_SIZES = (10, 50, 100)
-SHAPES = ("uniform", "zipf")
+SHAPES = ("uniform", "zipf", "teams")
 ZIPF_S = 1.2
 TOTAL_ITEMS = 5000
 PAGES = 100
-TARGET_READ = {"uniform": 1.3, "zipf": 2.0}
+TARGET_READ = {"uniform": 1.3, "zipf": 2.0, "teams": 2.0}
+TEAMS_RANGE = SortKeyRange.begins_with("OPEN#")
+PEERS = ("round-robin", "per-shard")
 
 
 @dataclass
@@ -80,19 +90,24 @@ class Latency:
 def build(
     width: int, shape: str, seed: int
 ) -> tuple[FakeQueryClient, list[Stream], list[list[str]]]:
-    """Seeded data: TOTAL_ITEMS unique sort keys spread over `width` streams."""
+    """Seeded data: TOTAL_ITEMS sort keys over `width` streams; the keys per stream that the
+    list reads (the teams set reads its OPEN incidents only)."""
     rng = random.Random(seed)
-    weights = [1.0 if shape == "uniform" else 1 / (rank + 1) ** ZIPF_S for rank in range(width)]
-    homes = rng.choices(range(width), weights=weights, k=TOTAL_ITEMS)
-    keys: list[list[str]] = [[] for _ in range(width)]
-    for n, home in enumerate(homes):
-        keys[home].append(f"{rng.randrange(10**12):012d}#{n:05d}")
+    sort_range = TEAMS_RANGE if shape == "teams" else SortKeyRange()
+    if shape == "teams":
+        keys = teams_keys(width, TOTAL_ITEMS, rng)
+    else:
+        weights = [1.0 if shape == "uniform" else 1 / (r + 1) ** ZIPF_S for r in range(width)]
+        homes = rng.choices(range(width), weights=weights, k=TOTAL_ITEMS)
+        keys = [[] for _ in range(width)]
+        for n, home in enumerate(homes):
+            keys[home].append(f"{rng.randrange(10**12):012d}#{n:05d}")
     client = FakeQueryClient()
     streams = []
     for index, stream_keys in enumerate(keys):
         client.load(f"p#{index}", stream_keys)
-        streams.append(Stream("bench", "PK", f"p#{index}", "SK"))
-    return client, streams, keys
+        streams.append(Stream("bench", "PK", f"p#{index}", "SK", sort_range))
+    return client, streams, [[k for k in ks if sort_range.contains(k)] for ks in keys]
 
 
 def _query_all(
@@ -157,10 +172,15 @@ def floor(keys: list[list[str]], after: str | None, size: int) -> int:
 
 def scenario(width: int, size: int, shape: str) -> dict[str, Any]:
     """Page the newest-first list PAGES times; collect per-page costs of every strategy."""
-    seed = width * 1000 + size + (7 if shape == "zipf" else 0)
+    seed = width * 1000 + size + {"uniform": 0, "zipf": 7, "teams": 13}[shape]
     client, streams, keys = build(width, shape, seed)
     latency = Latency(seed)
-    costs: dict[str, list[Cost]] = {"ordered": [], "all-sort": [], "one-wave": [], "sequential": []}
+    costs: dict[str, list[Cost]] = {
+        name: [] for name in ("ordered", *PEERS, "all-sort", "one-wave", "sequential")
+    }
+    cursor_chars = dict.fromkeys(("ordered", *PEERS), 0)
+    robin = FanOutQuery(streams, "bench", size, descending=True, strategy=Strategy.ROUND_ROBIN)
+    per_shard = PerShardMerge(client, streams, size)
     floors: list[int] = []
     returned: list[int] = []
     contributors: list[int] = []
@@ -169,28 +189,41 @@ def scenario(width: int, size: int, shape: str) -> dict[str, Any]:
     after: str | None = None
     with FanOutEngine(client, CursorCodec(b"b" * 32), max_workers=8) as engine:  # type: ignore[arg-type]
         for _ in range(PAGES):
-            page = engine.page(FanOutQuery(streams, "bench", size, descending=True, cursor=cursor))
-            stats = page.stats
-            costs["ordered"].append(
-                Cost(
-                    stats.items_read,
-                    stats.round_trips,
-                    stats.read_units,
-                    sum(latency.wave(n) for n in stats.requests_per_wave),
-                    stats.requests,
-                )
+            query = FanOutQuery(
+                streams, "bench", size, descending=True, cursor=cursor, identity=identity
             )
+            page = engine.page(query)
+            stats = page.stats
+            costs["ordered"].append(engine_cost(stats, latency))
             supplying = sorted({int(item["PK"]["S"].split("#")[1]) for item in page.items})
             contributors.append(len(supplying))
             oracle.append(oracle_units(client, streams, supplying, after, page.items))
             for name, cost in baselines(client, streams, after, size, latency).items():
                 costs[name].append(cost)
+            robin_page = engine.page(robin)
+            costs["round-robin"].append(engine_cost(robin_page.stats, latency))
+            robin = replace(robin, cursor=robin_page.next_cursor)
+            _, shard_cost = per_shard.page()
+            costs["per-shard"].append(
+                Cost(
+                    shard_cost.items_read,
+                    shard_cost.round_trips,
+                    shard_cost.read_units,
+                    sum(latency.wave(n) for n in shard_cost.waves),
+                    shard_cost.requests,
+                )
+            )
+            cursor_chars["ordered"] = max(cursor_chars["ordered"], len(page.next_cursor or ""))
+            cursor_chars["round-robin"] = max(
+                cursor_chars["round-robin"], len(robin_page.next_cursor or "")
+            )
+            cursor_chars["per-shard"] = max(cursor_chars["per-shard"], per_shard.cursor_chars())
             floors.append(floor(keys, after, size))
             returned.append(len(page.items))
             if not page.next_cursor:
                 break
             cursor, after = page.next_cursor, page.items[-1]["SK"]["S"]
-    return summarise(
+    summary = summarise(
         width,
         size,
         shape,
@@ -199,6 +232,25 @@ def scenario(width: int, size: int, shape: str) -> dict[str, Any]:
         returned=returned,
         contributors=contributors,
         oracle=oracle,
+    )
+    summary["cursor_chars"] = cursor_chars
+    return summary
+
+
+def identity(item: dict[str, Any]) -> str:
+    """Sort keys are unique per incident: copies in two teams' streams share theirs."""
+    key: str = item["SK"]["S"]
+    return key
+
+
+def engine_cost(stats: PageStats, latency: Latency) -> Cost:
+    """A page's cost from the engine's own statistics."""
+    return Cost(
+        stats.items_read,
+        stats.round_trips,
+        stats.read_units,
+        sum(latency.wave(n) for n in stats.requests_per_wave),
+        stats.requests,
     )
 
 
@@ -281,6 +333,45 @@ def target_misses(result: dict[str, Any]) -> list[str]:
     return [text for ok, text in checks if not ok]
 
 
+def print_peers(results: list[dict[str, Any]]) -> None:
+    """The strategies side by side: RCU per page, median round trips, longest cursor."""
+    names = ("ordered", *PEERS, "one-wave", "all-sort")
+    print("\npeers, pages of 10: RCU per page / median round trips / longest cursor (chars)\n")
+    print("| shape | streams | " + " | ".join(names) + " |")
+    print("|---|---:|" + "---:|" * len(names))
+    for r in (r for r in results if r["page_size"] == 10):
+        cells = []
+        for name in names:
+            o, chars = r[name], r["cursor_chars"].get(name)
+            cell = f"{o['rcu_per_page']:.1f} / {o['median_round_trips']:g}"
+            cells.append(cell + (f" / {chars}" if chars is not None else ""))
+        print(f"| {r['shape']} | {r['width']} | " + " | ".join(cells) + " |")
+
+
+def plot(results: list[dict[str, Any]], path: Path) -> None:
+    """RCU per page and round trips against streams, pages of 10, one column per shape."""
+    matplotlib.use("Agg")
+    figure, axes = plt.subplots(2, len(SHAPES), figsize=(5 * len(SHAPES), 7), squeeze=False)
+    for column, shape in enumerate(SHAPES):
+        rows = [r for r in results if r["shape"] == shape and r["page_size"] == 10]
+        widths = [r["width"] for r in rows]
+        for name in ("ordered", *PEERS, "one-wave", "all-sort"):
+            axes[0][column].plot(widths, [r[name]["rcu_per_page"] for r in rows], "o-", label=name)
+            axes[1][column].plot(
+                widths, [r[name]["median_round_trips"] for r in rows], "o-", label=name
+            )
+        for row, label in enumerate(("RCU per page", "median round trips")):
+            axes[row][column].set_xscale("log", base=2)
+            axes[row][column].set_yscale("log")
+            axes[row][column].set_xlabel("streams")
+            axes[row][column].set_ylabel(label)
+            axes[row][column].set_title(f"{shape}, pages of 10")
+    axes[0][0].legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+
+
 def main() -> None:
     """Run every scenario, print Markdown tables and the targets missed, save JSON."""
     results = [scenario(w, s, shape) for shape in SHAPES for w in WIDTHS for s in PAGE_SIZES]
@@ -315,6 +406,8 @@ def main() -> None:
         print(f"MISSED {r['shape']} width={r['width']} page={r['page_size']}: {'; '.join(misses)}")
     if not missed:
         print("every target met")
+    print_peers(results)
+    plot(results, RESULTS_DIR / "fanout.png")
     path = save("fanout", {"scenarios": results})
     print(f"saved {path}; reproduce with: make bench")
 
