@@ -190,3 +190,26 @@ def test_planned_pages_concatenate_to_the_exact_list(
             assert len(page.next_cursor) < 1024
             query = replace(query, cursor=page.next_cursor)
     assert seen == expected
+
+
+def test_a_plan_is_trusted_for_a_minute_only() -> None:
+    """A planned page reads only the streams its plan lists: an item written meanwhile into
+    another stream, inside the page's key span, is seen once the plan is too old to use."""
+    client = CountingClient()
+    for n in range(64):
+        client.load(f"p#{n}", [f"{k:03d}#{n:02d}" for k in range(0, 600, 64)])
+    now = [1_000_000.0]
+    query = FanOutQuery(streams=streams(64), binding="b", limit=5, descending=True)
+    with FanOutEngine(client, CODEC, clock=lambda: now[0]) as engine:  # type: ignore[arg-type]
+        first = engine.page(query)
+        planned = replace(query, cursor=first.next_cursor)
+        last = first.items[-1]["SK"]["S"]
+        late = last[:-1] + chr(ord(last[-1]) - 1) + "5"  # next after the cursor, newest first
+        client.load("p#63", [late])
+        fresh = engine.page(planned)
+        now[0] += 61
+        stale = engine.page(planned)
+    assert fresh.stats.round_trips == 1, "the plan was used"
+    assert fresh.stats.requests <= 5
+    assert late not in [i["SK"]["S"] for i in fresh.items]
+    assert stale.items[0]["SK"]["S"] == late, "a stale plan is dropped: every stream is read"

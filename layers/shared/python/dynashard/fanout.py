@@ -10,7 +10,8 @@ of worker threads, which `client_config` arranges.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Generator, Sequence
+import time
+from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -91,6 +92,8 @@ class FanOutEngine:
         max_workers: int = 16,
         retry: RetryPolicy | None = None,
         first_wave_factor: float = 1.0,
+        *,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         pool: int | None = getattr(client.meta.config, "max_pool_connections", None)
         if pool is not None and pool < max_workers:
@@ -99,6 +102,7 @@ class FanOutEngine:
                 f"({max_workers}); create the client with dynashard.client_config({max_workers})"
             )
         self._client = client
+        self._clock = clock
         self._codec = cursor_codec
         self._retry = retry or RetryPolicy()
         self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="fanout")
@@ -121,24 +125,7 @@ class FanOutEngine:
         binding = query.cursor_binding()
         state = None if query.cursor is None else self._codec.decode(query.cursor, binding)
         if query.strategy is Strategy.ORDERED:
-            digest = streams_digest(query.streams)
-            ordered = OrderedState.loads(state, len(query.streams)) if state else None
-            plan = ordered.plan if ordered and ordered.streams == digest else ()
-            merged = self._ordered.page(
-                query.streams,
-                limit=query.limit,
-                descending=query.descending,
-                after=ordered.last_key if ordered else None,
-                identity=query.identity,
-                stats=stats,
-                plan=plan,
-            )
-            items, has_more = merged.items, merged.has_more
-            next_state = (
-                OrderedState(merged.last_key, merged.plan, digest).dumps()
-                if merged.has_more and merged.last_key is not None
-                else None
-            )
+            items, has_more, next_state = self._ordered_page(query, state, stats)
         elif query.strategy is Strategy.ROUND_ROBIN:
             resume = (
                 RoundRobinState.loads(state, len(query.streams)) if state else RoundRobinState()
@@ -158,6 +145,33 @@ class FanOutEngine:
         stats.items_returned = len(items)
         cursor = self._codec.encode(next_state, binding) if next_state else None
         return Page(items, cursor, has_more, stats)
+
+    def _ordered_page(
+        self, query: FanOutQuery, state: str | None, stats: PageStats
+    ) -> tuple[list[Item], bool, str | None]:
+        """Items, has_more and the next state of an ordered page (see `ordered_state`)."""
+        digest, now = streams_digest(query.streams), self._clock()
+        previous = OrderedState.loads(state, len(query.streams)) if state else None
+        plan = previous.usable_plan(digest, now) if previous else ()
+        merged = self._ordered.page(
+            query.streams,
+            limit=query.limit,
+            descending=query.descending,
+            after=previous.last_key if previous else None,
+            identity=query.identity,
+            stats=stats,
+            plan=plan,
+        )
+        if not merged.has_more or merged.last_key is None:
+            return merged.items, merged.has_more, None
+        made_at = self._plan_time(plan, previous, now)
+        following = OrderedState(merged.last_key, merged.plan, digest, made_at)
+        return merged.items, True, following.dumps()
+
+    @staticmethod
+    def _plan_time(plan: Sequence[object], previous: OrderedState | None, now: float) -> int:
+        """A plan passed on keeps the time it was made; a new one is made now."""
+        return previous.made_at if plan and previous else int(now)
 
     def read_all(
         self, streams: Sequence[Stream], page_size: int = 1000

@@ -24,8 +24,12 @@ from dynashard.streams import Stream
 
 Window = tuple[str, tuple[int, ...]]
 """A planned page: its last sort key and the indexes of the streams holding its items."""
-MAX_STATE_BYTES = 680
+MAX_STATE_BYTES = 660
 """Plans are cut to keep the whole cursor under 1,024 characters."""
+PLAN_SECONDS = 60
+"""How long a plan is trusted. An item written into a planned page's key span, in a stream
+the plan does not list, is only seen once the plan is dropped: plans are for a reader paging
+now, and a cursor kept longer reads every stream again."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,13 @@ class OrderedState:
     last_key: str
     plan: tuple[Window, ...] = ()
     streams: str = ""
+    made_at: int = 0
+    """When the plan was made (epoch seconds): a plan older than `PLAN_SECONDS` is not used."""
+
+    def usable_plan(self, streams_digest: str, now: float) -> tuple[Window, ...]:
+        """The plan, if it was made for these streams and recently enough."""
+        fresh = 0 <= now - self.made_at <= PLAN_SECONDS
+        return self.plan if self.streams == streams_digest and fresh else ()
 
     def dumps(self) -> str:
         """Compact JSON, with as many planned windows as fit `MAX_STATE_BYTES`."""
@@ -47,7 +58,7 @@ class OrderedState:
         return self._json(windows)
 
     def _json(self, windows: list[list[object]]) -> str:
-        body = [self.last_key, self.streams, windows] if windows else [self.last_key]
+        body = [self.last_key, self.streams, windows, self.made_at] if windows else [self.last_key]
         return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
@@ -55,7 +66,7 @@ class OrderedState:
         """Parse a cursor's state; plan indexes must name streams of the query."""
         try:
             last_key, *rest = json.loads(text)
-            digest, windows = rest if rest else ("", [])
+            digest, windows, made_at = rest if rest else ("", [], 0)
             plan = tuple((str(end), decode_members(members)) for end, members in windows)
         except (ValueError, TypeError, binascii.Error) as exc:
             raise InvalidCursorError("the cursor is malformed") from exc
@@ -63,7 +74,7 @@ class OrderedState:
             0 <= i < streams for _, members in plan for i in members
         ):
             raise InvalidCursorError("the cursor does not match this query's streams")
-        return cls(last_key, plan, str(digest))
+        return cls(last_key, plan, str(digest), int(made_at))
 
 
 def streams_digest(streams: Sequence[Stream]) -> str:
