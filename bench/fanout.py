@@ -203,16 +203,7 @@ def scenario(width: int, size: int, shape: str) -> dict[str, Any]:
             robin_page = engine.page(robin)
             costs["round-robin"].append(engine_cost(robin_page.stats, latency))
             robin = replace(robin, cursor=robin_page.next_cursor)
-            _, shard_cost = per_shard.page()
-            costs["per-shard"].append(
-                Cost(
-                    shard_cost.items_read,
-                    shard_cost.round_trips,
-                    shard_cost.read_units,
-                    sum(latency.wave(n) for n in shard_cost.waves),
-                    shard_cost.requests,
-                )
-            )
+            costs["per-shard"].append(engine_cost(per_shard.page()[1], latency))
             cursor_chars["ordered"] = max(cursor_chars["ordered"], len(page.next_cursor or ""))
             cursor_chars["round-robin"] = max(
                 cursor_chars["round-robin"], len(robin_page.next_cursor or "")
@@ -244,7 +235,7 @@ def identity(item: dict[str, Any]) -> str:
 
 
 def engine_cost(stats: PageStats, latency: Latency) -> Cost:
-    """A page's cost from the engine's own statistics."""
+    """A page's cost from its statistics (the engine's, or a peer's)."""
     return Cost(
         stats.items_read,
         stats.round_trips,

@@ -14,18 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bench.fake_dynamodb import FakeQueryClient
-from dynashard import Stream, query_read_units
-
-
-@dataclass
-class PeerCost:
-    """One page of the peer: what it read and how."""
-
-    items_read: int = 0
-    requests: int = 0
-    round_trips: int = 0
-    read_units: float = 0.0
-    waves: list[int] = field(default_factory=list)
+from dynashard import PageStats, Stream, query_read_units
 
 
 @dataclass
@@ -44,9 +33,9 @@ class PerShardMerge:
         """Length of the cursor a client would carry (base64 of the JSON positions)."""
         return len(json.dumps(sorted(self.positions.items()))) * 4 // 3
 
-    def page(self) -> tuple[list[str], PeerCost]:
+    def page(self) -> tuple[list[str], PageStats]:
         """The next page's keys and its cost."""
-        cost = PeerCost()
+        cost = PageStats(streams=len(self.streams), every_request_reported=False)
         self._read_to = {}
         open_ = [i for i in range(len(self.streams)) if i not in self.finished]
         limit = self.size // max(1, len(open_)) + 1
@@ -79,7 +68,7 @@ class PerShardMerge:
         limit: int,
         buffers: dict[int, list[str]],
         more: dict[int, bool],
-        cost: PeerCost,
+        cost: PageStats,
         *,
         sequential: bool,
     ) -> None:
@@ -94,11 +83,11 @@ class PerShardMerge:
                 self._read_to[index] = items[-1]["SK"]["S"]
             more[index] = "LastEvaluatedKey" in response
             cost.items_read += len(items)
-            cost.read_units += query_read_units(items, consistent=False)
+            cost.modelled_read_units += query_read_units(items, consistent=False)
             cost.requests += 1
             if sequential:
                 cost.round_trips += 1
-                cost.waves.append(1)
+                cost.requests_per_wave.append(1)
         if not sequential:
             cost.round_trips += 1
-            cost.waves.append(len(indexes))
+            cost.requests_per_wave.append(len(indexes))

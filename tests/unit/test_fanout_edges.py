@@ -44,6 +44,20 @@ def streams(count: int, sort_range: SortKeyRange | None = None) -> list[Stream]:
     return [Stream("t", "PK", f"p#{n}", "SK", sort_range or SortKeyRange()) for n in range(count)]
 
 
+def walk(client: CountingClient, query: FanOutQuery) -> tuple[list[str], int]:
+    """Every page of `query` to the end: the sort keys in order and the longest cursor."""
+    seen: list[str] = []
+    longest = 0
+    with FanOutEngine(client, CODEC) as engine:  # type: ignore[arg-type]
+        while True:
+            page = engine.page(query)
+            seen += [item["SK"]["S"] for item in page.items]
+            if page.next_cursor is None:
+                return seen, longest
+            longest = max(longest, len(page.next_cursor))
+            query = replace(query, cursor=page.next_cursor)
+
+
 def run_with_deadline(action: Any, seconds: float = 20) -> Any:
     """Run `action` on a thread; fail (instead of hanging the suite) if it does not end."""
     result: dict[str, Any] = {}
@@ -93,16 +107,7 @@ def test_round_robin_cursors_stay_accepted_at_1024_streams() -> None:
         client.load(f"p#{n}", [f"OPEN#2026-11-23T10:{n % 60:02d}:00.000000Z#inc_{n:027d}{k}"
                                for k in range(2)])  # fmt: skip
     query = FanOutQuery(streams=streams(1024), binding="b", limit=10, strategy=Strategy.ROUND_ROBIN)
-    seen: list[str] = []
-    longest = 0
-    with FanOutEngine(client, CODEC) as engine:  # type: ignore[arg-type]
-        while True:
-            page = engine.page(query)
-            seen += [item["SK"]["S"] for item in page.items]
-            if page.next_cursor is None:
-                break
-            longest = max(longest, len(page.next_cursor))
-            query = replace(query, cursor=page.next_cursor)
+    seen, longest = walk(client, query)
     assert len(seen) == len(set(seen)) == 2048
     assert longest < 1024 < MAX_TOKEN_CHARS
 
@@ -180,16 +185,9 @@ def test_planned_pages_concatenate_to_the_exact_list(
     expected = sorted(
         {k for keys in homes.values() for k in keys if sort_range.contains(k)}, reverse=descending
     )
-    seen: list[str] = []
-    with FanOutEngine(client, CODEC) as engine:  # type: ignore[arg-type]
-        while True:
-            page = engine.page(query)
-            seen += [item["SK"]["S"] for item in page.items]
-            if page.next_cursor is None:
-                break
-            assert len(page.next_cursor) < 1024
-            query = replace(query, cursor=page.next_cursor)
+    seen, longest = walk(client, query)
     assert seen == expected
+    assert longest < 1024
 
 
 def test_a_plan_is_trusted_for_a_minute_only() -> None:
