@@ -9,7 +9,6 @@ of worker threads, which `client_config` arranges.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -21,12 +20,12 @@ from botocore.config import Config
 
 from dynashard.cursor import CursorCodec
 from dynashard.ordered import Identity, OrderedMerge
-from dynashard.ordered_state import OrderedState, streams_digest
+from dynashard.ordered_state import OrderedState
 from dynashard.page import Page, PageStats
 from dynashard.parallel import read_all
 from dynashard.retry import RetryPolicy
 from dynashard.round_robin import RoundRobinState, round_robin_page
-from dynashard.streams import Item, Stream
+from dynashard.streams import Item, Stream, streams_digest
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -77,8 +76,7 @@ class FanOutQuery:
         parts = [self.binding, self.strategy.value, "desc" if self.descending else "asc"]
         if self.strategy is Strategy.ROUND_ROBIN:
             # Round-robin positions are per stream, so they only fit this exact stream list.
-            digest = hashlib.sha256("\n".join(s.fingerprint() for s in self.streams).encode())
-            parts.append(digest.hexdigest())
+            parts.append(streams_digest(self.streams))
         return "\x1f".join(parts)
 
 

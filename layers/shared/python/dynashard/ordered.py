@@ -223,13 +223,13 @@ class _Merge:
         """Which unfinished streams to read next, with which Limit and sort-key bound."""
         missing = self.limit - len(self.items)
         open_states = [s for s in states if not s.done]
-        bound = self._bound(missing)
-        if bound is not None:
+        keys = self._fresh_keys(missing + PLAN_PAGES * self.limit)
+        if len(keys) >= missing:
             wide = len(states) > self.limit  # planning spares requests only then
-            pages = plannable_pages(self.limit, len(states), len(bound.encode()), PLAN_PAGES)
-            pages = pages if wide else 0
-            ahead = missing + pages * self.limit
-            bound = self._bound(ahead, or_last=True) or bound
+            page_end = keys[missing - 1]
+            pages = plannable_pages(self.limit, len(states), len(page_end.encode()), PLAN_PAGES)
+            ahead = missing + (pages if wide else 0) * self.limit
+            bound = keys[min(ahead, len(keys)) - 1]
             needed = [s for s in open_states if s.covered is None or self._before(s.covered, bound)]
             return [_Request(s, ahead, bound) for s in needed]
         share = max(1, min(missing, math.ceil(missing * factor / len(open_states))))
@@ -279,21 +279,21 @@ class _Merge:
             windows.append((str(end), tuple(sorted(members))))
         return tuple(windows)
 
-    def _bound(self, missing: int, *, or_last: bool = False) -> str | None:
-        """The key by which the buffer holds `missing` identities the page has not returned;
-        if it holds fewer, None (or with `or_last`, the key of the last one it holds).
-        Copies of one identity count once: counting them apiece put the bound short of the
-        page's end, and duplicated lists took extra waves."""
+    def _fresh_keys(self, count: int) -> list[str]:
+        """The keys of the first `count` buffered identities the page has not returned, in
+        order (fewer if it holds fewer): the M-th is the key by which M are buffered. Copies
+        of one identity count once: counting them apiece put the bound short of the page's
+        end, and duplicated lists took extra waves."""
         fresh: set[str] = set()
-        last: str | None = None
+        keys: list[str] = []
         for entry in sorted(self.heap):
             identity = self.identity(entry.item) if self.identity else entry.key
             if identity not in self.seen and identity not in fresh:
                 fresh.add(identity)
-                last = entry.key
-                if len(fresh) == missing:
-                    return last
-        return last if or_last else None
+                keys.append(entry.key)
+                if len(keys) == count:
+                    break
+        return keys
 
     def absorb(self, request: _Request, result: StreamRead) -> None:
         """Buffer a read's items and advance its stream's position."""

@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dynashard.errors import InvalidCursorError
-from dynashard.streams import Stream
 
 Window = tuple[str, tuple[int, ...]]
 """A planned page: its last sort key and the indexes of the streams holding its items."""
@@ -42,10 +40,10 @@ class OrderedState:
     made_at: int = 0
     """When the plan was made (epoch seconds): a plan older than `PLAN_SECONDS` is not used."""
 
-    def usable_plan(self, streams_digest: str, now: float) -> tuple[Window, ...]:
+    def usable_plan(self, digest: str, now: float) -> tuple[Window, ...]:
         """The plan, if it was made for these streams and recently enough."""
         fresh = 0 <= now - self.made_at <= PLAN_SECONDS
-        return self.plan if self.streams == streams_digest and fresh else ()
+        return self.plan if self.streams == digest and fresh else ()
 
     def dumps(self) -> str:
         """Compact JSON, with as many planned windows as fit `MAX_STATE_BYTES`."""
@@ -75,12 +73,6 @@ class OrderedState:
         ):
             raise InvalidCursorError("the cursor does not match this query's streams")
         return cls(last_key, plan, str(digest), int(made_at))
-
-
-def streams_digest(streams: Sequence[Stream]) -> str:
-    """What identifies a stream list, for a plan that names streams by index."""
-    text = "\n".join(stream.fingerprint() for stream in streams)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def encode_members(members: Sequence[int]) -> list[int] | str:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,3 +94,9 @@ class Stream:
         }
         request.update({key: value for key, value in optional.items() if value is not None})
         return request
+
+
+def streams_digest(streams: Sequence[Stream]) -> str:
+    """What identifies a stream list: state that names streams by index fits only it."""
+    text = "\n".join(stream.fingerprint() for stream in streams)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
