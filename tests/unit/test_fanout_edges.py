@@ -147,7 +147,7 @@ def test_copies_count_once_when_sizing_a_refill() -> None:
             seen += [item["SK"]["S"] for item in page.items]
             query = replace(query, cursor=page.next_cursor)
     assert seen == sorted({k for keys in homes.values() for k in keys}, reverse=True)[:200]
-    assert statistics.median(trips) == 2
+    assert statistics.median(trips) <= 2
     assert max(trips) <= 3
 
 

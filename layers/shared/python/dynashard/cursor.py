@@ -18,8 +18,8 @@ import re
 
 from dynashard.errors import InvalidCursorError
 
-CURSOR_VERSION = 2
-"""2: the ordered state is JSON (last key, and a plan of the next pages)."""
+CURSOR_VERSION = 3
+"""3: the ordered state is binary (last key, and a plan of the next pages); 2 was JSON."""
 MAC_BYTES = 16
 MIN_SECRET_BYTES = 32
 MAX_TOKEN_CHARS = 4096
@@ -39,13 +39,12 @@ class CursorCodec:
         message = b"".join([bytes([CURSOR_VERSION]), len(bound).to_bytes(4, "big"), bound, state])
         return hmac.new(self._secret, message, hashlib.sha256).digest()[:MAC_BYTES]
 
-    def encode(self, state: str, binding: str) -> str:
+    def encode(self, state: bytes, binding: str) -> str:
         """A token carrying `state`, valid only with the same `binding`."""
-        raw = state.encode()
-        token = bytes([CURSOR_VERSION]) + raw + self._mac(binding, raw)
+        token = bytes([CURSOR_VERSION]) + state + self._mac(binding, state)
         return base64.urlsafe_b64encode(token).rstrip(b"=").decode()
 
-    def decode(self, token: str, binding: str) -> str:
+    def decode(self, token: str, binding: str) -> bytes:
         """The state inside `token`; `InvalidCursorError` if it is malformed, altered or foreign."""
         if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_CHARS:
             raise InvalidCursorError("the cursor is empty or too long")
@@ -55,10 +54,7 @@ class CursorCodec:
         state, mac = raw[1:-MAC_BYTES], raw[-MAC_BYTES:]
         if not hmac.compare_digest(mac, self._mac(binding, state)):
             raise InvalidCursorError("the cursor does not belong to this query or was altered")
-        try:
-            return state.decode()
-        except UnicodeDecodeError:
-            raise InvalidCursorError("the cursor is malformed") from None
+        return state
 
 
 def _strict_b64decode(token: str) -> bytes:

@@ -145,8 +145,8 @@ class FanOutEngine:
         return Page(items, cursor, has_more, stats)
 
     def _ordered_page(
-        self, query: FanOutQuery, state: str | None, stats: PageStats
-    ) -> tuple[list[Item], bool, str | None]:
+        self, query: FanOutQuery, state: bytes | None, stats: PageStats
+    ) -> tuple[list[Item], bool, bytes | None]:
         """Items, has_more and the next state of an ordered page (see `ordered_state`)."""
         digest, now = streams_digest(query.streams), self._clock()
         previous = OrderedState.loads(state, len(query.streams)) if state else None
@@ -159,11 +159,12 @@ class FanOutEngine:
             identity=query.identity,
             stats=stats,
             plan=plan,
+            span=previous.span if previous else None,
         )
         if not merged.has_more or merged.last_key is None:
             return merged.items, merged.has_more, None
         made_at = self._plan_time(plan, previous, now)
-        following = OrderedState(merged.last_key, merged.plan, digest, made_at)
+        following = OrderedState(merged.last_key, merged.plan, digest, made_at, merged.span)
         return merged.items, True, following.dumps()
 
     @staticmethod

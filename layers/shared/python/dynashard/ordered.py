@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import heapq
 import math
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from dynashard.errors import SortKeyCollisionError
-from dynashard.ordered_state import Window, plannable_pages
+from dynashard.key_span import KeySpan, page_span
+from dynashard.ordered_state import Window, plannable_pages, separator
 from dynashard.page import PageStats
 from dynashard.reader import StreamRead, read_stream
 from dynashard.retry import RetryPolicy
@@ -38,11 +40,18 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 Identity = Callable[[Item], str]
-PLAN_PAGES = 8
-"""With more streams than the page, a refill reads on to the buffer's key of up to this many
-pages more (as many as the cursor can carry): every stream is then known that far, and the
-cursor plans those pages, each read from its contributing streams only, exactly, in one
-round trip, instead of from every stream."""
+PLAN_PAGES = int(os.environ.get("PLAN_PAGES", "64"))
+"""With more streams than the page, a page reads every stream on to the key of up to this
+many pages more (as many as the cursor can carry): every stream is then known that far, and
+the cursor plans those pages, each read from its contributing streams only, exactly, in one
+round trip, instead of from every stream. A read of a few small items costs what a read of
+one costs, so reading deeper per request is nearly free."""
+PLAN_SPREAD = float(os.environ.get("PLAN_SPREAD", "3"))
+ESTIMATE_STEPS = (1, 4)
+"""Waves bounded by the previous page's span: the first where it says the page ends, a
+second (if that fell short: the density changed) four times as far; then unbounded."""
+KEY_BYTES_GUESS = 32
+"""Sort key size assumed for page 1's plan depth, before any key is known."""
 
 
 @dataclass
@@ -84,6 +93,7 @@ class MergeResult:
     last_key: str | None
     has_more: bool
     plan: tuple[Window, ...] = ()
+    span: KeySpan | None = None
 
 
 class OrderedMerge:
@@ -111,29 +121,64 @@ class OrderedMerge:
         identity: Identity | None,
         stats: PageStats,
         plan: Sequence[Window] = (),
+        span: KeySpan | None = None,
     ) -> MergeResult:
         """Read the next `limit` items after sort key `after` (None: from the start); with a
-        `plan`, the first wave reads only the streams its first window names."""
+        `plan`, the first wave reads only the streams its first window names; with the
+        previous page's `span` (and no plan), waves are bounded by where it says the page
+        ends."""
         states = [
             _StreamState(i, s, s.sort_range.after(after, descending) if after else s.sort_range)
             for i, s in enumerate(streams)
         ]
         for state in states:
             state.done = state.remaining.is_empty()
-        merge = _Merge(descending, identity, limit)
-        wave = merge.planned_wave(states, plan[0]) if plan else None
-        while True:
-            merge.emit_safe(states)
-            if merge.full or merge.finished(states):
-                break
-            self._wave(wave or merge.next_wave(states, self._factor), merge, stats)
-            wave = None
+        key_bytes = len(after.encode()) if after else KEY_BYTES_GUESS
+        wide = len(streams) > limit  # planning spares requests only then
+        depth = plannable_pages(limit, len(streams), key_bytes, PLAN_PAGES) if wide else 0
+        depth = min(depth, math.ceil(PLAN_SPREAD * len(streams) / limit))
+        merge = _Merge(descending, identity, limit, depth)
+        merge.span, merge.after = (None if wide else span), after
+        if plan:
+            self._fill(merge, states, stats, merge.planned_wave(states, plan[0]), read_ahead=False)
+        else:
+            self._fill(merge, states, stats, None, read_ahead=depth > 0)
         stats.duplicates_dropped += merge.duplicates
-        if plan and merge.full and merge.last_key == plan[0][0]:
+        if plan and merge.ends_window(plan[0][0]):
             next_plan = tuple(plan[1:])
         else:
             next_plan = merge.plan(states)
-        return MergeResult(merge.items, merge.last_key, merge.has_more(states), next_plan)
+        next_span = None
+        if not wide and merge.last_key is not None and merge.first_key is not None:
+            counted = len(merge.items) - (0 if after is not None else 1)
+            next_span = page_span(after or merge.first_key, merge.last_key, counted)
+        has_more = merge.has_more(states)
+        return MergeResult(merge.items, merge.last_key, has_more, next_plan, next_span)
+
+    def _fill(
+        self,
+        merge: _Merge,
+        states: Sequence[_StreamState],
+        stats: PageStats,
+        wave: list[_Request] | None,
+        *,
+        read_ahead: bool,
+    ) -> None:
+        """Read waves until the page is full or the streams end; with `read_ahead`, once
+        more past a full page, to the key of the pages the cursor can plan."""
+        while True:
+            merge.emit_safe(states)
+            if merge.finished(states):
+                return
+            if merge.full:
+                if not read_ahead:
+                    return
+                read_ahead = False
+            requests = wave or merge.next_wave(states, self._factor)
+            if not requests:
+                return
+            self._wave(requests, merge, stats)
+            wave = None
 
     def _wave(self, requests: list[_Request], merge: _Merge, stats: PageStats) -> None:
         futures = [
@@ -166,10 +211,19 @@ class OrderedMerge:
 class _Merge:
     """The heap of buffered items and the bookkeeping of one page."""
 
-    def __init__(self, descending: bool, identity: Identity | None, limit: int) -> None:
+    def __init__(
+        self, descending: bool, identity: Identity | None, limit: int, plan_depth: int
+    ) -> None:
         self.descending = descending
         self.identity = identity
         self.limit = limit
+        self.plan_depth = plan_depth
+        """Pages to read ahead of this one for the cursor's plan (0: no plan)."""
+        self.span: KeySpan | None = None
+        """The previous page's span: where it says this page ends bounds its waves."""
+        self.after: str | None = None
+        self.first_key: str | None = None
+        self.estimates = 0
         self.heap: list[_Entry] = []
         self.items: list[Item] = []
         self.seen: set[str] = set()
@@ -217,26 +271,48 @@ class _Merge:
         if ident is not None:
             self.seen.add(ident)
         self.items.append(entry.item)
+        self.first_key = self.first_key or entry.key
         self.last_key = entry.key
 
     def next_wave(self, states: Sequence[_StreamState], factor: float) -> list[_Request]:
         """Which unfinished streams to read next, with which Limit and sort-key bound."""
         missing = self.limit - len(self.items)
+        ahead = missing + self.plan_depth * self.limit
         open_states = [s for s in states if not s.done]
-        keys = self._fresh_keys(missing + PLAN_PAGES * self.limit)
+        keys = self._fresh_keys(ahead)
+        if not keys and not missing:
+            return []  # a full page with nothing buffered to plan from
         if len(keys) >= missing:
-            wide = len(states) > self.limit  # planning spares requests only then
-            page_end = keys[missing - 1]
-            pages = plannable_pages(self.limit, len(states), len(page_end.encode()), PLAN_PAGES)
-            ahead = missing + (pages if wide else 0) * self.limit
-            bound = keys[min(ahead, len(keys)) - 1]
+            bound = keys[-1]
             needed = [s for s in open_states if s.covered is None or self._before(s.covered, bound)]
             return [_Request(s, ahead, bound) for s in needed]
-        share = max(1, min(missing, math.ceil(missing * factor / len(open_states))))
+        reach = self._reach(open_states, missing)
+        if reach is not None:
+            needed = [s for s in open_states if s.covered is None or self._before(s.covered, reach)]
+            return [_Request(s, missing, reach) for s in needed]
+        share = max(1, min(ahead, math.ceil(ahead * factor / len(open_states))))
+        if self.plan_depth:
+            share += int(os.environ.get("PLAN_EXTRA", "0"))
         # The one open stream, asked for all the page misses, gets one more: if it holds no
         # more, DynamoDB ends the read without a LastEvaluatedKey and has_more is exact.
         limit = share + 1 if len(open_states) == 1 else share
         return [_Request(s, limit, None) for s in open_states]
+
+    def _reach(self, open_states: Sequence[_StreamState], missing: int) -> str | None:
+        """Where the previous page's density puts the `missing` items past what every open
+        stream has been read to (the cursor, before any read)."""
+        covered = [s.covered for s in open_states]
+        if self.span is None or len(covered) < 2 or self.estimates == len(ESTIMATE_STEPS):
+            return None  # one stream reads exactly with its Limit alone
+        if None in covered:
+            origin = self.after
+        else:
+            origin = (max if self.descending else min)(c for c in covered if c is not None)
+        if origin is None:
+            return None
+        wanted = missing * ESTIMATE_STEPS[self.estimates]
+        self.estimates += 1
+        return self.span.reach(origin, wanted, descending=self.descending)
 
     def planned_wave(self, states: Sequence[_StreamState], window: Window) -> list[_Request]:
         """The first wave of a planned page: streams outside the window are known to hold
@@ -263,21 +339,30 @@ class _Merge:
         windows: list[Window] = []
         identities: set[str] = set()
         members: set[int] = set()
-        end: str | None = None
+        end = ""
         for entry in sorted(self.heap):
             if entry.key == self.last_key:
                 continue  # copies of the page's last item
             if horizon is not None and self._before(horizon, entry.key):
                 break
             if len(identities) == self.limit and entry.key != end:
-                windows.append((str(end), tuple(sorted(members))))
+                cut = separator(end, entry.key, inclusive=False, descending=self.descending)
+                windows.append((cut, tuple(sorted(members))))
                 identities, members = set(), set()
             identities.add(self.identity(entry.item) if self.identity else entry.key)
             members.add(entry.index)
             end = entry.key
         if len(identities) == self.limit:
-            windows.append((str(end), tuple(sorted(members))))
+            cut = separator(end, horizon, inclusive=True, descending=self.descending)
+            windows.append((cut, tuple(sorted(members))))
         return tuple(windows)
+
+    def ends_window(self, end: str) -> bool:
+        """Whether the page returned a planned window whole: full, not past its end, and
+        nothing buffered left in it (a write since the plan can shift a window)."""
+        if not self.full or self.last_key is None or self._before(end, self.last_key):
+            return False
+        return all(e.key == self.last_key or self._before(end, e.key) for e in self.heap)
 
     def _fresh_keys(self, count: int) -> list[str]:
         """The keys of the first `count` buffered identities the page has not returned, in

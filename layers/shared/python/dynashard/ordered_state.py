@@ -3,31 +3,50 @@
 A page's merge knows every item of every stream up to its *horizon* (the least-read
 unfinished stream's position). The items it holds beyond the page, up to the horizon, are
 therefore exactly the next pages: the plan cuts them into windows of one page each, and
-for each window records its last key and the streams holding an item in it. A page read
+for each window records where it ends and the streams holding an item in it. A page read
 from a plan queries only those streams, bounded by the window: one round trip, one request
 per contributing stream. A plan only fits the stream list it was made for (a digest of the
 streams says which); with another list, or once its windows are used up, the next page
 reads every stream again and makes a new plan.
+
+Without a plan, the cursor may carry the page's key span (`key_span`): where the page
+started and how many items it returned, from which the next page bounds its reads.
+
+The state is binary, so that a plan of dozens of pages fits a cursor of under 1,024
+characters. Every count is an unsigned LEB128 varint:
+
+- flags (1 byte): 1 = a key span follows the last key, 2 = a plan follows;
+- the last key: its UTF-8 length and bytes;
+- the span: its start front-coded against the last key (bytes shared, suffix length,
+  suffix), then its item count;
+- the plan: the stream digest (8 bytes), when it was made (epoch seconds), then windows;
+- a window: its end key front-coded against the previous end (bytes shared, suffix length,
+  suffix), then its streams as ``count << 1 | bitset`` followed by a bitset of `count`
+  bytes, or by `count` ascending indexes coded as gaps, whichever is shorter.
+
+Window ends are the shortest keys that separate a window from the next item (see
+`separator`), a few bytes rather than a whole sort key.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dynashard.errors import InvalidCursorError
+from dynashard.key_span import KeySpan
 
 Window = tuple[str, tuple[int, ...]]
-"""A planned page: its last sort key and the indexes of the streams holding its items."""
-MAX_STATE_BYTES = 660
-"""Plans are cut to keep the whole cursor under 1,024 characters."""
+"""A planned page: the key it ends at (inclusive) and the indexes of the streams holding its
+items."""
+MAX_STATE_BYTES = 740
+"""Plans are cut to keep the whole cursor under 1,024 characters (version, state and MAC,
+base64url: at most 1,010)."""
 PLAN_SECONDS = 60
 """How long a plan is trusted. An item written into a planned page's key span, in a stream
 the plan does not list, is only seen once the plan is dropped: plans are for a reader paging
 now, and a cursor kept longer reads every stream again."""
+DIGEST_BYTES = 8
 
 
 @dataclass(frozen=True)
@@ -37,68 +56,182 @@ class OrderedState:
     last_key: str
     plan: tuple[Window, ...] = ()
     streams: str = ""
+    """`streams_digest` of the list the plan was made for (16 hex digits)."""
     made_at: int = 0
     """When the plan was made (epoch seconds): a plan older than `PLAN_SECONDS` is not used."""
+    span: KeySpan | None = None
+    """The page's key span (its end is `last_key`), for the next page's bound."""
 
     def usable_plan(self, digest: str, now: float) -> tuple[Window, ...]:
         """The plan, if it was made for these streams and recently enough."""
         fresh = 0 <= now - self.made_at <= PLAN_SECONDS
         return self.plan if self.streams == digest and fresh else ()
 
-    def dumps(self) -> str:
-        """Compact JSON, with as many planned windows as fit `MAX_STATE_BYTES`."""
-        windows: list[list[object]] = []
+    def dumps(self) -> bytes:
+        """The binary state, with as many planned windows as fit `MAX_STATE_BYTES`."""
+        last = self.last_key.encode()
+        span = b""
+        if self.span is not None:
+            span = _front_coded(last, self.span.start.encode()) + _varint(self.span.items)
+        windows = bytearray()
+        budget = MAX_STATE_BYTES - 1 - len(_text(self.last_key)) - len(span) - DIGEST_BYTES - 5
+        previous = last
         for end, members in self.plan:
-            candidate: list[list[object]] = [*windows, [end, encode_members(members)]]
-            if len(self._json(candidate).encode()) > MAX_STATE_BYTES:
+            window = _front_coded(previous, end.encode()) + encode_members(members)
+            if len(windows) + len(window) > budget:
                 break
-            windows = candidate
-        return self._json(windows)
-
-    def _json(self, windows: list[list[object]]) -> str:
-        body = [self.last_key, self.streams, windows, self.made_at] if windows else [self.last_key]
-        return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+            windows += window
+            previous = end.encode()
+        flags = (1 if span else 0) | (2 if windows else 0)
+        state = bytes([flags]) + _text(self.last_key) + span
+        if windows:
+            state += bytes.fromhex(self.streams) + _varint(self.made_at) + windows
+        return state
 
     @classmethod
-    def loads(cls, text: str, streams: int) -> OrderedState:
+    def loads(cls, data: bytes, streams: int) -> OrderedState:
         """Parse a cursor's state; plan indexes must name streams of the query."""
+        reader = _Reader(data)
         try:
-            last_key, *rest = json.loads(text)
-            digest, windows, made_at = rest if rest else ("", [], 0)
-            plan = tuple((str(end), decode_members(members)) for end, members in windows)
-        except (ValueError, TypeError, binascii.Error) as exc:
+            flags = reader.take(1)[0]
+            if flags > 3:
+                raise ValueError("unknown flags")
+            last = reader.take(reader.varint())
+            span = None
+            if flags & 1:
+                start = reader.front_coded(last).decode()
+                span = KeySpan(start, last.decode(), reader.varint())
+            if not flags & 2:
+                if not reader.done():
+                    raise ValueError("the state goes on after its last field")
+                return cls(last.decode(), span=span)
+            digest = reader.take(DIGEST_BYTES).hex()
+            made_at = reader.varint()
+            previous, windows = last, []
+            while not reader.done():
+                end = reader.front_coded(previous)
+                windows.append((end.decode(), reader.members(streams)))
+                previous = end
+            return cls(last.decode(), tuple(windows), digest, made_at, span)
+        except (ValueError, IndexError) as exc:  # UnicodeDecodeError is a ValueError
             raise InvalidCursorError("the cursor is malformed") from exc
-        if not isinstance(last_key, str) or not all(
-            0 <= i < streams for _, members in plan for i in members
-        ):
-            raise InvalidCursorError("the cursor does not match this query's streams")
-        return cls(last_key, plan, str(digest), int(made_at))
 
 
-def encode_members(members: Sequence[int]) -> list[int] | str:
-    """Stream indexes as a list, or as a base64 bitset where that is shorter."""
-    if not members:
-        return []
-    bits = bytearray((max(members) >> 3) + 1)
+def _text(value: str) -> bytes:
+    raw = value.encode()
+    return _varint(len(raw)) + raw
+
+
+def _front_coded(previous: bytes, key: bytes) -> bytes:
+    """`key` as the number of leading bytes it shares with `previous` and the rest."""
+    shared = 0
+    for a, b in zip(previous, key, strict=False):
+        if a != b:
+            break
+        shared += 1
+    return _varint(shared) + _varint(len(key) - shared) + key[shared:]
+
+
+def encode_members(members: Sequence[int]) -> bytes:
+    """Ascending stream indexes as gaps, or as a bitset where that is shorter."""
+    gaps = bytearray()
+    previous = -1
+    for index in members:
+        gaps += _varint(index - previous - 1)
+        previous = index
+    listed = _varint(len(members) << 1) + gaps
+    bits = bytearray((max(members, default=0) >> 3) + 1)
     for index in members:
         bits[index >> 3] |= 1 << (index & 7)
-    packed = base64.b64encode(bytes(bits)).decode()
-    listed = list(members)
-    return packed if len(packed) < len(json.dumps(listed)) else listed
+    packed = _varint(len(bits) << 1 | 1) + bits
+    return bytes(packed if len(packed) < len(listed) else listed)
 
 
-def decode_members(value: object) -> tuple[int, ...]:
-    """The stream indexes `encode_members` wrote."""
-    if isinstance(value, str):
-        bits = base64.b64decode(value, validate=True)
-        return tuple(i for i in range(len(bits) * 8) if bits[i >> 3] >> (i & 7) & 1)
-    if not isinstance(value, list):
-        raise TypeError("members must be a list or a bitset")
-    return tuple(int(i) for i in value)
+def _varint(value: int) -> bytes:
+    if value < 0:
+        raise ValueError("varints are unsigned")
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+class _Reader:
+    """Reads what `OrderedState.dumps` wrote; anything else raises ValueError or IndexError."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self._at = 0
+
+    def done(self) -> bool:
+        return self._at == len(self._data)
+
+    def take(self, count: int) -> bytes:
+        if self._at + count > len(self._data):
+            raise IndexError("the state ends early")
+        chunk = self._data[self._at : self._at + count]
+        self._at += count
+        return chunk
+
+    def varint(self) -> int:
+        value = shift = 0
+        while True:
+            byte = self.take(1)[0]
+            value |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                return value
+            shift += 7
+            if shift > 63:
+                raise ValueError("a varint is too long")
+
+    def front_coded(self, previous: bytes) -> bytes:
+        """A key `_front_coded` wrote against `previous`."""
+        shared = self.varint()
+        if shared > len(previous):
+            raise ValueError("a key shares more than the previous one holds")
+        return previous[:shared] + self.take(self.varint())
+
+    def members(self, streams: int) -> tuple[int, ...]:
+        """A window's stream indexes, each naming one of `streams`."""
+        header = self.varint()
+        count = header >> 1
+        if header & 1:
+            bits = self.take(count)
+            found = tuple(i for i in range(count * 8) if bits[i >> 3] >> (i & 7) & 1)
+        else:
+            indexes, previous = [], -1
+            for _ in range(count):
+                previous += self.varint() + 1
+                indexes.append(previous)
+            found = tuple(indexes)
+        if not found or found[-1] >= streams:
+            raise ValueError("the plan names streams this query does not have")
+        return found
+
+
+def separator(last: str, upper: str | None, *, inclusive: bool, descending: bool) -> str:
+    """The shortest key a window can end at: `last` (its last item) is not after it, and
+    `upper` (the next item, or with `inclusive` the horizon) is not before it (strictly after,
+    unless `inclusive`). Keys compare by code point, which is UTF-8 byte order: DynamoDB's."""
+    if upper is None or upper == last:
+        return last
+    shared = 0
+    for a, b in zip(last, upper, strict=False):
+        if a != b:
+            break
+        shared += 1
+    if descending:  # upper < cut <= last: last's prefix one past the point they differ
+        return last[: shared + 1] if shared < len(last) else last
+    cut = upper[: shared + 1]  # last < cut <= upper ascending
+    return cut if inclusive or len(cut) < len(upper) else last
 
 
 def plannable_pages(limit: int, streams: int, key_bytes: int, most: int) -> int:
-    """How many pages a cursor can plan: each window takes about its last key and its
-    streams (a list of up to `limit` indexes, or a bitset of `streams` bits)."""
-    members = min(limit * 4, (streams // 8 + 1) * 4 // 3 + 4)
-    return max(0, min(most, (MAX_STATE_BYTES - key_bytes - 40) // (key_bytes + members + 6)))
+    """About how many pages a cursor can plan: each window takes a separator of a few bytes
+    and its streams (gap-coded indexes, or a bitset of `streams` bits)."""
+    gap_bytes = 1 if streams <= 128 * min(limit, streams) else 2
+    members = min(min(limit, streams) * gap_bytes, streams // 8 + 1) + 1
+    window = min(key_bytes, 6) + 2 + members
+    return max(0, min(most, (MAX_STATE_BYTES - key_bytes - 16) // window))

@@ -44,19 +44,19 @@ class RoundRobinState:
     next_new: int = 0
     open: dict[int, str] = field(default_factory=dict)
 
-    def dumps(self) -> str:
-        """Compact JSON for the cursor."""
+    def dumps(self) -> bytes:
+        """Compact UTF-8 JSON for the cursor."""
         return json.dumps(
             [self.turn, self.next_new, sorted(self.open.items())],
             separators=(",", ":"),
             ensure_ascii=False,
-        )
+        ).encode()
 
     @classmethod
-    def loads(cls, text: str, streams: int) -> RoundRobinState:
+    def loads(cls, data: bytes, streams: int) -> RoundRobinState:
         """Parse a cursor's state, checking it against the number of streams."""
         try:
-            turn, next_new, open_ = json.loads(text)
+            turn, next_new, open_ = json.loads(data)
             state = cls(int(turn), int(next_new), {int(i): str(k) for i, k in open_})
         except (ValueError, TypeError) as exc:
             raise InvalidCursorError("the cursor is malformed") from exc
@@ -67,7 +67,7 @@ class RoundRobinState:
 
     def can_start(self, streams: int) -> bool:
         """Whether a new stream may join the window (count and cursor size allow it)."""
-        room = len(self.dumps().encode()) + MAX_SORT_KEY_BYTES + 32 <= STATE_BUDGET_BYTES
+        room = len(self.dumps()) + MAX_SORT_KEY_BYTES + 32 <= STATE_BUDGET_BYTES
         return self.next_new < streams and len(self.open) < MAX_OPEN_STREAMS and room
 
     def next_stream(self, streams: int) -> int | None:
