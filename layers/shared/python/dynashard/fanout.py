@@ -150,27 +150,21 @@ class FanOutEngine:
         """Items, has_more and the next state of an ordered page (see `ordered_state`)."""
         digest, now = streams_digest(query.streams), self._clock()
         previous = OrderedState.loads(state, len(query.streams)) if state else None
-        plan = previous.usable_plan(digest, now) if previous else ()
         merged = self._ordered.page(
             query.streams,
             limit=query.limit,
             descending=query.descending,
-            after=previous.last_key if previous else None,
             identity=query.identity,
             stats=stats,
-            plan=plan,
-            span=previous.span if previous else None,
+            resume=previous.usable(digest, now) if previous else None,
         )
         if not merged.has_more or merged.last_key is None:
             return merged.items, merged.has_more, None
-        made_at = self._plan_time(plan, previous, now)
-        following = OrderedState(merged.last_key, merged.plan, digest, made_at, merged.span)
+        made_at = previous.made_at if merged.inherited and previous else int(now)
+        following = OrderedState(
+            merged.last_key, merged.plan, digest, made_at, merged.span, merged.quiet
+        )
         return merged.items, True, following.dumps()
-
-    @staticmethod
-    def _plan_time(plan: Sequence[object], previous: OrderedState | None, now: float) -> int:
-        """A plan passed on keeps the time it was made; a new one is made now."""
-        return previous.made_at if plan and previous else int(now)
 
     def read_all(
         self, streams: Sequence[Stream], page_size: int = 1000

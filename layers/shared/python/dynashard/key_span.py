@@ -18,7 +18,6 @@ counters) and letters (ids): counting those runs densely makes a step carry as t
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 
 BASE = 0x110000
@@ -27,7 +26,7 @@ PRECISION = 6
 """Characters compared beyond where the span's keys first differ."""
 CARRY = 2
 """Shared characters a step may still change (a page can cross "99" to "98")."""
-MARGIN = float(os.environ.get("SPAN_MARGIN", "1.2"))
+MARGIN = 1.2
 """How much further than the density says a bound reaches: a short bound costs a wave."""
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import heapq
 import math
-import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
@@ -29,7 +28,14 @@ from typing import TYPE_CHECKING
 
 from dynashard.errors import SortKeyCollisionError
 from dynashard.key_span import KeySpan, page_span
-from dynashard.ordered_state import Window, plannable_pages, separator
+from dynashard.ordered_state import (
+    ENDED,
+    PROBE,
+    OrderedState,
+    Window,
+    plannable_pages,
+    separator,
+)
 from dynashard.page import PageStats
 from dynashard.reader import StreamRead, read_stream
 from dynashard.retry import RetryPolicy
@@ -40,16 +46,21 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 Identity = Callable[[Item], str]
-PLAN_PAGES = int(os.environ.get("PLAN_PAGES", "64"))
+PLAN_PAGES = 64
 """With more streams than the page, a page reads every stream on to the key of up to this
 many pages more (as many as the cursor can carry): every stream is then known that far, and
 the cursor plans those pages, each read from its contributing streams only, exactly, in one
 round trip, instead of from every stream. A read of a few small items costs what a read of
 one costs, so reading deeper per request is nearly free."""
-PLAN_SPREAD = float(os.environ.get("PLAN_SPREAD", "3"))
-ESTIMATE_STEPS = (1, 4)
-"""Waves bounded by the previous page's span: the first where it says the page ends, a
-second (if that fell short: the density changed) four times as far; then unbounded."""
+PLAN_SPREAD = 3
+"""...but no deeper than this many times streams / page: the wave over every stream is then
+spread over enough pages to cost no more per page than the planned pages do."""
+ESTIMATE_STEPS = (1, 8, 64)
+"""Waves bounded by the previous page's span: the first where it says the page ends, then
+(if that fell short: the density changed) 8 and 64 times as far; then unbounded."""
+SPAN_ITEMS = 40
+"""A span of fewer items says little about the density (10 items: about 30 % either way),
+so the next span goes on from it instead of starting afresh."""
 KEY_BYTES_GUESS = 32
 """Sort key size assumed for page 1's plan depth, before any key is known."""
 
@@ -69,6 +80,8 @@ class _Request:
     state: _StreamState
     limit: int
     bound: str | None
+    beyond: str | None = None
+    """A probe: read past this key (another request's bound), to learn if anything follows."""
 
 
 @dataclass
@@ -94,6 +107,9 @@ class MergeResult:
     has_more: bool
     plan: tuple[Window, ...] = ()
     span: KeySpan | None = None
+    quiet: tuple[int, ...] = ()
+    inherited: bool = False
+    """Whether the plan or quiet counts passed on rest on what an earlier page learned."""
 
 
 class OrderedMerge:
@@ -117,43 +133,59 @@ class OrderedMerge:
         *,
         limit: int,
         descending: bool,
-        after: str | None,
         identity: Identity | None,
         stats: PageStats,
-        plan: Sequence[Window] = (),
-        span: KeySpan | None = None,
+        resume: OrderedState | None = None,
     ) -> MergeResult:
-        """Read the next `limit` items after sort key `after` (None: from the start); with a
-        `plan`, the first wave reads only the streams its first window names; with the
-        previous page's `span` (and no plan), waves are bounded by where it says the page
-        ends."""
+        """Read the next `limit` items after the cursor's last key (no `resume`: from the
+        start). A plan in `resume` makes the first wave read only the streams its first
+        window names; otherwise its span bounds the waves and its quiet counts skip the
+        streams that ended."""
+        after = resume.last_key if resume else None
         states = [
             _StreamState(i, s, s.sort_range.after(after, descending) if after else s.sort_range)
             for i, s in enumerate(streams)
         ]
+        quiet = resume.quiet if resume else ()
         for state in states:
-            state.done = state.remaining.is_empty()
+            ended = bool(quiet) and quiet[state.index] == ENDED
+            state.done = ended or state.remaining.is_empty()
         key_bytes = len(after.encode()) if after else KEY_BYTES_GUESS
         wide = len(streams) > limit  # planning spares requests only then
         depth = plannable_pages(limit, len(streams), key_bytes, PLAN_PAGES) if wide else 0
-        depth = min(depth, math.ceil(PLAN_SPREAD * len(streams) / limit))
-        merge = _Merge(descending, identity, limit, depth)
-        merge.span, merge.after = (None if wide else span), after
+        merge = _Merge(
+            descending, identity, limit, min(depth, math.ceil(PLAN_SPREAD * len(streams) / limit))
+        )
+        plan = resume.plan if resume else ()
         if plan:
             self._fill(merge, states, stats, merge.planned_wave(states, plan[0]), read_ahead=False)
         else:
-            self._fill(merge, states, stats, None, read_ahead=depth > 0)
+            if resume and not wide:
+                merge.span, merge.after = resume.span, after
+                merge.probes = {i for i, q in enumerate(quiet) if q == PROBE}
+            self._fill(merge, states, stats, None, read_ahead=merge.plan_depth > 0)
         stats.duplicates_dropped += merge.duplicates
-        if plan and merge.ends_window(plan[0][0]):
-            next_plan = tuple(plan[1:])
-        else:
-            next_plan = merge.plan(states)
-        next_span = None
+        passed_on = bool(plan) and merge.ends_window(plan[0][0])
+        next_plan = tuple(plan[1:]) if passed_on else merge.plan(states)
+        next_span = next_quiet = None
         if not wide and merge.last_key is not None and merge.first_key is not None:
             counted = len(merge.items) - (0 if after is not None else 1)
-            next_span = page_span(after or merge.first_key, merge.last_key, counted)
-        has_more = merge.has_more(states)
-        return MergeResult(merge.items, merge.last_key, has_more, next_plan, next_span)
+            start = after or merge.first_key
+            previous = resume.span if resume else None
+            if previous is not None and previous.items < SPAN_ITEMS:  # too few to go by alone
+                start, counted = previous.start, counted + previous.items
+            next_span = page_span(start, merge.last_key, counted)
+        if len(streams) > 1 and merge.last_key is not None:
+            next_quiet = merge.quiet(states, quiet)
+        return MergeResult(
+            merge.items,
+            merge.last_key,
+            merge.has_more(states),
+            next_plan,
+            next_span,
+            next_quiet or (),
+            inherited=passed_on or ENDED in quiet,
+        )
 
     def _fill(
         self,
@@ -196,6 +228,8 @@ class OrderedMerge:
         sort_range = state.remaining
         if request.bound is not None:
             sort_range = sort_range.up_to(request.bound, descending)
+        if request.beyond is not None:
+            sort_range = sort_range.after(request.beyond, descending)
         return read_stream(
             self._client,
             self._retry,
@@ -204,7 +238,7 @@ class OrderedMerge:
             sort_range=sort_range,
             descending=descending,
             limit=request.limit,
-            start_key=state.start_key,
+            start_key=None if request.beyond is not None else state.start_key,
         )
 
 
@@ -224,6 +258,11 @@ class _Merge:
         self.after: str | None = None
         self.first_key: str | None = None
         self.estimates = 0
+        self.probes: set[int] = set()
+        """Streams quiet for `PROBE` pages: the first wave also asks each for one item past
+        its bound (in the same round trip), to learn whether it has ended."""
+        self.probed: set[int] = set()
+        self.contributors: set[int] = set()
         self.heap: list[_Entry] = []
         self.items: list[Item] = []
         self.seen: set[str] = set()
@@ -271,6 +310,7 @@ class _Merge:
         if ident is not None:
             self.seen.add(ident)
         self.items.append(entry.item)
+        self.contributors.add(entry.index)
         self.first_key = self.first_key or entry.key
         self.last_key = entry.key
 
@@ -289,10 +329,14 @@ class _Merge:
         reach = self._reach(open_states, missing)
         if reach is not None:
             needed = [s for s in open_states if s.covered is None or self._before(s.covered, reach)]
-            return [_Request(s, missing, reach) for s in needed]
+            probes, self.probes = [s for s in needed if s.index in self.probes], set()
+            self.probed.update(s.index for s in probes)
+            return [_Request(s, missing, reach) for s in needed] + [
+                _Request(s, 1, None, beyond=reach) for s in probes
+            ]
         share = max(1, min(ahead, math.ceil(ahead * factor / len(open_states))))
         if self.plan_depth:
-            share += int(os.environ.get("PLAN_EXTRA", "0"))
+            share += 1  # fewer streams left short of the plan's key: a smaller second wave
         # The one open stream, asked for all the page misses, gets one more: if it holds no
         # more, DynamoDB ends the read without a LastEvaluatedKey and has_more is exact.
         limit = share + 1 if len(open_states) == 1 else share
@@ -357,6 +401,20 @@ class _Merge:
             windows.append((cut, tuple(sorted(members))))
         return tuple(windows)
 
+    def quiet(self, states: Sequence[_StreamState], previous: Sequence[int]) -> tuple[int, ...]:
+        """Per stream, for the next page: `ENDED` when it has nothing after this page, 0 when
+        it supplied an item, else one more quiet page than before (up to `PROBE`)."""
+        pending = {e.index for e in self.heap if e.key != self.last_key}
+        counts = []
+        for state in states:
+            if state.done and state.index not in pending:
+                counts.append(ENDED)
+            elif state.index in self.contributors or state.index in self.probed:
+                counts.append(0)  # supplied an item, or a probe found one further on
+            else:
+                counts.append(min(PROBE, (previous[state.index] if previous else 0) + 1))
+        return tuple(counts)
+
     def ends_window(self, end: str) -> bool:
         """Whether the page returned a planned window whole: full, not past its end, and
         nothing buffered left in it (a write since the plan can shift a window)."""
@@ -383,6 +441,8 @@ class _Merge:
     def absorb(self, request: _Request, result: StreamRead) -> None:
         """Buffer a read's items and advance its stream's position."""
         state = request.state
+        if request.beyond is not None and (state.done or state.covered != request.beyond):
+            return  # a probe past a bound its stream's read did not reach: not contiguous
         for item in result.items:
             key = state.stream.sort_value(item)
             heapq.heappush(self.heap, _Entry(key, state.index, item, self.descending))

@@ -15,11 +15,13 @@ started and how many items it returned, from which the next page bounds its read
 The state is binary, so that a plan of dozens of pages fits a cursor of under 1,024
 characters. Every count is an unsigned LEB128 varint:
 
-- flags (1 byte): 1 = a key span follows the last key, 2 = a plan follows;
+- flags (1 byte): 1 = a key span follows the last key, 2 = a plan follows, 4 = per-stream
+  quiet counts follow;
 - the last key: its UTF-8 length and bytes;
 - the span: its start front-coded against the last key (bytes shared, suffix length,
   suffix), then its item count;
-- the plan: the stream digest (8 bytes), when it was made (epoch seconds), then windows;
+- with a plan or quiet counts: the stream digest (8 bytes), when they were made (epoch
+  seconds), the quiet counts (two bits a stream), then the plan's windows;
 - a window: its end key front-coded against the previous end (bytes shared, suffix length,
   suffix), then its streams as ``count << 1 | bitset`` followed by a bitset of `count`
   bytes, or by `count` ascending indexes coded as gaps, whichever is shorter.
@@ -47,6 +49,13 @@ PLAN_SECONDS = 60
 the plan does not list, is only seen once the plan is dropped: plans are for a reader paging
 now, and a cursor kept longer reads every stream again."""
 DIGEST_BYTES = 8
+SPAN, PLAN, QUIET = 1, 2, 4
+"""Flags: which optional fields follow the last key."""
+PROBE = 2
+"""`quiet`: a stream that supplied nothing to two pages in a row is read without a bound, to
+learn whether it has ended."""
+ENDED = 3
+"""`quiet`: a stream with nothing after the cursor, skipped until `PLAN_SECONDS` pass."""
 
 
 @dataclass(frozen=True)
@@ -56,16 +65,22 @@ class OrderedState:
     last_key: str
     plan: tuple[Window, ...] = ()
     streams: str = ""
-    """`streams_digest` of the list the plan was made for (16 hex digits)."""
+    """`streams_digest` of the list the plan and `quiet` were made for (16 hex digits)."""
     made_at: int = 0
-    """When the plan was made (epoch seconds): a plan older than `PLAN_SECONDS` is not used."""
+    """When the plan (or the oldest `ENDED` in `quiet`) was learned (epoch seconds): older
+    than `PLAN_SECONDS`, neither is used."""
     span: KeySpan | None = None
     """The page's key span (its end is `last_key`), for the next page's bound."""
+    quiet: tuple[int, ...] = ()
+    """Per stream: pages in a row it supplied nothing to (up to `PROBE`), or `ENDED`."""
 
-    def usable_plan(self, digest: str, now: float) -> tuple[Window, ...]:
-        """The plan, if it was made for these streams and recently enough."""
+    def usable(self, digest: str, now: float) -> OrderedState:
+        """This state without the plan and `quiet` if they were made for other streams or
+        too long ago."""
         fresh = 0 <= now - self.made_at <= PLAN_SECONDS
-        return self.plan if self.streams == digest and fresh else ()
+        if self.streams == digest and fresh:
+            return self
+        return OrderedState(self.last_key, span=self.span)
 
     def dumps(self) -> bytes:
         """The binary state, with as many planned windows as fit `MAX_STATE_BYTES`."""
@@ -73,19 +88,20 @@ class OrderedState:
         span = b""
         if self.span is not None:
             span = _front_coded(last, self.span.start.encode()) + _varint(self.span.items)
+        quiet = _pack_quiet(self.quiet)
+        fixed = 1 + len(_text(self.last_key)) + len(span) + DIGEST_BYTES + 5 + len(quiet)
         windows = bytearray()
-        budget = MAX_STATE_BYTES - 1 - len(_text(self.last_key)) - len(span) - DIGEST_BYTES - 5
         previous = last
         for end, members in self.plan:
             window = _front_coded(previous, end.encode()) + encode_members(members)
-            if len(windows) + len(window) > budget:
+            if fixed + len(windows) + len(window) > MAX_STATE_BYTES:
                 break
             windows += window
             previous = end.encode()
-        flags = (1 if span else 0) | (2 if windows else 0)
+        flags = (SPAN if span else 0) | (PLAN if windows else 0) | (QUIET if quiet else 0)
         state = bytes([flags]) + _text(self.last_key) + span
-        if windows:
-            state += bytes.fromhex(self.streams) + _varint(self.made_at) + windows
+        if windows or quiet:
+            state += bytes.fromhex(self.streams) + _varint(self.made_at) + quiet + windows
         return state
 
     @classmethod
@@ -94,27 +110,42 @@ class OrderedState:
         reader = _Reader(data)
         try:
             flags = reader.take(1)[0]
-            if flags > 3:
+            if flags & ~(SPAN | PLAN | QUIET):
                 raise ValueError("unknown flags")
             last = reader.take(reader.varint())
             span = None
-            if flags & 1:
+            if flags & SPAN:
                 start = reader.front_coded(last).decode()
                 span = KeySpan(start, last.decode(), reader.varint())
-            if not flags & 2:
+            if not flags & (PLAN | QUIET):
                 if not reader.done():
                     raise ValueError("the state goes on after its last field")
                 return cls(last.decode(), span=span)
             digest = reader.take(DIGEST_BYTES).hex()
             made_at = reader.varint()
+            quiet = _unpack_quiet(reader.take((streams + 3) // 4), streams) if flags & QUIET else ()
             previous, windows = last, []
             while not reader.done():
                 end = reader.front_coded(previous)
                 windows.append((end.decode(), reader.members(streams)))
                 previous = end
-            return cls(last.decode(), tuple(windows), digest, made_at, span)
+            return cls(last.decode(), tuple(windows), digest, made_at, span, quiet)
         except (ValueError, IndexError) as exc:  # UnicodeDecodeError is a ValueError
             raise InvalidCursorError("the cursor is malformed") from exc
+
+
+def _pack_quiet(quiet: Sequence[int]) -> bytes:
+    """Two bits a stream, four streams a byte; nothing when no stream is quiet."""
+    if not any(quiet):
+        return b""
+    packed = bytearray((len(quiet) + 3) // 4)
+    for index, value in enumerate(quiet):
+        packed[index >> 2] |= value << ((index & 3) * 2)
+    return bytes(packed)
+
+
+def _unpack_quiet(packed: bytes, streams: int) -> tuple[int, ...]:
+    return tuple(packed[i >> 2] >> ((i & 3) * 2) & 3 for i in range(streams))
 
 
 def _text(value: str) -> bytes:
