@@ -154,6 +154,43 @@ def test_ordered_pages_concatenate_to_the_exact_deduplicated_list(
     assert [i for page in pages for i in page] == expected
 
 
+@st.composite
+def text_scenarios(draw: st.DrawFn) -> Scenario:
+    """Sort keys of any text (any code point DynamoDB stores), over 2-8 streams: the bounds
+    the merge computes between them (spans, plan separators) must be keys DynamoDB takes."""
+    streams = draw(st.integers(2, 8))
+    keys = draw(
+        st.lists(
+            st.text(
+                st.characters(exclude_categories=["Cs"], exclude_characters="\0"),
+                min_size=1,
+                max_size=12,
+            ),
+            max_size=60,
+            unique=True,
+        )
+    )
+    entities = [
+        Entity(f"id{n}", key, (draw(st.integers(0, streams - 1)),)) for n, key in enumerate(keys)
+    ]
+    return Scenario(streams, entities, SortKeyRange(), draw(st.booleans()))
+
+
+@PROPERTY_SETTINGS
+@given(scenario=text_scenarios(), size=st.integers(2, 12))
+def test_ordered_pages_over_keys_of_any_text(
+    dynamodb: DynamoDBClient,
+    new_table: Callable[[], str],
+    fanout: FanOutEngine,
+    scenario: Scenario,
+    size: int,
+) -> None:
+    query = stored_query(dynamodb, new_table, scenario, identity=identity_of)
+    pages = all_pages(fanout, query, iter(lambda: size, None))
+    expected = expected_order(scenario.entities, scenario.sort_range, scenario.descending)
+    assert [i for page in pages for i in page] == expected
+
+
 @PROPERTY_SETTINGS
 @given(scenario=scenarios())
 def test_parallel_reads_every_copy_exactly_once(

@@ -211,3 +211,78 @@ def test_a_plan_is_trusted_for_a_minute_only() -> None:
     assert fresh.stats.requests <= 5
     assert late not in [i["SK"]["S"] for i in fresh.items]
     assert stale.items[0]["SK"]["S"] == late, "a stale plan is dropped: every stream is read"
+
+
+class RecordingClient(CountingClient):
+    """Counts requests per partition, and can answer as if later than now."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.partitions: list[str] = []
+
+    def query(self, **request: Any) -> dict[str, Any]:
+        self.partitions.append(request["ExpressionAttributeValues"][":dspk"]["S"])
+        return super().query(**request)
+
+
+def test_an_ended_stream_is_skipped_while_the_cursor_is_fresh() -> None:
+    """Stream 7 holds one item, the newest: once page 1 returned it, later pages do not ask
+    stream 7 again; an item written there since, just after the cursor, is seen once 60 s
+    have passed (the same blind spot, and the same bound, as a plan)."""
+    client = RecordingClient()
+    for n in range(7):
+        client.load(f"p#{n}", [f"{k:03d}#{n}" for k in range(0, 700, 7)])
+    client.load("p#7", ["999#7"])
+    now = [1_000_000.0]
+    query = FanOutQuery(streams=streams(8), binding="b", limit=10, descending=True)
+    with FanOutEngine(client, CODEC, clock=lambda: now[0]) as engine:  # type: ignore[arg-type]
+        first = engine.page(query)
+        assert "999#7" in [i["SK"]["S"] for i in first.items]
+        client.partitions.clear()
+        second = engine.page(replace(query, cursor=first.next_cursor))
+        assert "p#7" not in client.partitions
+        last = second.items[-1]["SK"]["S"]
+        late = last[:-1] + chr(ord(last[-1]) - 1) + "x"  # next after the cursor, newest first
+        client.load("p#7", [late])
+        third = replace(query, cursor=second.next_cursor)
+        fresh = [i["SK"]["S"] for i in engine.page(third).items]
+        now[0] += 61
+        stale = [i["SK"]["S"] for i in engine.page(third).items]
+    assert late not in fresh
+    assert stale[0] == late
+
+
+def quiet_walk(extra: list[str]) -> tuple[list[int], list[int]]:
+    """Eight pages of 20 over four busy streams and stream 4, which holds the four newest
+    items and `extra`: per page, the requests stream 4 got and the round trips."""
+    client = RecordingClient()
+    for n in range(4):
+        client.load(f"p#{n}", [f"{k:04d}#{n}" for k in range(0, 4000, 4)])
+    client.load("p#4", ["9999#4", "9998#4", "9997#4", "9996#4", *extra])
+    query = FanOutQuery(streams=streams(5), binding="b", limit=20, descending=True)
+    asked: list[int] = []
+    trips: list[int] = []
+    with FanOutEngine(client, CODEC) as engine:  # type: ignore[arg-type]
+        for _ in range(8):
+            client.partitions.clear()
+            page = engine.page(query)
+            asked.append(client.partitions.count("p#4"))
+            trips.append(page.stats.round_trips)
+            query = replace(query, cursor=page.next_cursor)
+    return asked, trips
+
+
+def test_a_stream_quiet_for_two_pages_is_probed_in_the_same_round_trip() -> None:
+    """Stream 4 supplies page 1, then nothing: after two quiet pages it is asked, beside its
+    bounded read and in the same round trip, for one item past the bound; it has one (far
+    older), so later pages still read it."""
+    asked, trips = quiet_walk(["0000#4"])
+    assert any(a == 2 and t == 1 for a, t in zip(asked[1:], trips[1:], strict=True))
+    assert asked[-2:] != [0, 0]
+
+
+def test_a_probe_that_finds_nothing_ends_the_stream() -> None:
+    """The same walk without the far item: the probe finds nothing, and the pages after it
+    leave stream 4 out."""
+    asked, _ = quiet_walk([])
+    assert asked[-4:] == [0, 0, 0, 0]

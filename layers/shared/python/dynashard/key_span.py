@@ -107,7 +107,7 @@ def _key(value: int, prefix: str, digits: list[_Digit]) -> str | None:
         chars.append(digit.char(remainder))
     if value:
         return None  # past the last key the positions can express
-    return (prefix + "".join(reversed(chars))).rstrip("\0") or None
+    return (prefix + "".join(reversed(chars))).split("\0", 1)[0] or None  # no NUL inside
 
 
 def page_span(start: str, end: str, items: int) -> KeySpan | None:

@@ -89,7 +89,10 @@ class OrderedState:
         if self.span is not None:
             span = _front_coded(last, self.span.start.encode()) + _varint(self.span.items)
         quiet = _pack_quiet(self.quiet)
-        fixed = 1 + len(_text(self.last_key)) + len(span) + DIGEST_BYTES + 5 + len(quiet)
+        fixed = 1 + len(_text(self.last_key)) + len(span) + DIGEST_BYTES + 5
+        if fixed + len(quiet) > MAX_STATE_BYTES:
+            quiet = b""  # thousands of streams: the counts are a saving, never a must
+        fixed += len(quiet)
         windows = bytearray()
         previous = last
         for end, members in self.plan:
