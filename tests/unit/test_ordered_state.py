@@ -54,14 +54,20 @@ def test_a_state_comes_back_as_written_with_the_windows_that_fit(state: OrderedS
 @given(data=st.binary(max_size=200))
 def test_any_other_bytes_are_a_clear_error(data: bytes) -> None:
     """Only the codec's MAC keeps forged states out; the parser still never fails otherwise."""
-    try:
-        parsed = OrderedState.loads(data, 8)
-    except InvalidCursorError as error:
-        assert "malformed" in str(error) or "streams" in str(error)
+    parsed = _parse(data)
+    if isinstance(parsed, InvalidCursorError):
+        assert "malformed" in str(parsed) or "streams" in str(parsed)
     else:  # what parses writes back to the same fields
         again = OrderedState.loads(parsed.dumps(), 8)
         fields = (parsed.last_key, parsed.span, parsed.plan, parsed.quiet)
         assert (again.last_key, again.span, again.plan, again.quiet) == fields
+
+
+def _parse(data: bytes) -> OrderedState | InvalidCursorError:
+    try:
+        return OrderedState.loads(data, 8)
+    except InvalidCursorError as error:
+        return error
 
 
 def test_a_plan_naming_a_stream_the_query_lacks_is_refused() -> None:
