@@ -165,6 +165,7 @@ class OrderedMerge:
                 merge.probes = {i for i, q in enumerate(quiet) if q == PROBE}
             self._fill(merge, states, stats, None, read_ahead=merge.plan_depth > 0)
         stats.duplicates_dropped += merge.duplicates
+        stats.contributors = len(merge.contributors)
         passed_on = bool(plan) and merge.ends_window(plan[0][0])
         next_plan = tuple(plan[1:]) if passed_on else merge.plan(states)
         next_span = next_quiet = None

@@ -16,6 +16,8 @@ class PageStats:
     round_trips: int = 0
     items_read: int = 0
     items_returned: int = 0
+    contributors: int = 0
+    """Streams that supplied at least one returned item: the fewest a page could query."""
     duplicates_dropped: int = 0
     modelled_read_units: float = 0.0
     """RCUs by DynamoDB's rules (`capacity`), from the items each request returned."""

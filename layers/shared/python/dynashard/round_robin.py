@@ -90,6 +90,7 @@ def round_robin_page(
 ) -> tuple[list[Item], RoundRobinState | None]:
     """Fill a page by visiting streams in turn; returns the items and the state to resume."""
     items: list[Item] = []
+    contributed: set[int] = set()
     while len(items) < limit and (turn := state.next_stream(len(streams))) is not None:
         stream = streams[turn]
         position = state.open.get(turn)
@@ -110,6 +111,8 @@ def round_robin_page(
         stats.requests_per_wave.append(1)
         wanted = limit - len(items)
         items += read.items[:wanted]
+        if read.items:
+            contributed.add(turn)
         resume = read.resume_position
         if len(read.items) > wanted:  # the boundary's spare slot held an item: keep it
             resume = stream.sort_value(read.items[wanted - 1])
@@ -119,5 +122,6 @@ def round_robin_page(
         else:
             state.open[turn] = resume
         state.turn = turn + 1
+    stats.contributors = len(contributed)
     finished = not state.open and state.next_new >= len(streams)
     return items, (None if finished else state)
