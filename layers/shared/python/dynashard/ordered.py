@@ -4,18 +4,24 @@ Every stream records how far it has been read (``covered``). An item may be retu
 when every unfinished stream has been read at least up to it, so nothing can still come
 before it. Reads happen in waves, all streams of a wave concurrently:
 
-1. the first wave asks every stream for a share of the page, ``ceil(page * factor / streams)``;
+1. the first wave asks every stream for a share of the page, ``ceil(page * factor / streams)``,
+   or, from page 2 with fewer streams than the page, for what lies up to the key where the
+   previous page's density puts this page's end (`key_span`);
 2. while the page is not full, let M be what is missing and B the key by which the buffer
    holds M identities not returned yet (copies of one identity count once).
    Only streams not yet read up to B can still contribute, and only with keys before B, so
    each is asked again for at most M items *bounded by B* in its key condition: a refill
-   never reads past what the page can use. With fewer than M items buffered there is no
-   bound and the missing items are shared out again as in the first wave.
+   never reads past what the page can use. With fewer than M items buffered the bound is
+   estimated again from the span, further, or the missing items are shared out again.
+
+With more streams than the page, one more wave reads every stream on to the key of the next
+pages, and the cursor carries their plan (`ordered_state`): those pages read only their
+contributing streams. The cursor also counts, per stream, the pages it has been quiet, so
+that streams with nothing left are left out.
 
 Sort keys must be unique per identity: equal keys are allowed only for copies of the same
 identity (they are adjacent in the merge and deduplicated, the copy from the stream listed
-first winning); two identities sharing a key raise `SortKeyCollisionError`.
-"""
+first winning); two identities sharing a key raise `SortKeyCollisionError`."""
 
 from __future__ import annotations
 
@@ -139,53 +145,33 @@ class OrderedMerge:
     ) -> MergeResult:
         """Read the next `limit` items after the cursor's last key (no `resume`: from the
         start). A plan in `resume` makes the first wave read only the streams its first
-        window names; otherwise its span bounds the waves and its quiet counts skip the
+        window names; otherwise its span bounds the waves and its quiet counts leave out the
         streams that ended."""
-        after = resume.last_key if resume else None
-        states = [
-            _StreamState(i, s, s.sort_range.after(after, descending) if after else s.sort_range)
-            for i, s in enumerate(streams)
-        ]
-        quiet = resume.quiet if resume else ()
-        for state in states:
-            ended = bool(quiet) and quiet[state.index] == ENDED
-            state.done = ended or state.remaining.is_empty()
-        key_bytes = len(after.encode()) if after else KEY_BYTES_GUESS
+        resume = resume or OrderedState("")
+        after = resume.last_key or None
+        states = _stream_states(streams, after, descending, resume.quiet)
         wide = len(streams) > limit  # planning spares requests only then
-        depth = plannable_pages(limit, len(streams), key_bytes, PLAN_PAGES) if wide else 0
-        merge = _Merge(
-            descending, identity, limit, min(depth, math.ceil(PLAN_SPREAD * len(streams) / limit))
-        )
-        plan = resume.plan if resume else ()
-        if plan:
-            self._fill(merge, states, stats, merge.planned_wave(states, plan[0]), read_ahead=False)
+        merge = _Merge(descending, identity, limit, _plan_depth(len(streams), limit, after))
+        if resume.plan:
+            wave = merge.planned_wave(states, resume.plan[0])
+            self._fill(merge, states, stats, wave, read_ahead=False)
         else:
-            if resume and not wide:
+            if after is not None and not wide:
                 merge.span, merge.after = resume.span, after
-                merge.probes = {i for i, q in enumerate(quiet) if q == PROBE}
+                merge.probes = {i for i, q in enumerate(resume.quiet) if q == PROBE}
             self._fill(merge, states, stats, None, read_ahead=merge.plan_depth > 0)
         stats.duplicates_dropped += merge.duplicates
         stats.contributors = len(merge.contributors)
-        passed_on = bool(plan) and merge.ends_window(plan[0][0])
-        next_plan = tuple(plan[1:]) if passed_on else merge.plan(states)
-        next_span = next_quiet = None
-        if not wide and merge.last_key is not None and merge.first_key is not None:
-            counted = len(merge.items) - (0 if after is not None else 1)
-            start = after or merge.first_key
-            previous = resume.span if resume else None
-            if previous is not None and previous.items < SPAN_ITEMS:  # too few to go by alone
-                start, counted = previous.start, counted + previous.items
-            next_span = page_span(start, merge.last_key, counted)
-        if len(streams) > 1 and merge.last_key is not None:
-            next_quiet = merge.quiet(states, quiet)
+        passed_on = bool(resume.plan) and merge.ends_window(resume.plan[0][0])
+        learned = len(streams) > 1 and merge.last_key is not None
         return MergeResult(
             merge.items,
             merge.last_key,
             merge.has_more(states),
-            next_plan,
-            next_span,
-            next_quiet or (),
-            inherited=passed_on or ENDED in quiet,
+            tuple(resume.plan[1:]) if passed_on else merge.plan(states),
+            None if wide else merge.span_after(resume.span, after),
+            merge.quiet(states, resume.quiet) if learned else (),
+            inherited=passed_on or ENDED in resume.quiet,
         )
 
     def _fill(
@@ -241,6 +227,28 @@ class OrderedMerge:
             limit=request.limit,
             start_key=None if request.beyond is not None else state.start_key,
         )
+
+
+def _stream_states(
+    streams: Sequence[Stream], after: str | None, descending: bool, quiet: Sequence[int]
+) -> list[_StreamState]:
+    """Each stream's range after the cursor; streams the cursor says ended are done."""
+    states = []
+    for index, stream in enumerate(streams):
+        remaining = stream.sort_range.after(after, descending) if after else stream.sort_range
+        state = _StreamState(index, stream, remaining)
+        state.done = remaining.is_empty() or (bool(quiet) and quiet[index] == ENDED)
+        states.append(state)
+    return states
+
+
+def _plan_depth(streams: int, limit: int, after: str | None) -> int:
+    """Pages to read ahead for the cursor's plan: none unless streams outnumber the page."""
+    if streams <= limit:
+        return 0
+    key_bytes = len(after.encode()) if after else KEY_BYTES_GUESS
+    fits = plannable_pages(limit, streams, key_bytes, PLAN_PAGES)
+    return min(fits, math.ceil(PLAN_SPREAD * streams / limit))
 
 
 class _Merge:
@@ -401,6 +409,16 @@ class _Merge:
             cut = separator(end, horizon, inclusive=True, descending=self.descending)
             windows.append((cut, tuple(sorted(members))))
         return tuple(windows)
+
+    def span_after(self, previous: KeySpan | None, after: str | None) -> KeySpan | None:
+        """This page's key span for the next page, going on from `previous` while that
+        holds too few items to go by alone."""
+        if self.last_key is None or self.first_key is None:
+            return None
+        start, counted = after or self.first_key, len(self.items) - (0 if after else 1)
+        if previous is not None and previous.items < SPAN_ITEMS:
+            start, counted = previous.start, counted + previous.items
+        return page_span(start, self.last_key, counted)
 
     def quiet(self, states: Sequence[_StreamState], previous: Sequence[int]) -> tuple[int, ...]:
         """Per stream, for the next page: `ENDED` when it has nothing after this page, 0 when
