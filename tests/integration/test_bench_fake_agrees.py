@@ -19,6 +19,7 @@ from local.embedded_dynamodb import DYNAMODB_LOCAL, Engine
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import WriteRequestTypeDef
 
 pytestmark = pytest.mark.integration
 CODEC = CursorCodec(b"f" * 32)
@@ -60,7 +61,7 @@ def test_the_bench_fake_costs_what_the_engine_costs(
         pytest.skip("compares the fake with DynamoDB Local, not with another fake")
     keys = teams_keys(width, 400, random.Random(width))
     table, fake = new_table(), FakeQueryClient()
-    requests = []
+    requests: list[WriteRequestTypeDef] = []
     for index, stream_keys in enumerate(keys):
         fake.load(f"p#{index}", stream_keys)
         for key in stream_keys:
