@@ -127,12 +127,14 @@ def all_pages(engine: FanOutEngine, query: FanOutQuery, sizes: Iterator[int]) ->
     pages: list[list[str]] = []
     cursor = None
     while True:
-        page = engine.page(replace(query, limit=next(sizes), cursor=cursor))
+        limit = next(sizes)
+        page = engine.page(replace(query, limit=limit, cursor=cursor))
         if query.strategy is Strategy.ROUND_ROBIN:
             # Each visit to a stream returns an item or finishes it: none makes no progress.
             assert page.stats.round_trips <= len(page.items) + len(query.streams)
         pages.append([identity_of(item) for item in page.items])
         assert page.has_more == (page.next_cursor is not None)
+        assert len(page.items) == limit or not page.has_more, "a partial page ends the list"
         if not page.has_more:
             return pages
         cursor = page.next_cursor
