@@ -127,9 +127,10 @@ def test_concurrent_hot_writes_grow_by_doubling_and_lose_nothing(
     assert throttling.throttled > 0
     assert final.shard_count > 1, "throttling must have grown the count"
     assert history == [2**n for n in range(len(history))], "growth by doubling only, from 1"
-    assert [(e.old_count, e.new_count) for e in events] == list(itertools.pairwise(history)), (
-        "one growth event per history entry: no lost race doubled twice"
-    )
+    # Hooks run on the growing threads after their writes, so they may report out of order.
+    assert sorted((e.old_count, e.new_count) for e in events) == list(
+        itertools.pairwise(history)
+    ), "one growth event per history entry: no lost race doubled twice"
     assert len(acknowledged) >= WRITERS * ITEMS_PER_WRITER * 0.95
 
     with FanOutEngine(dynamodb, CursorCodec(b"k" * 32), max_workers=16) as engine:
