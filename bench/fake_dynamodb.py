@@ -34,7 +34,9 @@ class FakeQueryClient:
 
     meta = _Meta()
 
-    def __init__(self) -> None:
+    def __init__(self, title_bytes: int = 120) -> None:
+        self._title = "x" * title_bytes
+        """Every item's payload: its size sets the RCU a read of it costs."""
         self._keys: dict[str, list[str]] = defaultdict(list)
         self._items: dict[str, list[dict[str, Any]]] = defaultdict(list)
 
@@ -43,7 +45,7 @@ class FakeQueryClient:
         for key in sorted(sort_keys):
             self._keys[partition].append(key)
             self._items[partition].append(
-                {"PK": {"S": partition}, "SK": {"S": key}, "Title": {"S": "x" * 120}}
+                {"PK": {"S": partition}, "SK": {"S": key}, "Title": {"S": self._title}}
             )
 
     def query(self, **request: Any) -> dict[str, Any]:
