@@ -44,6 +44,15 @@ def test_a_reach_is_strictly_after_its_origin_and_valid_utf8(
         reach.encode()  # no surrogates: DynamoDB takes UTF-8 only
 
 
+def test_a_bound_never_exceeds_dynamodbs_sort_key_size() -> None:
+    """Keys of 1,020 bytes sharing all but their last characters: an estimate would need a
+    longer key than DynamoDB accepts in a key condition, so there is none."""
+    stem = "a" * 1018
+    span = KeySpan(stem + "z9", stem + "z1", 10)
+    reach = span.reach(stem + "z1", 10, descending=True)
+    assert reach is None or len(reach.encode()) <= 1024
+
+
 def test_no_span_without_width_or_items() -> None:
     assert page_span("a", "a", 5) is None
     assert page_span("a", "b", 0) is None

@@ -24,6 +24,9 @@ BASE = 0x110000
 """Code points: one digit per character."""
 PRECISION = 6
 """Characters compared beyond where the span's keys first differ."""
+MAX_SORT_KEY_BYTES = 1024
+"""DynamoDB's limit for a sort key, and so for a key condition's value: a longer bound would
+be refused, so there is no estimate."""
 CARRY = 2
 """Shared characters a step may still change (a page can cross "99" to "98")."""
 MARGIN = 1.2
@@ -54,7 +57,7 @@ class KeySpan:
         key = _key(origin - step if descending else origin + step, prefix, digits)
         if key is None or (key >= after if descending else key <= after):
             return None
-        return key
+        return key if len(key.encode()) <= MAX_SORT_KEY_BYTES else None
 
 
 def _common_prefix(a: str, b: str) -> str:
