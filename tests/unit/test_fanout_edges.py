@@ -286,3 +286,24 @@ def test_a_probe_that_finds_nothing_ends_the_stream() -> None:
     leave stream 4 out."""
     asked, _ = quiet_walk([])
     assert asked[-4:] == [0, 0, 0, 0]
+
+
+@pytest.mark.parametrize(("before", "after", "size"), [(8, 16, 10), (6, 9, 10), (32, 64, 5)])
+def test_a_cursor_outlives_a_grown_shard_count(before: int, after: int, size: int) -> None:
+    """A shard count that grows between two pages changes the stream list under the same
+    binding: the cursor's plan and quiet counts no longer fit, and are ignored, never a
+    400. The next page goes on exactly after the cursor."""
+    client = RecordingClient()
+    homes: dict[int, list[str]] = {n: [] for n in range(after)}
+    for k in range(1000):
+        homes[k % after].append(f"{k * 3:05d}#{k % after:02d}")
+    for n, keys in homes.items():
+        client.load(f"p#{n}", keys)
+    everything = sorted((k for keys in homes.values() for k in keys), reverse=True)
+    query = FanOutQuery(streams=streams(before), binding="b", limit=size, descending=True)
+    with FanOutEngine(client, CODEC) as engine:  # type: ignore[arg-type]
+        first = engine.page(query)
+        second = engine.page(replace(query, streams=streams(after), cursor=first.next_cursor))
+    last = first.items[-1]["SK"]["S"]
+    expected = [k for k in everything if k < last][:size]
+    assert [i["SK"]["S"] for i in second.items] == expected

@@ -149,14 +149,14 @@ class FanOutEngine:
     ) -> tuple[list[Item], bool, bytes | None]:
         """Items, has_more and the next state of an ordered page (see `ordered_state`)."""
         digest, now = streams_digest(query.streams), self._clock()
-        previous = OrderedState.loads(state, len(query.streams)) if state else None
+        previous = OrderedState.loads(state) if state else None
         merged = self._ordered.page(
             query.streams,
             limit=query.limit,
             descending=query.descending,
             identity=query.identity,
             stats=stats,
-            resume=previous.usable(digest, now) if previous else None,
+            resume=previous.usable(digest, now, len(query.streams)) if previous else None,
         )
         if not merged.has_more or merged.last_key is None:
             return merged.items, merged.has_more, None

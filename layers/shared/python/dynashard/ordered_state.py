@@ -21,7 +21,8 @@ characters. Every count is an unsigned LEB128 varint:
 - the span: its start front-coded against the last key (bytes shared, suffix length,
   suffix), then its item count;
 - with a plan or quiet counts: the stream digest (8 bytes), when they were made (epoch
-  seconds), the quiet counts (two bits a stream), then the plan's windows;
+  seconds), the quiet counts (their number, then two bits a stream), then the plan's
+  windows;
 - a window: its end key front-coded against the previous end (bytes shared, suffix length,
   suffix), then its streams as ``count << 1 | bitset`` followed by a bitset of `count`
   bytes, or by `count` ascending indexes coded as gaps, whichever is shorter.
@@ -74,11 +75,13 @@ class OrderedState:
     quiet: tuple[int, ...] = ()
     """Per stream: pages in a row it supplied nothing to (up to `PROBE`), or `ENDED`."""
 
-    def usable(self, digest: str, now: float) -> OrderedState:
-        """This state without the plan and `quiet` if they were made for other streams or
-        too long ago."""
+    def usable(self, digest: str, now: float, streams: int) -> OrderedState:
+        """This state without the plan and `quiet` if they were made for another list of
+        streams (a shard count grew: the binding is the same, the list is not; they may name
+        streams it lacks) or too long ago."""
         fresh = 0 <= now - self.made_at <= PLAN_SECONDS
-        if self.streams == digest and fresh:
+        named = all(i < streams for _, members in self.plan for i in members)
+        if self.streams == digest and fresh and named and len(self.quiet) in (0, streams):
             return self
         return OrderedState(self.last_key, span=self.span)
 
@@ -108,8 +111,8 @@ class OrderedState:
         return state
 
     @classmethod
-    def loads(cls, data: bytes, streams: int) -> OrderedState:
-        """Parse a cursor's state; plan indexes must name streams of the query."""
+    def loads(cls, data: bytes) -> OrderedState:
+        """Parse a cursor's state, whatever stream list it was made for (see `usable`)."""
         reader = _Reader(data)
         try:
             flags = reader.take(1)[0]
@@ -126,11 +129,14 @@ class OrderedState:
                 return cls(last.decode(), span=span)
             digest = reader.take(DIGEST_BYTES).hex()
             made_at = reader.varint()
-            quiet = _unpack_quiet(reader.take((streams + 3) // 4), streams) if flags & QUIET else ()
+            quiet: tuple[int, ...] = ()
+            if flags & QUIET:
+                count = reader.varint()
+                quiet = _unpack_quiet(reader.take((count + 3) // 4), count)
             previous, windows = last, []
             while not reader.done():
                 end = reader.front_coded(previous)
-                windows.append((end.decode(), reader.members(streams)))
+                windows.append((end.decode(), reader.members()))
                 previous = end
             return cls(last.decode(), tuple(windows), digest, made_at, span, quiet)
         except (ValueError, IndexError) as exc:  # UnicodeDecodeError is a ValueError
@@ -138,13 +144,14 @@ class OrderedState:
 
 
 def _pack_quiet(quiet: Sequence[int]) -> bytes:
-    """Two bits a stream, four streams a byte; nothing when no stream is quiet."""
+    """The stream count, then two bits a stream, four streams a byte; nothing when no stream
+    is quiet."""
     if not any(quiet):
         return b""
     packed = bytearray((len(quiet) + 3) // 4)
     for index, value in enumerate(quiet):
         packed[index >> 2] |= value << ((index & 3) * 2)
-    return bytes(packed)
+    return _varint(len(quiet)) + bytes(packed)
 
 
 def _unpack_quiet(packed: bytes, streams: int) -> tuple[int, ...]:
@@ -227,8 +234,8 @@ class _Reader:
             raise ValueError("a key shares more than the previous one holds")
         return previous[:shared] + self.take(self.varint())
 
-    def members(self, streams: int) -> tuple[int, ...]:
-        """A window's stream indexes, each naming one of `streams`."""
+    def members(self) -> tuple[int, ...]:
+        """A window's stream indexes."""
         header = self.varint()
         count = header >> 1
         if header & 1:
@@ -240,8 +247,8 @@ class _Reader:
                 previous += self.varint() + 1
                 indexes.append(previous)
             found = tuple(indexes)
-        if not found or found[-1] >= streams:
-            raise ValueError("the plan names streams this query does not have")
+        if not found:
+            raise ValueError("a window names no stream")
         return found
 
 
