@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from os.path import commonprefix
 
 BASE = 0x110000
 """Code points: one digit per character."""
@@ -44,9 +45,9 @@ class KeySpan:
     def reach(self, after: str, items: int, *, descending: bool) -> str | None:
         """A key about `items` items after `after` in page order (with `MARGIN`), or None
         when the span says nothing (no width, or keys outside its reach)."""
-        prefix = _common_prefix(_common_prefix(self.start, self.end), after)
+        prefix = common_prefix(self.start, self.end, after)
         prefix = prefix[: max(0, len(prefix) - CARRY)]  # room to carry into
-        width = len(_common_prefix(self.start, self.end)) - len(prefix) + PRECISION
+        width = len(common_prefix(self.start, self.end)) - len(prefix) + PRECISION
         digits = [_Digit.of(c) for c in self.end[len(prefix) : len(prefix) + width]]
         digits += [_Digit(0, BASE)] * (width - len(digits))
         distance = abs(_position(self.end, prefix, digits) - _position(self.start, prefix, digits))
@@ -60,13 +61,9 @@ class KeySpan:
         return key if len(key.encode()) <= MAX_SORT_KEY_BYTES else None
 
 
-def _common_prefix(a: str, b: str) -> str:
-    length = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        length += 1
-    return a[:length]
+def common_prefix(*keys: str) -> str:
+    """What all `keys` begin with, compared character by character (keys here, not paths)."""
+    return commonprefix(keys)  # noqa: RUF071
 
 
 @dataclass(frozen=True)
@@ -118,4 +115,4 @@ def page_span(start: str, end: str, items: int) -> KeySpan | None:
     characters `reach` reads (a smaller cursor); None when it has no width."""
     if items <= 0 or start == end:
         return None
-    return KeySpan(start[: len(_common_prefix(start, end)) + PRECISION], end, items)
+    return KeySpan(start[: len(common_prefix(start, end)) + PRECISION], end, items)

@@ -151,15 +151,18 @@ class OrderedMerge:
         after = resume.last_key or None
         states = _stream_states(streams, after, descending, resume.quiet)
         wide = len(streams) > limit  # planning spares requests only then
-        merge = _Merge(descending, identity, limit, _plan_depth(len(streams), limit, after))
-        if resume.plan:
-            wave = merge.planned_wave(states, resume.plan[0])
-            self._fill(merge, states, stats, wave, read_ahead=False)
-        else:
-            if after is not None and not wide:
-                merge.span, merge.after = resume.span, after
-                merge.probes = {i for i, q in enumerate(resume.quiet) if q == PROBE}
-            self._fill(merge, states, stats, None, read_ahead=merge.plan_depth > 0)
+        guided = after is not None and not wide and not resume.plan  # by the span and counts
+        merge = _Merge(
+            descending,
+            identity,
+            limit,
+            plan_depth=_plan_depth(len(streams), limit, after),
+            after=after,
+            span=resume.span if guided else None,
+            probes={i for i, q in enumerate(resume.quiet) if q == PROBE} if guided else None,
+        )
+        wave = merge.planned_wave(states, resume.plan[0]) if resume.plan else None
+        self._fill(merge, states, stats, wave, read_ahead=not resume.plan and merge.plan_depth > 0)
         stats.duplicates_dropped += merge.duplicates
         stats.contributors = len(merge.contributors)
         passed_on = bool(resume.plan) and merge.ends_window(resume.plan[0][0])
@@ -255,19 +258,28 @@ class _Merge:
     """The heap of buffered items and the bookkeeping of one page."""
 
     def __init__(
-        self, descending: bool, identity: Identity | None, limit: int, plan_depth: int
+        self,
+        descending: bool,
+        identity: Identity | None,
+        limit: int,
+        *,
+        plan_depth: int = 0,
+        after: str | None = None,
+        span: KeySpan | None = None,
+        probes: set[int] | None = None,
     ) -> None:
         self.descending = descending
         self.identity = identity
         self.limit = limit
         self.plan_depth = plan_depth
         """Pages to read ahead of this one for the cursor's plan (0: no plan)."""
-        self.span: KeySpan | None = None
+        self.after = after
+        """The cursor's key: where the first wave starts."""
+        self.span = span
         """The previous page's span: where it says this page ends bounds its waves."""
-        self.after: str | None = None
         self.first_key: str | None = None
         self.estimates = 0
-        self.probes: set[int] = set()
+        self.probes = probes or set()
         """Streams quiet for `PROBE` pages: the first wave also asks each for one item past
         its bound (in the same round trip), to learn whether it has ended."""
         self.probed: set[int] = set()
@@ -292,13 +304,19 @@ class _Merge:
     def has_more(self, states: Sequence[_StreamState]) -> bool:
         return any(e.key != self.last_key for e in self.heap) or not all(s.done for s in states)
 
+    def _horizon(self, states: Sequence[_StreamState]) -> tuple[bool, str | None]:
+        """Whether every unfinished stream has been read, and the least-read one's position
+        (None when all are done): every item up to it is known."""
+        unfinished = [s.covered for s in states if not s.done]
+        positions = [c for c in unfinished if c is not None]
+        horizon = (max if self.descending else min)(positions) if positions else None
+        return None not in unfinished, horizon
+
     def emit_safe(self, states: Sequence[_StreamState]) -> None:
         """Pop every item up to the frontier: the least-read unfinished stream's position."""
-        covered = [s.covered for s in states if not s.done]
-        if None in covered:
+        all_read, frontier = self._horizon(states)
+        if not all_read:
             return
-        positions = [c for c in covered if c is not None]
-        frontier = (max if self.descending else min)(positions) if positions else None
         while not self.full and self.heap:
             if frontier is not None and self._before(frontier, self.heap[0].key):
                 return
@@ -354,13 +372,10 @@ class _Merge:
     def _reach(self, open_states: Sequence[_StreamState], missing: int) -> str | None:
         """Where the previous page's density puts the `missing` items past what every open
         stream has been read to (the cursor, before any read)."""
-        covered = [s.covered for s in open_states]
-        if self.span is None or len(covered) < 2 or self.estimates == len(ESTIMATE_STEPS):
+        if self.span is None or len(open_states) < 2 or self.estimates == len(ESTIMATE_STEPS):
             return None  # one stream reads exactly with its Limit alone
-        if None in covered:
-            origin = self.after
-        else:
-            origin = (max if self.descending else min)(c for c in covered if c is not None)
+        all_read, frontier = self._horizon(open_states)
+        origin = frontier if all_read else self.after
         if origin is None:
             return None
         wanted = missing * ESTIMATE_STEPS[self.estimates]
@@ -384,11 +399,9 @@ class _Merge:
     def plan(self, states: Sequence[_StreamState]) -> tuple[Window, ...]:
         """Whole pages the buffer already holds beyond this one, up to the horizon (the
         least-read unfinished stream's position, up to which every item is known)."""
-        unfinished = [s.covered for s in states if not s.done]
-        if not self.full or None in unfinished:
+        all_read, horizon = self._horizon(states)
+        if not self.full or not all_read:
             return ()
-        positions = [c for c in unfinished if c is not None]
-        horizon = (max if self.descending else min)(positions) if positions else None
         windows: list[Window] = []
         identities: set[str] = set()
         members: set[int] = set()

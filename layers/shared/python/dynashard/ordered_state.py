@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dynashard.errors import InvalidCursorError
-from dynashard.key_span import KeySpan
+from dynashard.key_span import KeySpan, common_prefix
 
 Window = tuple[str, tuple[int, ...]]
 """A planned page: the key it ends at (inclusive) and the indexes of the streams holding its
@@ -87,23 +87,22 @@ class OrderedState:
 
     def dumps(self) -> bytes:
         """The binary state, with as many planned windows as fit `MAX_STATE_BYTES`."""
-        last = self.last_key.encode()
         span = b""
         if self.span is not None:
-            span = _front_coded(last, self.span.start.encode()) + _varint(self.span.items)
+            span = _front_coded(self.last_key, self.span.start) + _varint(self.span.items)
         quiet = _pack_quiet(self.quiet)
         fixed = 1 + len(_text(self.last_key)) + len(span) + DIGEST_BYTES + 5
         if fixed + len(quiet) > MAX_STATE_BYTES:
             quiet = b""  # thousands of streams: the counts are a saving, never a must
         fixed += len(quiet)
         windows = bytearray()
-        previous = last
+        previous = self.last_key
         for end, members in self.plan:
-            window = _front_coded(previous, end.encode()) + encode_members(members)
+            window = _front_coded(previous, end) + encode_members(members)
             if fixed + len(windows) + len(window) > MAX_STATE_BYTES:
                 break
             windows += window
-            previous = end.encode()
+            previous = end
         flags = (SPAN if span else 0) | (PLAN if windows else 0) | (QUIET if quiet else 0)
         state = bytes([flags]) + _text(self.last_key) + span
         if windows or quiet:
@@ -163,14 +162,10 @@ def _text(value: str) -> bytes:
     return _varint(len(raw)) + raw
 
 
-def _front_coded(previous: bytes, key: bytes) -> bytes:
-    """`key` as the number of leading bytes it shares with `previous` and the rest."""
-    shared = 0
-    for a, b in zip(previous, key, strict=False):
-        if a != b:
-            break
-        shared += 1
-    return _varint(shared) + _varint(len(key) - shared) + key[shared:]
+def _front_coded(previous: str, key: str) -> bytes:
+    """`key` as the number of leading UTF-8 bytes it shares with `previous` and the rest."""
+    shared, raw = len(common_prefix(previous, key).encode()), key.encode()
+    return _varint(shared) + _varint(len(raw) - shared) + raw[shared:]
 
 
 def encode_members(members: Sequence[int]) -> bytes:
@@ -258,11 +253,7 @@ def separator(last: str, upper: str | None, *, inclusive: bool, descending: bool
     unless `inclusive`). Keys compare by code point, which is UTF-8 byte order: DynamoDB's."""
     if upper is None or upper == last:
         return last
-    shared = 0
-    for a, b in zip(last, upper, strict=False):
-        if a != b:
-            break
-        shared += 1
+    shared = len(common_prefix(last, upper))
     if descending:  # upper < cut <= last: last's prefix one past the point they differ
         return last[: shared + 1] if shared < len(last) else last
     cut = upper[: shared + 1]  # last < cut <= upper ascending
