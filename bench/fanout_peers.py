@@ -86,8 +86,6 @@ class PerShardMerge:
             cost.modelled_read_units += query_read_units(items, consistent=False)
             cost.requests += 1
             if sequential:
-                cost.round_trips += 1
-                cost.requests_per_wave.append(1)
+                cost.add_wave([1])
         if not sequential:
-            cost.round_trips += 1
-            cost.requests_per_wave.append(len(indexes))
+            cost.add_wave([1] * len(indexes))

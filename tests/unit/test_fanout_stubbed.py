@@ -252,6 +252,26 @@ def test_the_cursor_item_takes_a_spare_slot_not_a_second_request(
     assert (page.stats.requests, page.stats.round_trips, page.stats.items_read) == (1, 1, 2)
 
 
+def test_a_read_that_goes_on_after_the_cursor_item_is_a_round_trip_of_its_own(
+    stubbed: tuple[Stubber, FanOutEngine, list[float]],
+) -> None:
+    """The cursor item came back alone with a LastEvaluatedKey (the 1 MB cut can do that): the
+    read goes on after it, one request after the other, and the page says two round trips."""
+    stubber, engine, _ = stubbed
+    prefixed = [Stream("tbl", "PK", "p#0", "SK", SortKeyRange.begins_with("k"))]
+    query = FanOutQuery(streams=prefixed, binding="b", limit=1)
+    cursor = CODEC.encode(OrderedState("k1").dumps(), query.cursor_binding())
+    between = ("#dssk BETWEEN :dslo AND :dshi", {":dslo": "k1", ":dshi": "l"})
+    stubber.add_response(
+        "query", response([item(0, "k1")], key_of(0, "k1")), request(0, 3, *between)
+    )
+    stubber.add_response("query", response([item(0, "k2")]), request(0, 3, *between, start="k1"))
+    page = engine.page(FanOutQuery(streams=prefixed, binding="b", limit=1, cursor=cursor))
+    assert [i["SK"]["S"] for i in page.items] == ["k2"]
+    assert (page.stats.requests, page.stats.round_trips) == (2, 2)
+    assert page.stats.requests_per_wave == [1, 1]
+
+
 def test_a_last_key_past_the_end_finishes_the_stream(
     stubbed: tuple[Stubber, FanOutEngine, list[float]],
 ) -> None:

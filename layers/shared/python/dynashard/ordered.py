@@ -207,8 +207,7 @@ class OrderedMerge:
             self._executor.submit(self._read, request, merge.descending) for request in requests
         ]
         results = [future.result() for future in futures]
-        stats.round_trips += 1
-        stats.requests_per_wave.append(len(requests))
+        stats.add_wave([result.requests for result in results])
         for request, result in zip(requests, results, strict=True):
             result.record(stats)
             merge.absorb(request, result)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from dynashard.streams import Item
@@ -27,6 +28,14 @@ class PageStats:
     """Whether every response carried ``ConsumedCapacity`` (stubs and some engines omit it)."""
     throttle_retries: int = 0
     requests_per_wave: list[int] = field(default_factory=list)
+
+    def add_wave(self, requests: Sequence[int]) -> None:
+        """One wave of concurrent reads, given each read's requests. A read that goes on after
+        a ``LastEvaluatedKey`` sends its next request only when the last one returned, so the
+        wave takes as many round trips as its longest read has requests."""
+        for step in range(max(requests, default=0)):
+            self.requests_per_wave.append(sum(1 for count in requests if count > step))
+            self.round_trips += 1
 
     @property
     def read_units(self) -> float:

@@ -107,8 +107,7 @@ def round_robin_page(
             limit=limit - len(items),
         )
         read.record(stats)
-        stats.round_trips += 1
-        stats.requests_per_wave.append(1)
+        stats.add_wave([read.requests])
         wanted = limit - len(items)
         items += read.items[:wanted]
         if read.items:
