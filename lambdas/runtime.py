@@ -85,8 +85,14 @@ def report_growth(event: GrowthEvent) -> None:
 
 
 def report_page(stats: PageStats) -> None:
-    """Fan-out cost of one page as EMF metrics (streams, requests, items read, RCUs)."""
+    """Fan-out cost of one page as EMF metrics: streams and the contributing ones, requests,
+    round trips, items read, RCUs and time."""
     metrics.add_metric(name="FanOutStreams", unit=MetricUnit.Count, value=stats.streams)
+    metrics.add_metric(name="FanOutContributors", unit=MetricUnit.Count, value=stats.contributors)
     metrics.add_metric(name="FanOutRequests", unit=MetricUnit.Count, value=stats.requests)
+    metrics.add_metric(name="FanOutRoundTrips", unit=MetricUnit.Count, value=stats.round_trips)
     metrics.add_metric(name="FanOutItemsRead", unit=MetricUnit.Count, value=stats.items_read)
     metrics.add_metric(name="FanOutReadUnits", unit=MetricUnit.Count, value=stats.read_units)
+    metrics.add_metric(
+        name="FanOutMilliseconds", unit=MetricUnit.Milliseconds, value=stats.elapsed_ms
+    )

@@ -269,3 +269,6 @@ def test_each_list_page_emits_its_fan_out_cost(
     assert last("FanOutRequests") >= 1
     assert last("FanOutItemsRead") >= 1
     assert last("FanOutReadUnits") > 0
+    assert last("FanOutContributors") == 1.0, "the caller's own incident, from that partition"
+    assert last("FanOutRoundTrips") >= 1
+    assert last("FanOutMilliseconds") > 0

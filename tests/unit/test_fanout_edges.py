@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import statistics
 import threading
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -307,3 +308,20 @@ def test_a_cursor_outlives_a_grown_shard_count(before: int, after: int, size: in
     last = first.items[-1]["SK"]["S"]
     expected = [k for k in everything if k < last][:size]
     assert [i["SK"]["S"] for i in second.items] == expected
+
+
+class SlowClient(CountingClient):
+    """Every Query takes 30 ms."""
+
+    def query(self, **request: Any) -> dict[str, Any]:
+        time.sleep(0.03)
+        return super().query(**request)
+
+
+def test_a_page_reports_its_wall_clock_time() -> None:
+    client = SlowClient()
+    client.load("p#0", ["a", "b"])
+    with FanOutEngine(client, CODEC) as engine:  # type: ignore[arg-type]
+        page = engine.page(FanOutQuery(streams=streams(1), binding="b", limit=5))
+    assert page.stats.round_trips == 1
+    assert 30 <= page.stats.elapsed_ms < 10_000

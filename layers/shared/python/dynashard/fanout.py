@@ -119,6 +119,7 @@ class FanOutEngine:
 
     def page(self, query: FanOutQuery) -> Page:
         """One page of `query`; raises `InvalidCursorError` for a cursor it did not issue."""
+        started = time.perf_counter()
         stats = PageStats(streams=len(query.streams))
         binding = query.cursor_binding()
         state = None if query.cursor is None else self._codec.decode(query.cursor, binding)
@@ -142,6 +143,7 @@ class FanOutEngine:
             raise ValueError("the parallel strategy has no pages: use read_all")
         stats.items_returned = len(items)
         cursor = self._codec.encode(next_state, binding) if next_state else None
+        stats.elapsed_ms = (time.perf_counter() - started) * 1000
         return Page(items, cursor, has_more, stats)
 
     def _ordered_page(

@@ -28,6 +28,8 @@ class PageStats:
     """Whether every response carried ``ConsumedCapacity`` (stubs and some engines omit it)."""
     throttle_retries: int = 0
     requests_per_wave: list[int] = field(default_factory=list)
+    elapsed_ms: float = 0.0
+    """Wall-clock time of the page, cursor checks included."""
 
     def add_wave(self, requests: Sequence[int]) -> None:
         """One wave of concurrent reads, given each read's requests. A read that goes on after
