@@ -28,7 +28,8 @@ def my_incidents(
     state: StateParam = State.OPEN, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
 ) -> IncidentList:
     """Incidents I participate in."""
-    return _list(queries.my_incidents(store(), caller(app), state, PageRequest(limit, cursor)))
+    page = PageRequest(limit, cursor)
+    return _list("my_incidents", queries.my_incidents(store(), caller(app), state, page))
 
 
 @route(app, "my_teams_incidents")
@@ -43,7 +44,10 @@ def my_teams_incidents(
 ) -> IncidentList:
     """Incidents of my teams (or of the ones named), each incident once."""
     page = PageRequest(limit, cursor)
-    return _list(queries.my_teams_incidents(store(), caller(app), state, page, team_ids=team))
+    return _list(
+        "my_teams_incidents",
+        queries.my_teams_incidents(store(), caller(app), state, page, team_ids=team),
+    )
 
 
 @route(app, "team_incidents")
@@ -55,7 +59,9 @@ def team_incidents(
 ) -> IncidentList:
     """One team's incidents (members only)."""
     page = PageRequest(limit, cursor)
-    return _list(queries.team_incidents(store(), caller(app), team_id, state, page))
+    return _list(
+        "team_incidents", queries.team_incidents(store(), caller(app), team_id, state, page)
+    )
 
 
 @route(app, "account_incidents")
@@ -63,11 +69,12 @@ def account_incidents(
     state: StateParam = State.OPEN, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
 ) -> IncidentList:
     """Every incident of my account."""
-    return _list(queries.account_incidents(store(), caller(app), state, PageRequest(limit, cursor)))
+    page = PageRequest(limit, cursor)
+    return _list("account_incidents", queries.account_incidents(store(), caller(app), state, page))
 
 
-def _list(page: IncidentPage) -> IncidentList:
-    report_page(page.stats)
+def _list(name: str, page: IncidentPage) -> IncidentList:
+    report_page(name, page.stats)
     return IncidentList(items=page.items, next_cursor=page.next_cursor, has_more=page.has_more)
 
 

@@ -84,9 +84,10 @@ def report_growth(event: GrowthEvent) -> None:
     metrics.add_metric(name="ShardCountGrowths", unit=MetricUnit.Count, value=1)
 
 
-def report_page(stats: PageStats) -> None:
-    """Fan-out cost of one page as EMF metrics: streams and the contributing ones, requests,
-    round trips, items read, RCUs and time."""
+def report_page(list_name: str, stats: PageStats) -> None:
+    """Fan-out cost of one page of `list_name` as EMF metrics (dimension ``list``): streams
+    and the contributing ones, requests, round trips, items read, RCUs and time."""
+    metrics.add_dimension(name="list", value=list_name)
     metrics.add_metric(name="FanOutStreams", unit=MetricUnit.Count, value=stats.streams)
     metrics.add_metric(name="FanOutContributors", unit=MetricUnit.Count, value=stats.contributors)
     metrics.add_metric(name="FanOutRequests", unit=MetricUnit.Count, value=stats.requests)

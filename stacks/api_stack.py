@@ -8,7 +8,7 @@ functions through Powertools Parameters.
 
 from __future__ import annotations
 
-from pathlib import Path
+import json
 from typing import Any
 
 from aws_cdk import CfnOutput, Duration, RemovalPolicy, Stack
@@ -23,9 +23,8 @@ from constructs import Construct
 
 from lambdas.routes import REQUEST_HEADERS, ROUTES, Group
 from stacks.config import StageConfig
-from stacks.monitoring import Monitoring
+from stacks.monitoring import Monitoring, Watched
 from stacks.nag import (
-    CLOUDWATCH_ROLE_POLICY,
     COGNITO_MFA,
     COGNITO_PLUS,
     MANUAL_ROTATION,
@@ -37,9 +36,9 @@ from stacks.nag import (
     accept,
 )
 from stacks.permissions import INDEX_READERS, TABLE_ACTIONS
-from stacks.shared_layer import ARCHITECTURE, RUNTIME, shared_layer
+from stacks.shared_layer import ARCHITECTURE, RUNTIME, handler_code, shared_layer
 
-ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT = Duration.seconds(10)
 MEMORY_MB = {Group.INCIDENT_QUERIES: 1024, Group.INCIDENT_COMMANDS: 512, Group.TEAMS: 512}
 """Lists fan out over up to 16 threads: more memory buys the CPU to merge them."""
 METRICS_NAMESPACE = "Incidents"
@@ -59,13 +58,26 @@ GATEWAY_ERRORS: dict[apigw.ResponseType, tuple[str, str | None]] = {
 }
 """API Gateway's own errors (before any function runs): the API's code, and a status
 override (an unknown route is a 404 here, as locally, not REST API's 403)."""
-
-
-def handler_code() -> lambda_.Code:
-    """The `lambdas` package alone (the domain and dynashard come from the layer)."""
-    return lambda_.Code.from_asset(
-        str(ROOT), exclude=["*", ".*", "!lambdas", "!lambdas/*.py", "**/__pycache__"]
-    )
+F = apigw.AccessLogField
+ACCESS_LOG = {
+    "requestId": F.context_request_id(),
+    "ip": F.context_identity_source_ip(),
+    "user": F.context_authorizer_claims("custom:user_id"),
+    "requestTime": F.context_request_time(),
+    "httpMethod": F.context_http_method(),
+    "resourcePath": F.context_resource_path(),
+    "status": F.context_status(),
+    "protocol": F.context_protocol(),
+    "responseLength": F.context_response_length(),
+    "responseLatency": F.context_response_latency(),
+    "integrationStatus": F.context_integration_status(),
+    "integrationLatency": F.context_integration_latency(),
+    "integrationError": F.context_integration_error_message(),
+    "errorMessage": F.context_error_message(),
+    "errorType": F.context_error_response_type(),
+}
+"""One JSON line per request: who, what, the answer, and (for a failure) where it failed:
+the function's status and latency, or API Gateway's own error and its type."""
 
 
 class ApiStack(Stack):
@@ -103,14 +115,11 @@ class ApiStack(Stack):
             )
         )
         self.authorizer = cognito_authorizer
-        Monitoring(
+        self.monitoring = Monitoring(
             self,
             "Monitoring",
-            table=table,
-            functions=self.functions,
-            api=self.api,
-            namespace=METRICS_NAMESPACE,
-            alarm_email=config.alarm_email,
+            watched=Watched(table, self.api, self.functions, TIMEOUT, METRICS_NAMESPACE),
+            config=config,
         )
         self._accept_findings()
         CfnOutput(self, "ApiUrl", value=self.api.url)
@@ -129,9 +138,6 @@ class ApiStack(Stack):
         for method in self.api.methods:
             if method.http_method == "OPTIONS":
                 accept(method, PREFLIGHT_AUTH, PREFLIGHT_COGNITO)
-        cloudwatch_role = self.api.node.try_find_child("CloudWatchRole")
-        if cloudwatch_role is not None:
-            accept(cloudwatch_role, CLOUDWATCH_ROLE_POLICY)
 
     def _function(
         self,
@@ -145,7 +151,7 @@ class ApiStack(Stack):
             self,
             f"{group.value}-logs",
             retention=self.config.retention,
-            removal_policy=RemovalPolicy.DESTROY,
+            removal_policy=self.config.removal,
         )
         role = iam.Role(
             self,
@@ -189,7 +195,8 @@ class ApiStack(Stack):
             layers=[layer],
             role=role,
             memory_size=MEMORY_MB[group],
-            timeout=Duration.seconds(10),
+            timeout=TIMEOUT,
+            reserved_concurrent_executions=self.config.reserved(group),
             tracing=lambda_.Tracing.ACTIVE,
             log_group=log_group,
             environment={
@@ -224,11 +231,14 @@ class ApiStack(Stack):
             mfa=cognito.Mfa.OPTIONAL,
             mfa_second_factor=cognito.MfaSecondFactor(otp=True, sms=False),
             account_recovery=cognito.AccountRecovery.EMAIL_ONLY,
+            deletion_protection=self.config.removal == RemovalPolicy.RETAIN,
             removal_policy=self.config.removal,
         )
         client = pool.add_client(
             "ApiClient",
-            auth_flows=cognito.AuthFlow(user_srp=True, admin_user_password=True),
+            auth_flows=cognito.AuthFlow(user_srp=True),
+            **self._hosted_sign_in(),
+            prevent_user_existence_errors=True,
             generate_secret=False,
             write_attributes=cognito.ClientAttributes().with_standard_attributes(
                 email=True, fullname=True
@@ -237,12 +247,27 @@ class ApiStack(Stack):
         )
         return pool, client
 
+    def _hosted_sign_in(self) -> dict[str, Any]:
+        """The OAuth code flow for the stage's callback URLs; no OAuth at all without them
+        (CDK's default would allow the implicit flow to https://example.com)."""
+        callbacks = list(self.config.sign_in_callback_urls)
+        if not callbacks:
+            return {"disable_o_auth": True}
+        return {
+            "o_auth": cognito.OAuthSettings(
+                flows=cognito.OAuthFlows(authorization_code_grant=True),
+                scopes=[cognito.OAuthScope.OPENID, cognito.OAuthScope.EMAIL],
+                callback_urls=callbacks,
+                logout_urls=list(self.config.sign_in_logout_urls) or None,
+            )
+        }
+
     def _rest_api(self) -> apigw.RestApi:
         access_logs = logs.LogGroup(
             self,
             "AccessLogs",
             retention=self.config.retention,
-            removal_policy=RemovalPolicy.DESTROY,
+            removal_policy=self.config.removal,
         )
         cors = (
             apigw.CorsOptions(
@@ -259,25 +284,14 @@ class ApiStack(Stack):
             "Api",
             rest_api_name=f"incidents-{self.config.stage}",
             description="Incident management API",
-            cloud_watch_role=True,
-            cloud_watch_role_removal_policy=RemovalPolicy.DESTROY,
+            cloud_watch_role=False,  # account-wide: `stacks.account_stack`, deployed once
             default_cors_preflight_options=cors,
             deploy_options=apigw.StageOptions(
                 stage_name=self.config.stage,
                 throttling_rate_limit=self.config.throttle_rate_limit,
                 throttling_burst_limit=self.config.throttle_burst_limit,
                 access_log_destination=apigw.LogGroupLogDestination(access_logs),
-                access_log_format=apigw.AccessLogFormat.json_with_standard_fields(
-                    caller=True,
-                    http_method=True,
-                    ip=True,
-                    protocol=True,
-                    request_time=True,
-                    resource_path=True,
-                    response_length=True,
-                    status=True,
-                    user=True,
-                ),
+                access_log_format=apigw.AccessLogFormat.custom(json.dumps(ACCESS_LOG)),
                 logging_level=apigw.MethodLoggingLevel.ERROR,
                 metrics_enabled=True,
                 tracing_enabled=True,

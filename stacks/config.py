@@ -8,6 +8,7 @@ counts may only grow by doubling (readers always cover the configured count).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -15,8 +16,10 @@ from aws_cdk import RemovalPolicy
 from aws_cdk import aws_logs as logs
 
 from incidents.keys import DEFAULT_STATE_SHARDS, DEFAULT_SUMMARY_SHARDS
+from lambdas.routes import Group
 from lambdas.settings import ShardSettings, origins_environment
 
+EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 REMOVAL_POLICIES = {"retain": RemovalPolicy.RETAIN, "destroy": RemovalPolicy.DESTROY}
 
 
@@ -34,7 +37,14 @@ class StageConfig:
     throttle_rate_limit: int = 100
     throttle_burst_limit: int = 200
     cors_origins: tuple[str, ...] = ()
-    alarm_email: str | None = None
+    alarm_emails: tuple[str, ...] = ()
+    alarm_https_endpoint: str | None = None
+    sign_in_callback_urls: tuple[str, ...] = ()
+    sign_in_logout_urls: tuple[str, ...] = ()
+    reserved_concurrency: dict[str, int] = field(default_factory=dict)
+    account_concurrency_limit: int = 1000
+    table_max_read_request_units: int = 4000
+    table_max_write_request_units: int = 2000
 
     def __post_init__(self) -> None:
         if self.removal_policy not in REMOVAL_POLICIES:
@@ -47,6 +57,49 @@ class StageConfig:
                 f"stages.{self.stage}.logRetention must name a logs.RetentionDays member "
                 f"(ONE_WEEK, ONE_MONTH, ONE_YEAR, ...), got {self.log_retention!r}"
             )
+        self._check_notifications()
+        self._check_capacity()
+
+    def _check_notifications(self) -> None:
+        for email in self.alarm_emails:
+            if not EMAIL.fullmatch(email):
+                raise ValueError(f"stages.{self.stage}.alarmEmails: {email!r} is not an address")
+        if self.alarm_https_endpoint and not self.alarm_https_endpoint.startswith("https://"):
+            raise ValueError(f"stages.{self.stage}.alarmHttpsEndpoint must be an https:// URL")
+        for url in (*self.sign_in_callback_urls, *self.sign_in_logout_urls):
+            if not url.startswith(("https://", "http://localhost:", "http://localhost/")):
+                raise ValueError(
+                    f"stages.{self.stage}.signIn*Urls: {url!r} must be https:// "
+                    "(http://localhost only for local front ends), as Cognito requires"
+                )
+
+    def _check_capacity(self) -> None:
+        groups = {group.value for group in Group}
+        unknown = sorted(set(self.reserved_concurrency) - groups)
+        if unknown:
+            raise ValueError(
+                f"stages.{self.stage}.reservedConcurrency: unknown functions {unknown}; "
+                f"known: {sorted(groups)}"
+            )
+        limits = {
+            "accountConcurrencyLimit": self.account_concurrency_limit,
+            "tableMaxReadRequestUnits": self.table_max_read_request_units,
+            "tableMaxWriteRequestUnits": self.table_max_write_request_units,
+            **{f"reservedConcurrency.{k}": v for k, v in self.reserved_concurrency.items()},
+        }
+        for name, value in limits.items():
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"stages.{self.stage}.{name} must be a positive integer")
+        if sum(self.reserved_concurrency.values()) > self.account_concurrency_limit - 100:
+            raise ValueError(
+                f"stages.{self.stage}.reservedConcurrency: Lambda keeps 100 of the account's "
+                f"{self.account_concurrency_limit} unreserved; reserve at most "
+                f"{self.account_concurrency_limit - 100} in all"
+            )
+
+    def reserved(self, group: Group) -> int | None:
+        """The reserved concurrency of `group`'s function (None: the account's pool)."""
+        return self.reserved_concurrency.get(group.value)
 
     def shards(self) -> ShardSettings:
         """The stage's shard settings, as the functions will read them."""
@@ -63,7 +116,7 @@ class StageConfig:
 
     @property
     def removal(self) -> RemovalPolicy:
-        """The table's and the user pool's removal policy."""
+        """The removal policy of the table, the user pool and the log groups."""
         return REMOVAL_POLICIES[self.removal_policy]
 
     @property
@@ -88,6 +141,7 @@ def stage_config(stage: str, stages: dict[str, Any] | None) -> StageConfig:
     if unknown:
         raise ValueError(f"stages.{stage}: unknown settings {unknown}; known: {sorted(_KEYS)}")
     values = {_KEYS[name]: value for name, value in raw.items()}
-    if "cors_origins" in values:
-        values["cors_origins"] = tuple(values["cors_origins"])
+    for name in ("cors_origins", "alarm_emails", "sign_in_callback_urls", "sign_in_logout_urls"):
+        if name in values:
+            values[name] = tuple(values[name])
     return StageConfig(stage=stage, **values)

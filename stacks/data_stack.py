@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from aws_cdk import CfnOutput, RemovalPolicy, Stack
@@ -17,11 +18,21 @@ def _string_attribute(name: str) -> dynamodb.Attribute:
     return dynamodb.Attribute(name=name, type=dynamodb.AttributeType.STRING)
 
 
+@dataclass(frozen=True)
+class MaxThroughput:
+    """On-demand maximum request units per second, for the table and each index alike: a
+    cost guard that throttles a runaway client instead of billing it (`None`: no cap)."""
+
+    read: int | None = None
+    write: int | None = None
+
+
 def table_from_schema(
     scope: Construct,
     construct_id: str,
     schema: TableSchema,
     removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
+    max_throughput: MaxThroughput = MaxThroughput(),
 ) -> dynamodb.TableV2:
     """An on-demand TableV2 with exactly the keys and indexes of `schema`.
 
@@ -34,13 +45,18 @@ def table_from_schema(
         construct_id,
         partition_key=_string_attribute(schema.partition_key),
         sort_key=_string_attribute(schema.sort_key),
-        billing=dynamodb.Billing.on_demand(),
+        billing=dynamodb.Billing.on_demand(
+            max_read_request_units=max_throughput.read,
+            max_write_request_units=max_throughput.write,
+        ),
         global_secondary_indexes=[
             dynamodb.GlobalSecondaryIndexPropsV2(
                 index_name=index.name,
                 partition_key=_string_attribute(index.partition_key),
                 sort_key=_string_attribute(index.sort_key),
                 projection_type=dynamodb.ProjectionType.ALL,
+                max_read_request_units=max_throughput.read,
+                max_write_request_units=max_throughput.write,
             )
             for index in schema.indexes
         ],
@@ -53,14 +69,16 @@ def table_from_schema(
         deletion_protection=removal_policy == RemovalPolicy.RETAIN,
         removal_policy=removal_policy,
     )
-    _index_contributor_insights(table, schema)
+    _replica_indexes(table, schema, max_throughput.read)
     return table
 
 
-def _index_contributor_insights(table: dynamodb.TableV2, schema: TableSchema) -> None:
+def _replica_indexes(table: dynamodb.TableV2, schema: TableSchema, max_read: int | None) -> None:
     """TableV2 turns Contributor Insights on for the table only; the indexes (where the
     sharded list keys live) get it through the replica's per-index specification, except
-    the reserved ones no item writes to."""
+    the reserved ones no item writes to. The same specification carries each index's
+    maximum read throughput."""
+    read_cap = {"ReadOnDemandThroughputSettings": {"MaxReadRequestUnits": max_read}}
     cfn = table.node.default_child
     assert isinstance(cfn, dynamodb.CfnGlobalTable)
     cfn.add_property_override(
@@ -69,6 +87,7 @@ def _index_contributor_insights(table: dynamodb.TableV2, schema: TableSchema) ->
             {
                 "IndexName": index.name,
                 "ContributorInsightsSpecification": {"Enabled": index.name not in RESERVED_INDEXES},
+                **(read_cap if max_read else {}),
             }
             for index in schema.indexes
         ],
@@ -82,5 +101,13 @@ class DataStack(Stack):
         self, scope: Construct, construct_id: str, config: StageConfig, **kwargs: Any
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
-        self.table = table_from_schema(self, "Table", TABLE_SCHEMA, config.removal)
+        self.table = table_from_schema(
+            self,
+            "Table",
+            TABLE_SCHEMA,
+            config.removal,
+            MaxThroughput(
+                config.table_max_read_request_units, config.table_max_write_request_units
+            ),
+        )
         CfnOutput(self, "TableName", value=self.table.table_name)

@@ -1,85 +1,162 @@
-"""Alarms and a dashboard: throttling (table and every index), Lambda errors and
-throttles, API 5xx and p99 latency, and the fan-out cost the handlers emit per page."""
+"""Alarms that reach a person, and a dashboard of what the lists cost.
+
+Every alarm notifies one SNS topic on ALARM and again on OK, so a page is followed by its
+all-clear. The topic is encrypted with a customer-managed key whose policy lets CloudWatch
+use it: the AWS-managed ``alias/aws/sns`` key cannot be, and an alarm publishing to a topic
+under it is silently dropped. Subscribers come from the stage config (``alarmEmails``,
+``alarmHttpsEndpoint`` for a pager or chat webhook).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from aws_cdk import Duration
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
-from incidents.table import TABLE_SCHEMA
-from lambdas.routes import Group
+from incidents.table import RESERVED_INDEXES, TABLE_SCHEMA
+from lambdas.routes import ROUTES, Group
+from stacks.config import StageConfig
 
 PERIOD = Duration.minutes(5)
-FAN_OUT_METRICS = ("FanOutStreams", "FanOutRequests", "FanOutItemsRead", "FanOutReadUnits")
+LISTS = tuple(name for name, route in ROUTES.items() if route.group is Group.INCIDENT_QUERIES)
+"""The list routes: each page reports its fan-out cost with a ``list`` dimension."""
+NEAR = 0.8
+"""An alarm on a limit fires at 80 % of it: early enough to act before requests fail."""
+API_4XX_RATE = 0.25
+"""A quarter of requests refused for 15 minutes: a broken client release or sign-in."""
+LATENCY_P99_MS = 3000
+INTEGRATION_LATENCY_P99_MS = 2500
+TABLE_OPERATIONS = (
+    dynamodb.Operation.GET_ITEM,
+    dynamodb.Operation.BATCH_GET_ITEM,
+    dynamodb.Operation.QUERY,
+    dynamodb.Operation.PUT_ITEM,
+    dynamodb.Operation.UPDATE_ITEM,
+    dynamodb.Operation.DELETE_ITEM,
+    dynamodb.Operation.TRANSACT_WRITE_ITEMS,
+)
+"""The operations the functions call (`stacks.permissions`), for SystemErrors."""
+
+
+@dataclass(frozen=True)
+class Watched:
+    """What the alarms watch: the table, the API and each function with its timeout."""
+
+    table: dynamodb.ITableV2
+    api: apigw.RestApi
+    functions: Mapping[Group, lambda_.Function]
+    timeout: Duration
+    namespace: str
 
 
 class Monitoring(Construct):
-    """Every alarm notifies one SNS topic (subscribe an email through the stage config)."""
+    """The alarm topic and its subscribers, the alarms, and the dashboard."""
 
     def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        table: dynamodb.ITableV2,
-        functions: Mapping[Group, lambda_.IFunction],
-        api: apigw.RestApi,
-        namespace: str,
-        alarm_email: str | None,
+        self, scope: Construct, construct_id: str, *, watched: Watched, config: StageConfig
     ) -> None:
         super().__init__(scope, construct_id)
-        self.topic = sns.Topic(
-            self,
-            "Alarms",
-            enforce_ssl=True,
-            master_key=kms.Alias.from_alias_name(self, "SnsKey", "alias/aws/sns"),
-        )
-        if alarm_email:
-            self.topic.add_subscription(subscriptions.EmailSubscription(alarm_email))
+        self.key = _alarm_key(self, config)
+        self.topic = sns.Topic(self, "Alarms", enforce_ssl=True, master_key=self.key)
+        for email in config.alarm_emails:
+            self.topic.add_subscription(subscriptions.EmailSubscription(email))
+        if config.alarm_https_endpoint:
+            self.topic.add_subscription(subscriptions.UrlSubscription(config.alarm_https_endpoint))
         self.alarms: list[cloudwatch.Alarm] = []
+        self._table_alarms(watched.table)
+        self._function_alarms(watched, config)
+        self._api_alarms(watched.api)
+        self._alarm(
+            "ShardCountGrowths",
+            _custom(watched.namespace, "ShardCountGrowths", "Sum"),
+            1,
+            "a dynamic shard count grew (a hot partition key was spread further)",
+        )
+        _dashboard(self, watched)
+
+    def _table_alarms(self, table: dynamodb.ITableV2) -> None:
+        live_indexes = [i.name for i in TABLE_SCHEMA.indexes if i.name not in RESERVED_INDEXES]
         for operation in ("Read", "Write"):
-            self._alarm(
-                f"Table{operation}Throttles",
-                _throttles(table, operation, None),
-                threshold=1,
-                what=f"{operation.lower()} requests throttled on the table",
-            )
-            for index in TABLE_SCHEMA.indexes:
+            for index in (None, *live_indexes):
+                where = index or "the table"
                 self._alarm(
-                    f"{index.name}{operation}Throttles",
-                    _throttles(table, operation, index.name),
-                    threshold=1,
-                    what=f"{operation.lower()} requests throttled on {index.name}",
+                    f"{index or 'Table'}{operation}Throttles",
+                    _throttles(table, operation, index),
+                    1,
+                    f"{operation.lower()} requests throttled on {where}",
                 )
-        for group, function in functions.items():
+        self._alarm(
+            "TableSystemErrors",
+            table.metric_system_errors_for_operations(
+                operations=list(TABLE_OPERATIONS), period=PERIOD
+            ),
+            1,
+            "DynamoDB answered requests with 500 (SystemErrors)",
+        )
+
+    def _function_alarms(self, watched: Watched, config: StageConfig) -> None:
+        timeout_ms = watched.timeout.to_milliseconds()
+        for group, function in watched.functions.items():
+            name = group.value
+            self._alarm(f"{name}-errors", function.metric_errors(period=PERIOD), 1, "errors")
             self._alarm(
-                f"{group.value}-errors", function.metric_errors(period=PERIOD), 1, "Lambda errors"
+                f"{name}-throttles", function.metric_throttles(period=PERIOD), 1, "throttles"
             )
             self._alarm(
-                f"{group.value}-throttles",
-                function.metric_throttles(period=PERIOD),
-                1,
-                "Lambda throttles",
+                f"{name}-duration-p99",
+                function.metric_duration(period=PERIOD, statistic="p99"),
+                NEAR * timeout_ms,
+                f"p99 duration within 20 % of the {timeout_ms / 1000:.0f} s timeout",
             )
+            reserved = config.reserved(group)
+            if reserved:
+                self._alarm(
+                    f"{name}-concurrency",
+                    function.metric("ConcurrentExecutions", period=PERIOD, statistic="Maximum"),
+                    NEAR * reserved,
+                    f"concurrent executions at 80 % of the {reserved} reserved",
+                )
+        self._alarm(
+            "AccountConcurrency",
+            lambda_.Function.metric_all_concurrent_executions(period=PERIOD, statistic="Maximum"),
+            NEAR * config.account_concurrency_limit,
+            f"the account's Lambda concurrency at 80 % of {config.account_concurrency_limit}",
+        )
+
+    def _api_alarms(self, api: apigw.RestApi) -> None:
         self._alarm("Api5xx", api.metric_server_error(period=PERIOD), 5, "API 5xx responses")
+        self._alarm(
+            "Api4xxRate",
+            api.metric_client_error(period=PERIOD, statistic="Average"),
+            API_4XX_RATE,
+            "a quarter of API requests answered 4xx for 15 minutes",
+            periods=3,
+        )
         self._alarm(
             "ApiLatencyP99",
             api.metric_latency(period=PERIOD, statistic="p99"),
-            3000,
-            "API p99 latency above 3 s",
+            LATENCY_P99_MS,
+            "API p99 latency above 3 s for 15 minutes",
             periods=3,
         )
-        self._dashboard(namespace, table, functions)
+        self._alarm(
+            "ApiIntegrationLatencyP99",
+            api.metric_integration_latency(period=PERIOD, statistic="p99"),
+            INTEGRATION_LATENCY_P99_MS,
+            "functions' p99 latency behind the API above 2.5 s for 15 minutes",
+            periods=3,
+        )
 
     def _alarm(
         self,
@@ -97,54 +174,95 @@ class Monitoring(Construct):
             evaluation_periods=periods,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            alarm_description=what,
+            alarm_description=f"{name}: {what}",
         )
-        alarm.add_alarm_action(actions.SnsAction(self.topic))
+        action = actions.SnsAction(self.topic)
+        alarm.add_alarm_action(action)
+        alarm.add_ok_action(action)
         self.alarms.append(alarm)
 
-    def _dashboard(
-        self,
-        namespace: str,
-        table: dynamodb.ITableV2,
-        functions: Mapping[Group, lambda_.IFunction],
-    ) -> None:
-        def fan_out(name: str, statistic: str) -> cloudwatch.Metric:
-            return cloudwatch.Metric(
-                namespace=namespace,
-                metric_name=name,
-                dimensions_map={"service": "incidents"},
-                statistic=statistic,
-                period=PERIOD,
-            )
 
-        dashboard = cloudwatch.Dashboard(self, "Dashboard")
-        dashboard.add_widgets(
-            cloudwatch.GraphWidget(
-                title="Fan-out per page (average)",
-                left=[fan_out(name, "Average") for name in FAN_OUT_METRICS],
-            ),
-            cloudwatch.GraphWidget(
-                title="Fan-out per page (p99)",
-                left=[fan_out(name, "p99") for name in FAN_OUT_METRICS],
-            ),
+def _alarm_key(scope: Construct, config: StageConfig) -> kms.Key:
+    """A customer-managed key that CloudWatch may use to publish to the encrypted topic."""
+    key = kms.Key(
+        scope,
+        "AlarmsKey",
+        description=f"incidents {config.stage}: encrypts the alarm topic",
+        enable_key_rotation=True,
+        removal_policy=config.removal,
+    )
+    key.add_to_resource_policy(
+        iam.PolicyStatement(
+            sid="AllowCloudWatchAlarmsToPublish",
+            principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+            actions=["kms:Decrypt", "kms:GenerateDataKey*"],
+            resources=["*"],
         )
-        dashboard.add_widgets(
+    )
+    return key
+
+
+def _dashboard(scope: Construct, watched: Watched) -> None:
+    """Fan-out cost per list, throttles, and the functions' errors and duration."""
+    dashboard = cloudwatch.Dashboard(scope, "Dashboard")
+    per_list = [
+        ("Read units per page (p99)", "FanOutReadUnits", "p99"),
+        ("Round trips per page (p99)", "FanOutRoundTrips", "p99"),
+        ("Milliseconds per page (p99)", "FanOutMilliseconds", "p99"),
+    ]
+    dashboard.add_widgets(
+        *[
             cloudwatch.GraphWidget(
-                title="Throttled requests",
+                title=title,
+                left=[_custom(watched.namespace, metric, statistic, name) for name in LISTS],
+            )
+            for title, metric, statistic in per_list
+        ]
+    )
+    dashboard.add_widgets(
+        *[
+            cloudwatch.GraphWidget(
+                title=f"{name}: contributing streams vs streams (average)",
                 left=[
-                    _throttles(table, operation, index)
-                    for operation in ("Read", "Write")
-                    for index in (None, *[i.name for i in TABLE_SCHEMA.indexes])
+                    _custom(watched.namespace, "FanOutContributors", "Average", name),
+                    _custom(watched.namespace, "FanOutStreams", "Average", name),
                 ],
-            ),
-            cloudwatch.GraphWidget(
-                title="Lambda errors and duration p99",
-                left=[f.metric_errors(period=PERIOD) for f in functions.values()],
-                right=[
-                    f.metric_duration(period=PERIOD, statistic="p99") for f in functions.values()
-                ],
-            ),
-        )
+            )
+            for name in LISTS
+        ]
+    )
+    indexes = [i.name for i in TABLE_SCHEMA.indexes if i.name not in RESERVED_INDEXES]
+    functions = watched.functions.values()
+    dashboard.add_widgets(
+        cloudwatch.GraphWidget(
+            title="Throttled requests",
+            left=[
+                _throttles(watched.table, operation, index)
+                for operation in ("Read", "Write")
+                for index in (None, *indexes)
+            ],
+        ),
+        cloudwatch.GraphWidget(
+            title="Lambda errors and duration p99",
+            left=[f.metric_errors(period=PERIOD) for f in functions],
+            right=[f.metric_duration(period=PERIOD, statistic="p99") for f in functions],
+        ),
+    )
+
+
+def _custom(
+    namespace: str, name: str, statistic: str, list_name: str | None = None
+) -> cloudwatch.Metric:
+    """A metric the handlers emit (EMF), per list when `list_name` is given."""
+    dimensions = {"service": "incidents"} | ({"list": list_name} if list_name else {})
+    return cloudwatch.Metric(
+        namespace=namespace,
+        metric_name=name,
+        dimensions_map=dimensions,
+        statistic=statistic,
+        period=PERIOD,
+        label=list_name,
+    )
 
 
 def _throttles(table: dynamodb.ITableV2, operation: str, index: str | None) -> cloudwatch.Metric:

@@ -1,9 +1,11 @@
-"""The shared Lambda layer, bundled locally (never Docker) for Python 3.13 on ARM64.
+"""The shared Lambda layer and the functions' code, bundled locally (never Docker) for
+Python 3.13 on ARM64.
 
 pip downloads the Lambda platform's wheels (``manylinux2014_aarch64``, CPython 3.13, binary
 only, so a native package like xxhash or pydantic-core can never be built for the wrong
-machine) into ``python/``, and the layer's own packages are copied beside them. Synth in
-tests skips bundling through the ``aws:cdk:bundling-stacks`` context.
+machine) into ``python/``, and the layer's own packages are copied beside them. Both assets
+then get bytecode compiled by CPython 3.13 (`stacks.bytecode`). Synth in tests skips
+bundling through the ``aws:cdk:bundling-stacks`` context.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +23,11 @@ from aws_cdk import BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-LAYER_DIR = Path(__file__).resolve().parent.parent / "layers" / "shared"
+from stacks.bytecode import compile_tree
+
+ROOT = Path(__file__).resolve().parent.parent
+LAYER_DIR = ROOT / "layers" / "shared"
+HANDLERS_DIR = ROOT / "lambdas"
 PLATFORM = "manylinux2014_aarch64"
 PYTHON_VERSION = "3.13"
 PIP = [sys.executable, "-m", "pip", "--quiet", "--disable-pip-version-check"]
@@ -64,18 +71,30 @@ def pip_command(target: Path, wheels: Path, platform: str = PLATFORM) -> list[st
 
 
 @jsii.implements(ILocalBundling)
-class LocalPipBundling:
-    """CDK local bundling: pip for the Lambda platform, then the layer's own code."""
+class LocalBuild:
+    """CDK local bundling by one of the build functions below."""
+
+    def __init__(self, build: Callable[[Path], object]) -> None:
+        self._build = build
 
     def try_bundle(self, output_dir: str, *, image: DockerImage, **_: Any) -> bool:
-        """Build the layer into `output_dir`; True tells CDK not to fall back to Docker."""
-        build_layer(Path(output_dir))
+        """Build into `output_dir`; True tells CDK not to fall back to Docker."""
+        self._build(Path(output_dir))
         return True
+
+
+def _bundling(build: Callable[[Path], object]) -> BundlingOptions:
+    return BundlingOptions(
+        image=RUNTIME.bundling_image,
+        local=LocalBuild(build),
+        command=["false"],  # never reached: local bundling always succeeds or raises
+    )
 
 
 def build_layer(output_dir: Path, platform: str = PLATFORM) -> Path:
     """The layer's content in `output_dir` (``python/`` as Lambda mounts it under ``/opt``)
-    for CPython 3.13 on `platform`; the tests build it for this machine to import it."""
+    for CPython 3.13 on `platform`, compiled; the tests build it for this machine to
+    import it."""
     target = output_dir / "python"
     with tempfile.TemporaryDirectory() as wheels:
         subprocess.run(wheel_command(Path(wheels)), check=True)
@@ -86,21 +105,42 @@ def build_layer(output_dir: Path, platform: str = PLATFORM) -> Path:
         dirs_exist_ok=True,
         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
     )
+    compile_tree(target, "/opt/python")
     return target
 
 
+def build_handlers(output_dir: Path) -> Path:
+    """The functions' asset in `output_dir`: the ``lambdas`` package alone (the domain and
+    dynashard come from the layer), compiled as Lambda unpacks it under ``/var/task``."""
+    shutil.copytree(
+        HANDLERS_DIR,
+        output_dir / "lambdas",
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+    )
+    compile_tree(output_dir, "/var/task")
+    return output_dir
+
+
+def handler_code() -> lambda_.Code:
+    """The functions' code asset (`build_handlers`)."""
+    return lambda_.Code.from_asset(
+        str(HANDLERS_DIR), exclude=["__pycache__"], bundling=_bundling(build_handlers)
+    )
+
+
 def shared_layer(scope: Construct, construct_id: str) -> lambda_.LayerVersion:
-    """The layer with dynashard, incidents and their pinned dependencies."""
+    """The layer with dynashard, incidents and their pinned dependencies; the
+    ``layerPlatform`` context builds it for another platform (the cold-start bench imports
+    a synthesized layer on this machine's)."""
+    platform = scope.node.try_get_context("layerPlatform") or PLATFORM
     return lambda_.LayerVersion(
         scope,
         construct_id,
         code=lambda_.Code.from_asset(
             str(LAYER_DIR),
-            bundling=BundlingOptions(
-                image=RUNTIME.bundling_image,
-                local=LocalPipBundling(),
-                command=["false"],  # never reached: local bundling always succeeds or raises
-            ),
+            exclude=["**/__pycache__"],
+            bundling=_bundling(lambda output: build_layer(output, platform)),
         ),
         compatible_runtimes=[RUNTIME],
         compatible_architectures=[ARCHITECTURE],

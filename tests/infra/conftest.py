@@ -25,6 +25,7 @@ class Synthesized:
 
     data: Template
     api: Template
+    account: Template
     assembly: cdk.cx_api.CloudAssembly
 
 
@@ -38,9 +39,10 @@ def synthesize(
     app = cdk.App(
         context={**context, "stage": stage, "aws:cdk:bundling-stacks": []}, outdir=str(outdir)
     )
-    data, api = build(app)
+    data, api, account = build(app)
     assembly = app.synth()
-    return Synthesized(Template.from_stack(data), Template.from_stack(api), assembly)
+    templates = [Template.from_stack(stack) for stack in (data, api, account)]
+    return Synthesized(templates[0], templates[1], templates[2], assembly)
 
 
 def resources(synth: Synthesized, kind: str) -> Mapping[str, Any]:

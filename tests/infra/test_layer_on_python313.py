@@ -1,17 +1,18 @@
-"""The built layer imports on Python 3.13: what is deployed is what is tested.
+"""The built assets import on Python 3.13 from their own bytecode: what is deployed is what
+is tested.
 
-The layer is built with the project's own bundling (pip for CPython 3.13, binary wheels
-only) for this machine's platform instead of Lambda's ARM64, then every handler is imported
-in a fresh 3.13 interpreter with nothing on ``sys.path`` but the synthesized function asset
-and the layer (as Lambda has ``/var/task`` and ``/opt/python``; no site-packages), under the
-template's environment and the variables Lambda sets.
+The layer and the functions' asset are built with the project's own bundling (pip for
+CPython 3.13, binary wheels only, then bytecode by CPython 3.13) for this machine's platform
+instead of Lambda's ARM64; every handler is then imported in a fresh ``python3.13 -I -S -B``
+with nothing on ``sys.path`` but the two assets (as Lambda has ``/var/task`` and
+``/opt/python``; no site-packages, no bytecode written), under the template's environment
+and the variables Lambda sets.
 """
 
 from __future__ import annotations
 
 import os
 import platform
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -19,47 +20,47 @@ import pytest
 
 from bench.cold_start import lambda_environment
 from lambdas.routes import Group
-from stacks.shared_layer import build_layer
+from stacks.bytecode import TAG, BytecodeError, compile_tree, runtime_python, uncompiled
+from stacks.shared_layer import build_handlers, build_layer
 from tests.infra.conftest import Synthesized, function_of
 
 
-def find_python313() -> str | None:
-    """A working ``python3.13``: on PATH, or installed by pyenv."""
-    candidates = [shutil.which("python3.13")]
-    candidates += [str(p) for p in Path.home().glob(".pyenv/versions/3.13*/bin/python3.13")]
-    for candidate in filter(None, candidates):
-        probe = subprocess.run([candidate, "--version"], capture_output=True, check=False)
-        if probe.returncode == 0:
-            return candidate
-    return None
+def _python313() -> str | None:
+    try:
+        return runtime_python()
+    except BytecodeError:
+        return None
 
 
-PYTHON313 = find_python313()
-pytestmark = pytest.mark.skipif(
+PYTHON313 = _python313()
+needs_313 = pytest.mark.skipif(
     PYTHON313 is None, reason="no python3.13 here (pyenv install 3.13 provides one)"
 )
 IMPORT_ALL = (
     "import sys; sys.path[:0] = [{task!r}, {opt!r}]\n"
     "import lambdas.incident_commands, lambdas.incident_queries, lambdas.teams\n"
     "import pydantic_core, xxhash\n"
-    "print(sys.version_info[:2], all(m.__file__.startswith(({task!r}, {opt!r}))"
-    " for m in (lambdas.teams, pydantic_core, xxhash)))"
+    "loaded = [m for m in list(sys.modules.values()) if getattr(m, '__cached__', None)]\n"
+    "ours = [m for m in loaded if m.__file__.startswith(({task!r}, {opt!r}))]\n"
+    "print(sys.version_info[:2], len(ours) > 300,"
+    " all(m.__file__.startswith(({task!r}, {opt!r})) for m in (lambdas.teams, pydantic_core)))"
 )
 
 
-def function_asset(synthesized: Synthesized) -> Path:
-    """The staged code asset of the functions (the ``lambdas`` package)."""
-    outdir = Path(synthesized.assembly.directory)
-    (asset,) = {path.parent.parent for path in outdir.glob("asset.*/lambdas/routes.py")}
-    return asset
+@pytest.fixture(scope="module")
+def assets(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The functions' asset and the layer, built for this machine's platform."""
+    root = tmp_path_factory.mktemp("assets")
+    layer = build_layer(root / "layer", f"manylinux2014_{platform.machine()}")
+    return build_handlers(root / "task"), layer
 
 
-def test_every_handler_imports_from_the_built_layer_on_python_313(
-    dev: Synthesized, tmp_path: Path
+@needs_313
+def test_every_handler_imports_from_the_built_assets_on_python_313(
+    dev: Synthesized, assets: tuple[Path, Path]
 ) -> None:
     assert PYTHON313 is not None
-    layer = build_layer(tmp_path / "layer", f"manylinux2014_{platform.machine()}")
-    task = function_asset(dev)
+    task, layer = assets
     _, function = function_of(dev, Group.INCIDENT_COMMANDS)
     template_env = {
         name: value
@@ -70,7 +71,45 @@ def test_every_handler_imports_from_the_built_layer_on_python_313(
     env.pop("PYTHONPATH")
     code = IMPORT_ALL.format(task=str(task), opt=str(layer))
     done = subprocess.run(
-        [PYTHON313, "-S", "-c", code], env=env, capture_output=True, text=True, check=False
+        [PYTHON313, "-I", "-S", "-B", "-c", code],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.strip() == "(3, 13) True"
+    assert done.stdout.strip() == "(3, 13) True True"
+
+
+@needs_313
+def test_both_assets_ship_unchecked_hash_bytecode_for_every_module(
+    assets: tuple[Path, Path],
+) -> None:
+    task, layer = assets
+    assert (task / "lambdas" / "__pycache__" / f"api.{TAG}.pyc").is_file()
+    assert sum(1 for _ in layer.rglob(f"*.{TAG}.pyc")) > 800
+    assert uncompiled(task) == []
+    assert uncompiled(layer) == []
+
+
+def test_a_build_without_python_313_fails_loudly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "module.py").write_text("VALUE = 1\n")
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("LAMBDA_PYTHON", raising=False)
+    with pytest.raises(BytecodeError, match=r"no CPython 3\.13"):
+        compile_tree(tmp_path, "/var/task")
+    assert uncompiled(tmp_path) == [tmp_path / "module.py"]
+
+
+@needs_313
+def test_timestamp_bytecode_does_not_count(tmp_path: Path) -> None:
+    """A pyc the runtime would revalidate (and, with CDK's fixed zip dates, recompile)."""
+    assert PYTHON313 is not None
+    (tmp_path / "module.py").write_text("VALUE = 1\n")
+    subprocess.run([PYTHON313, "-m", "compileall", "-q", str(tmp_path)], check=True)
+    assert uncompiled(tmp_path) == [tmp_path / "module.py"]
+    compile_tree(tmp_path, "/var/task")
+    assert uncompiled(tmp_path) == []

@@ -259,7 +259,11 @@ def test_each_list_page_emits_its_fan_out_cost(
         json.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line
     ]
     (metrics,) = [m for m in emitted if "FanOutRequests" in m]
-    assert metrics["_aws"]["CloudWatchMetrics"][0]["Namespace"] == runtime.metrics.namespace
+    (directive,) = metrics["_aws"]["CloudWatchMetrics"]
+    assert directive["Namespace"] == runtime.metrics.namespace
+    (dimensions,) = directive["Dimensions"]  # "service" too where POWERTOOLS_SERVICE_NAME is
+    assert set(dimensions) - {"service"} == {"list"}, "the dashboard's per-list graphs"
+    assert metrics["list"] == "my_incidents"
 
     def last(name: str) -> float:
         value = metrics[name]

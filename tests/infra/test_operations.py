@@ -1,0 +1,259 @@
+"""Operations: alarms reach a person (and say when it is over), the alarms that matter
+exist, nothing account-wide goes with a stage, sign-in is as narrow as the documented flows,
+and prod keeps its logs and caps its cost."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from incidents.table import RESERVED_INDEXES, TABLE_SCHEMA
+from lambdas.routes import Group
+from stacks.config import stage_config
+from stacks.monitoring import LISTS
+from tests.infra.conftest import Synthesized, function_of, resources, synthesize
+
+PAGER = "https://events.example-pager.com/integration/abc"
+OPS_STAGE: dict[str, dict[str, object]] = {
+    "ops": {
+        "removalPolicy": "destroy",
+        "alarmEmails": ["oncall@example.com", "lead@example.com"],
+        "alarmHttpsEndpoint": PAGER,
+        "signInCallbackUrls": ["https://app.example.com/callback"],
+        "signInLogoutUrls": ["https://app.example.com/"],
+    }
+}
+
+
+@pytest.fixture(scope="module")
+def ops(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    return synthesize("ops", tmp_path_factory.mktemp("cdk-ops"), OPS_STAGE)
+
+
+@pytest.fixture(scope="module")
+def prod(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    return synthesize("prod", tmp_path_factory.mktemp("cdk-prod"))
+
+
+def alarms(synth: Synthesized) -> list[dict[str, Any]]:
+    return [a["Properties"] for a in resources(synth, "AWS::CloudWatch::Alarm").values()]
+
+
+def alarm(synth: Synthesized, name: str) -> dict[str, Any]:
+    (found,) = [a for a in alarms(synth) if a["AlarmDescription"].startswith(f"{name}:")]
+    return found
+
+
+def test_cloudwatch_may_use_the_alarm_topics_key(dev: Synthesized) -> None:
+    """An AWS-managed key (alias/aws/sns) does not let CloudWatch publish: alarms are lost."""
+    (topic,) = resources(dev, "AWS::SNS::Topic").values()
+    key_ref = topic["Properties"]["KmsMasterKeyId"]
+    assert isinstance(key_ref, dict), f"an AWS-managed key: {key_ref}"
+    key = resources(dev, "AWS::KMS::Key")[key_ref["Fn::GetAtt"][0]]["Properties"]
+    assert key["EnableKeyRotation"] is True
+    statements = key["KeyPolicy"]["Statement"]
+    (cloudwatch,) = [
+        s for s in statements if s["Principal"] == {"Service": "cloudwatch.amazonaws.com"}
+    ]
+    assert cloudwatch["Effect"] == "Allow"
+    assert set(cloudwatch["Action"]) == {"kms:Decrypt", "kms:GenerateDataKey*"}
+
+
+def test_every_alarm_notifies_the_topic_on_alarm_and_on_ok(dev: Synthesized) -> None:
+    (topic_id,) = resources(dev, "AWS::SNS::Topic")
+    for found in alarms(dev):
+        assert found["AlarmActions"] == [{"Ref": topic_id}], found["AlarmDescription"]
+        assert found["OKActions"] == [{"Ref": topic_id}], found["AlarmDescription"]
+
+
+def test_subscribers_come_from_the_stage_config(dev: Synthesized, ops: Synthesized) -> None:
+    assert resources(dev, "AWS::SNS::Subscription") == {}
+    subscriptions = Counter(
+        (s["Properties"]["Protocol"], s["Properties"]["Endpoint"])
+        for s in resources(ops, "AWS::SNS::Subscription").values()
+    )
+    assert subscriptions == Counter(
+        {("email", "oncall@example.com"): 1, ("email", "lead@example.com"): 1, ("https", PAGER): 1}
+    )
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "says"),
+    [
+        ("alarmEmails", ["not-an-address"], "alarmEmails"),
+        ("alarmHttpsEndpoint", "http://pager.example.com", "https://"),
+        ("signInCallbackUrls", ["http://app.example.com/cb"], "https://"),
+        ("reservedConcurrency", {"incident_queries": 0}, "positive integer"),
+        ("reservedConcurrency", {"queries": 5}, "unknown functions"),
+        ("reservedConcurrency", {"teams": 950}, "100 of the account's"),
+        ("tableMaxReadRequestUnits", -1, "positive integer"),
+    ],
+)
+def test_bad_operations_settings_are_refused(setting: str, value: object, says: str) -> None:
+    with pytest.raises(ValueError, match=says):
+        stage_config("x", {"x": {setting: value}})
+
+
+def test_the_alarms_that_matter(dev: Synthesized) -> None:
+    config = stage_config("dev", None)
+    for group in Group:
+        duration = alarm(dev, f"{group.value}-duration-p99")
+        assert (duration["MetricName"], duration["ExtendedStatistic"]) == ("Duration", "p99")
+        timeout = function_of(dev, group)[1]["Properties"]["Timeout"]
+        assert duration["Threshold"] == 0.8 * timeout * 1000
+        concurrency = alarm(dev, f"{group.value}-concurrency")
+        assert concurrency["MetricName"] == "ConcurrentExecutions"
+        reserved = function_of(dev, group)[1]["Properties"]["ReservedConcurrentExecutions"]
+        assert concurrency["Threshold"] == 0.8 * reserved
+    account = alarm(dev, "AccountConcurrency")
+    assert "Dimensions" not in account
+    assert account["Threshold"] == 0.8 * config.account_concurrency_limit
+    client_errors = alarm(dev, "Api4xxRate")
+    assert (client_errors["MetricName"], client_errors["Statistic"]) == ("4XXError", "Average")
+    integration = alarm(dev, "ApiIntegrationLatencyP99")
+    assert (integration["MetricName"], integration["ExtendedStatistic"]) == (
+        "IntegrationLatency",
+        "p99",
+    )
+    system_errors = json.dumps(alarm(dev, "TableSystemErrors")["Metrics"])
+    for operation in ("GetItem", "Query", "PutItem", "UpdateItem", "TransactWriteItems"):
+        assert f'"{operation}"' in system_errors
+    assert '"SystemErrors"' in system_errors
+    growth = alarm(dev, "ShardCountGrowths")
+    assert (growth["Namespace"], growth["Statistic"], growth["Threshold"]) == (
+        "Incidents",
+        "Sum",
+        1,
+    )
+    by_metric = Counter(a.get("MetricName") for a in alarms(dev))
+    live = 1 + len(TABLE_SCHEMA.indexes) - len(RESERVED_INDEXES)
+    assert by_metric["ReadThrottleEvents"] == by_metric["WriteThrottleEvents"] == live
+    assert by_metric["Errors"] == by_metric["Throttles"] == len(Group)
+    assert by_metric["5XXError"] == 1
+    assert alarm(dev, "ApiLatencyP99")["ExtendedStatistic"] == "p99"
+
+
+def test_no_alarm_watches_a_reserved_index(dev: Synthesized) -> None:
+    """An alarm on an index nothing writes to can never fire."""
+    for found in alarms(dev):
+        for reserved in RESERVED_INDEXES:
+            assert reserved not in json.dumps(found), found["AlarmDescription"]
+
+
+def dashboard_metrics(synth: Synthesized) -> list[list[Any]]:
+    """Every metric line of the dashboard (references to resources read as "ref")."""
+    (dashboard,) = resources(synth, "AWS::CloudWatch::Dashboard").values()
+    parts = dashboard["Properties"]["DashboardBody"]["Fn::Join"][1]
+    body = json.loads("".join(part if isinstance(part, str) else "ref" for part in parts))
+    return [line for widget in body["widgets"] for line in widget["properties"].get("metrics", [])]
+
+
+def test_dashboard_shows_fan_out_cost_per_list(dev: Synthesized) -> None:
+    lines = {
+        tuple(item for item in line if not isinstance(item, dict))
+        for line in dashboard_metrics(dev)
+    }
+    for metric in (
+        "FanOutReadUnits",
+        "FanOutRoundTrips",
+        "FanOutMilliseconds",
+        "FanOutContributors",
+        "FanOutStreams",
+    ):
+        for name in LISTS:
+            assert ("Incidents", metric, "list", name, "service", "incidents") in lines, (
+                metric,
+                name,
+            )
+
+
+def test_api_gateway_account_settings_outlive_every_stage(
+    dev: Synthesized, prod: Synthesized
+) -> None:
+    """``AWS::ApiGateway::Account`` is one per account and region: no stage may own it."""
+    for stage in (dev, prod):
+        assert resources(stage, "AWS::ApiGateway::Account") == {}
+        for role in resources(stage, "AWS::IAM::Role").values():
+            principal = role["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]
+            assert principal["Principal"] != {"Service": "apigateway.amazonaws.com"}
+    (account,) = dev.account.find_resources("AWS::ApiGateway::Account").values()
+    assert account["DeletionPolicy"] == account["UpdateReplacePolicy"] == "Retain"
+    (role_id, role), *_ = dev.account.find_resources("AWS::IAM::Role").items()
+    assert account["Properties"]["CloudWatchRoleArn"] == {"Fn::GetAtt": [role_id, "Arn"]}
+    assert role["DeletionPolicy"] == "Retain"
+    manifest = json.loads((Path(dev.assembly.directory) / "manifest.json").read_text())
+    api_stack = manifest["artifacts"]["Incidents-dev-Api"]
+    assert "Incidents-ApiGatewayAccount" in api_stack["dependencies"]
+
+
+def test_sign_in_allows_only_srp_and_refresh(dev: Synthesized) -> None:
+    (client,) = resources(dev, "AWS::Cognito::UserPoolClient").values()
+    properties = client["Properties"]
+    assert sorted(properties["ExplicitAuthFlows"]) == [
+        "ALLOW_REFRESH_TOKEN_AUTH",
+        "ALLOW_USER_SRP_AUTH",
+    ]
+    assert properties["AllowedOAuthFlowsUserPoolClient"] is False
+    for absent in ("AllowedOAuthFlows", "CallbackURLs", "LogoutURLs"):
+        assert absent not in properties
+    assert properties["PreventUserExistenceErrors"] == "ENABLED"
+
+
+def test_hosted_sign_in_uses_the_code_flow_and_the_stages_urls(ops: Synthesized) -> None:
+    (client,) = resources(ops, "AWS::Cognito::UserPoolClient").values()
+    properties = client["Properties"]
+    assert properties["AllowedOAuthFlows"] == ["code"]
+    assert properties["CallbackURLs"] == ["https://app.example.com/callback"]
+    assert properties["LogoutURLs"] == ["https://app.example.com/"]
+
+
+def test_retained_stages_protect_the_pool_and_keep_their_logs(
+    prod: Synthesized, ops: Synthesized
+) -> None:
+    (pool,) = resources(prod, "AWS::Cognito::UserPool").values()
+    assert pool["DeletionPolicy"] == "Retain"
+    assert pool["Properties"]["DeletionProtection"] == "ACTIVE"
+    log_groups = resources(prod, "AWS::Logs::LogGroup").values()
+    assert len(log_groups) == len(Group) + 1
+    assert {g["DeletionPolicy"] for g in log_groups} == {"Retain"}
+    (throwaway,) = resources(ops, "AWS::Cognito::UserPool").values()
+    assert throwaway["Properties"]["DeletionProtection"] == "INACTIVE"
+    assert {g["DeletionPolicy"] for g in resources(ops, "AWS::Logs::LogGroup").values()} == {
+        "Delete"
+    }
+
+
+def test_access_logs_say_where_a_request_failed(dev: Synthesized) -> None:
+    (stage,) = resources(dev, "AWS::ApiGateway::Stage").values()
+    fields = json.loads(stage["Properties"]["AccessLogSetting"]["Format"])
+    assert fields["integrationStatus"] == "$context.integrationStatus"
+    assert fields["integrationLatency"] == "$context.integrationLatency"
+    assert fields["integrationError"] == "$context.integrationErrorMessage"
+    assert fields["errorMessage"] == "$context.error.message"
+    assert fields["status"] == "$context.status"
+
+
+def test_table_and_indexes_cap_on_demand_throughput(prod: Synthesized) -> None:
+    config = stage_config("prod", json.loads(Path("cdk.json").read_text())["context"]["stages"])
+    (table,) = prod.data.find_resources("AWS::DynamoDB::GlobalTable").values()
+    properties = table["Properties"]
+    write = {"MaxWriteRequestUnits": config.table_max_write_request_units}
+    read = {"MaxReadRequestUnits": config.table_max_read_request_units}
+    assert properties["WriteOnDemandThroughputSettings"] == write
+    (replica,) = properties["Replicas"]
+    assert replica["ReadOnDemandThroughputSettings"] == read
+    for index in properties["GlobalSecondaryIndexes"]:
+        assert index["WriteOnDemandThroughputSettings"] == write
+    for index in replica["GlobalSecondaryIndexes"]:
+        assert index["ReadOnDemandThroughputSettings"] == read
+
+
+def test_functions_reserve_the_stages_concurrency(prod: Synthesized) -> None:
+    config = stage_config("prod", json.loads(Path("cdk.json").read_text())["context"]["stages"])
+    for group in Group:
+        properties = function_of(prod, group)[1]["Properties"]
+        assert properties["ReservedConcurrentExecutions"] == config.reserved(group)
