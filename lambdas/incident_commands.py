@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
@@ -11,6 +12,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Header, Path
 from aws_lambda_powertools.utilities.idempotency import idempotent_function
 from aws_lambda_powertools.utilities.idempotency.exceptions import (
     IdempotencyAlreadyInProgressError,
+    IdempotencyPersistenceLayerError,
     IdempotencyValidationError,
 )
 
@@ -34,11 +36,13 @@ from lambdas.api import (
     route,
 )
 from lambdas.idempotency import ShardedIdempotencyStore, idempotency_config
-from lambdas.runtime import dynamodb, store, table_name
+from lambdas.runtime import dynamodb, logger, store, table_name
 
 IncidentId = Annotated[str, Path(pattern=INCIDENT_ID)]
 
 IDEMPOTENCY = idempotency_config()
+_written: ContextVar[Incident | None] = ContextVar("written", default=None)
+"""The incident this request's create wrote (a replay has none and reads it back)."""
 IF_MATCH = r'^(W/)?"?[0-9]{1,20}"?$'
 """What `_version` accepts, documented (checked there, to answer 400 invalid_if_match)."""
 
@@ -73,7 +77,8 @@ def create(
         str | None, Header(alias="Idempotency-Key", min_length=1, max_length=128)
     ] = None,
 ) -> Incident:
-    """Create an incident; with `Idempotency-Key`, a retry returns the first result."""
+    """Create an incident; with `Idempotency-Key`, a retry returns the incident the first
+    request wrote (never a second one)."""
     who = caller(app)
     if idempotency_key is None:
         return commands.create_incident(store(), who, body)
@@ -83,13 +88,28 @@ def create(
         "key": idempotency_key,
         "body": body.model_dump(mode="json"),
     }
-    return Incident.model_validate(_create_once()(request=request))
+    _written.set(None)
+    try:
+        created = _create_once()(request=request)
+    except IdempotencyPersistenceLayerError:
+        # The record could not be read or written (before or after the create ran): the
+        # create's own guard still makes a second run return the first incident.
+        logger.warning("idempotency record unavailable; the create's guard decides")
+        created = _create(request)
+    written = _written.get()
+    if written is not None and written.summary.id == created["incident_id"]:
+        return written
+    return commands.get_incident(store(), who, created["incident_id"])  # a replay: as it is now
 
 
 def _create(request: dict[str, Any]) -> dict[str, Any]:
+    """The keyed create; its idempotency record keeps only the incident's id (a few bytes
+    whatever the details, so saving it cannot fail on DynamoDB's 400 KB item limit)."""
     who = Caller(account_id=request["account"], user_id=request["user"])
-    created = commands.create_incident(store(), who, CreateIncident.model_validate(request["body"]))
-    return created.model_dump(mode="json")
+    body = CreateIncident.model_validate(request["body"])
+    created = commands.create_incident(store(), who, body, request_key=request["key"])
+    _written.set(created)
+    return {"incident_id": created.summary.id}
 
 
 @functools.cache

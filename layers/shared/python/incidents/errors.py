@@ -44,6 +44,13 @@ class DetailsTooLargeError(DomainError):
     code, status = "payload_too_large", 413
 
 
+class AlreadyCreatedError(DomainError):
+    """A keyed create's guard exists: an earlier request with the key wrote the incident.
+    Never reaches a client: the create answers with that incident."""
+
+    code, status = "already_created", 409
+
+
 class TooManyParticipantsError(DomainError):
     """More participants than one transaction can write."""
 

@@ -16,6 +16,7 @@ from botocore.exceptions import ClientError
 
 from dynashard import Item
 from incidents.errors import (
+    AlreadyCreatedError,
     DomainError,
     NotFoundError,
     PreconditionFailedError,
@@ -24,6 +25,7 @@ from incidents.errors import (
     VersionConflictError,
 )
 from incidents.items import (
+    check_item_sizes,
     details_body,
     from_item,
     participation_from_item,
@@ -33,6 +35,7 @@ from incidents.items import (
 )
 from incidents.keys import (
     counter_key,
+    create_once_key,
     details_key,
     participant_index_key,
     participant_meta,
@@ -48,12 +51,26 @@ from incidents.store import MAX_TRANSACTION_ITEMS, Caller, Store, condition_fail
 from incidents.users import user_exists_check
 
 ADD_PARTICIPANT_ATTEMPTS = 5
+CREATE_KEY_SECONDS = 24 * 3600
+"""How long a keyed create's guard lasts: as long as its idempotency record."""
 GROWTH_ATTEMPTS = 3
 """Transactions throttled on a participant's hot partition: grow its shards, retry, at most."""
 
 
-def create_incident(store: Store, caller: Caller, request: CreateIncident) -> Incident:
-    """Summary, details and every participation in one transaction, numbered per account."""
+def create_incident(
+    store: Store, caller: Caller, request: CreateIncident, request_key: str | None = None
+) -> Incident:
+    """Summary, details and every participation in one transaction, numbered per account.
+
+    With `request_key` (the client's Idempotency-Key) the transaction also writes a guard
+    that names the incident: a second create with the same key, whatever path it takes
+    (a retry after the idempotency record was lost or expired early), fails on the guard
+    and returns the incident the first one wrote, never a second incident.
+    """
+    if request_key is not None:
+        existing = _created_once(store, caller, request_key)
+        if existing is not None:
+            return existing
     participants = _participants(caller, request)
     teams = list(dict.fromkeys(request.teams))
     checks = [
@@ -61,7 +78,7 @@ def create_incident(store: Store, caller: Caller, request: CreateIncident) -> In
         for user in dict.fromkeys(request.assignees)
         if user != caller.user_id
     ]
-    needed = 2 + len(participants) + len(teams) + len(checks)
+    needed = 2 + len(participants) + len(teams) + len(checks) + (request_key is not None)
     if needed > MAX_TRANSACTION_ITEMS:
         raise TooManyParticipantsError(
             f"{len(participants)} participants and {len(teams)} teams need {needed} "
@@ -88,6 +105,8 @@ def create_incident(store: Store, caller: Caller, request: CreateIncident) -> In
     failures: list[DomainError | None] = [None] * (2 + len(copies))
     failures += [NotFoundError(f"team {team} not found") for team in teams]
     failures += [missing for _, missing in checks]
+    guard = _create_guard(store, caller, request_key, summary) if request_key else []
+    failures += [AlreadyCreatedError("created by an earlier request with this key")] * len(guard)
     for attempt in range(GROWTH_ATTEMPTS):
         summary_item, *other_items = new_incident_items(store, account, summary, body, copies)
         operations = [
@@ -95,15 +114,42 @@ def create_incident(store: Store, caller: Caller, request: CreateIncident) -> In
             *[store.put_operation(item) for item in other_items],
             *[store.exists_check(teams_partition(account), team) for team in teams],
             *[check for check, _ in checks],
+            *guard,
         ]
+        check_item_sizes(operations)
         try:
             store.transact(operations, failures)
             break
+        except AlreadyCreatedError:
+            assert request_key is not None, "only a keyed create writes a guard"
+            existing = _created_once(store, caller, request_key)
+            assert existing is not None, "the guard that failed the transaction exists"
+            return existing
         except ThrottledError as error:
             hot = [copies[i - 2].participant_id for i in error.items if 2 <= i < 2 + len(copies)]
             if attempt + 1 == GROWTH_ATTEMPTS or not _grow_participants(store, account, hot):
                 raise
     return Incident(summary=summary, details=request.details, participants=copies)
+
+
+def _create_guard(
+    store: Store, caller: Caller, request_key: str, summary: IncidentSummary
+) -> list[Item]:
+    """The transaction's Put of the keyed create's guard (expires with the key)."""
+    pk, sk = create_once_key(caller.account_id, caller.user_id, request_key)
+    expires = int(store.clock().timestamp()) + CREATE_KEY_SECONDS
+    item = serialize(
+        {"PK": pk, "SK": sk, "Type": "create_once", "incident_id": summary.id, "ExpiresAt": expires}
+    )
+    return [store.put_operation(item, new=True)]
+
+
+def _created_once(store: Store, caller: Caller, request_key: str) -> Incident | None:
+    """The incident an earlier create with `request_key` wrote (strongly consistent)."""
+    guard = store.get(*create_once_key(caller.account_id, caller.user_id, request_key))
+    if guard is None:
+        return None
+    return get_incident(store, caller, guard["incident_id"]["S"])
 
 
 def new_incident_items(

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from pydantic import BaseModel
 
-from dynashard import Item
+from dynashard import Item, item_size
 from incidents.errors import DetailsTooLargeError
 from incidents.models import IncidentSummary, Participation
 
@@ -23,6 +23,8 @@ KEY_ATTRIBUTES = frozenset(
 )
 MAX_DETAILS_BYTES = 350 * 1024
 """Details are stored as one JSON string; DynamoDB's item limit is 400 KB in all."""
+MAX_ITEM_BYTES = 400 * 1024
+MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -88,3 +90,15 @@ def details_body(details: dict[str, Any]) -> str:
             f"details are {size:,} bytes as JSON; at most {MAX_DETAILS_BYTES:,} are allowed"
         )
     return body
+
+
+def check_item_sizes(operations: list[Item]) -> None:
+    """Refuse a transaction whose Puts DynamoDB would refuse (an item over 400 KB, or over
+    4 MB in all), sized by DynamoDB's own rules, before anything is written."""
+    sizes = [item_size(op["Put"]["Item"]) for op in operations if "Put" in op]
+    if any(size > MAX_ITEM_BYTES for size in sizes) or sum(sizes) > MAX_TRANSACTION_BYTES:
+        raise DetailsTooLargeError(
+            f"the incident's items would be {max(sizes):,} bytes (largest) and {sum(sizes):,} "
+            f"in all as stored; DynamoDB takes {MAX_ITEM_BYTES:,} an item and "
+            f"{MAX_TRANSACTION_BYTES:,} a transaction"
+        )

@@ -6,6 +6,7 @@ no key built here can reach another account's items.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 from dynashard import ShardMetaKey, WeightedShards, build_key, calculated_shard, sharded_key
@@ -14,6 +15,7 @@ from incidents.models import State
 DETAILS_SK = "data"
 PROFILE_SK = "profile"
 COUNTER_SK = "incident_number"
+CREATE_ONCE_SHARDS = 16
 DEFAULT_SUMMARY_SHARDS = 16
 DEFAULT_STATE_SHARDS = {State.OPEN.value: 8, State.CLOSED.value: 32}
 
@@ -112,3 +114,13 @@ def team_members_partition(account: str, team_id: str) -> str:
 def counter_key(account: str) -> tuple[str, str]:
     """(PK, SK) of the account's incident number counter."""
     return build_key(account, "counter"), COUNTER_SK
+
+
+def create_once_key(account: str, user_id: str, request_key: str) -> tuple[str, str]:
+    """(PK, SK) of the guard a keyed create writes in its transaction: ``<acct>#creates``
+    sharded by the key (a busy account's keyed creates spread over 16 partitions)."""
+    base = build_key(account, "creates")
+    digest = hashlib.sha256(request_key.encode()).hexdigest()  # any text, one fixed length
+    sort_key = build_key(user_id, digest, kind="sort")
+    shard = calculated_shard(base, sort_key, CREATE_ONCE_SHARDS)
+    return sharded_key(base, shard, CREATE_ONCE_SHARDS), sort_key
