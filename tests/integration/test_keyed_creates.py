@@ -5,7 +5,6 @@ record is gone before the retry (on DynamoDB Local)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -70,14 +69,13 @@ def test_details_over_the_limit_write_nothing(api: Api, alice: Caller, width: st
 
 
 @pytest.fixture
-def record_saves_fail(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def record_saves_fail(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every idempotency record update (the save after the create ran) fails."""
 
     def fail(self: DynamoDBPersistenceLayer, data_record: Any) -> None:
         raise RuntimeError("injected: the record could not be saved")
 
     monkeypatch.setattr(DynamoDBPersistenceLayer, "_update_record", fail)
-    yield
 
 
 def delete_idempotency_records() -> None:
