@@ -171,7 +171,7 @@ class OrderedMerge:
             merge.items,
             merge.last_key,
             merge.has_more(states),
-            tuple(resume.plan[1:]) if passed_on else merge.plan(states),
+            tuple(resume.plan[1:]) if passed_on else (merge.plan(states) if wide else ()),
             None if wide else merge.span_after(resume.span, after),
             merge.quiet(states, resume.quiet) if learned else (),
             inherited=passed_on or ENDED in resume.quiet,
