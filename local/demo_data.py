@@ -14,6 +14,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from botocore.exceptions import ClientError
 from ksuid import Ksuid
@@ -118,16 +119,23 @@ def prepare_demo(store: Store, size: DemoSize, *, reseed: bool = False) -> list[
 def seed_demo(store: Store, size: DemoSize) -> list[DemoAccount]:
     """Write the demo data of `size` through `store`; returns the accounts with their tokens.
 
-    Writing again is safe: the same seed gives the same items, and the incident counters
-    only move forward, so incidents created since keep their numbers to themselves.
+    Writing again is safe: the same seed gives the same items, an incident already in the
+    table is left as it is (rewriting it would put its summary back to version 1 while a
+    copy stays ahead, and the version guard would then never refresh that copy), and the
+    incident counters only move forward, so incidents created since keep their numbers.
     """
     rng, ids, accounts = _people(size)
     items = [item for account in accounts for item in _people_items(account)]
+    incidents = []
     for n in range(size.incidents):
         account = accounts[n % len(accounts)]
         account.incidents += 1
         at = START + timedelta(minutes=37 * n + rng.randint(0, 30))
-        items += _incident_items(store, ids, rng, account, at)
+        incidents.append(_incident_items(store, ids, rng, account, at))
+    stored = _stored_keys(store, [summary for summary, *_ in incidents])
+    for incident in incidents:
+        if _key(incident[0]) not in stored:
+            items += incident
     write_batches(store, items)
     for account in accounts:
         advance_counter(store, account.account_id, account.incidents)
@@ -207,6 +215,23 @@ def _incident_items(
     ]
     body = details_body({"runbook": f"https://runbooks.example.com/{summary.id}", "seeded": True})
     return new_incident_items(store, account.account_id, summary, body, copies)
+
+
+def _key(item: Item) -> tuple[str, str]:
+    return item["PK"]["S"], item["SK"]["S"]
+
+
+def _stored_keys(store: Store, items: list[Item]) -> set[tuple[str, str]]:
+    """The keys of `items` that the table holds (BatchGetItem, 100 keys a request)."""
+    found: set[tuple[str, str]] = set()
+    for start in range(0, len(items), 100):
+        keys = [{"PK": item["PK"], "SK": item["SK"]} for item in items[start : start + 100]]
+        request: Any = {store.table_name: {"Keys": keys, "ProjectionExpression": "PK, SK"}}
+        while request:
+            response = store.client.batch_get_item(RequestItems=request)
+            found.update(_key(item) for item in response["Responses"][store.table_name])
+            request = response.get("UnprocessedKeys") or {}
+    return found
 
 
 def advance_counter(store: Store, account_id: str, value: int) -> None:

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from incidents.incident_commands import create_incident
+from incidents.incident_commands import (
+    add_participant,
+    create_incident,
+    get_incident,
+    update_incident,
+)
 from incidents.incident_queries import PageRequest, account_incidents
 from incidents.keys import counter_key
 from incidents.models import State
-from incidents.requests import CreateIncident
+from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller, Store
 from incidents.table import RESERVED_INDEXES
 from incidents.users import get_profile
@@ -81,3 +86,27 @@ def test_reseeding_never_moves_a_counter_back(store: Store) -> None:
     assert again.summary.number == 8
     seen = numbers(store, caller)
     assert sorted(seen) == list(range(1, 9)), "every number once"
+
+
+def test_reseeding_never_moves_a_version_back(store: Store) -> None:
+    """A reseed once put summaries back to version 1 while copies stayed ahead: the version
+    guard then left those copies stale for good."""
+    accounts = prepare_demo(store, SIZE)
+    first = accounts[0]
+    caller = Caller(first.account_id, first.users[0].id)
+    (seeded, *_) = account_incidents(store, caller, State.OPEN, PageRequest(limit=1)).items
+    incident_id = seeded.id
+    update_incident(store, caller, incident_id, UpdateIncident(title="changed after seeding"))
+    add_participant(
+        store,
+        caller,
+        incident_id,
+        AddParticipant(participant_id=first.users[1].id, role="responder"),
+    )
+    prepare_demo(store, SIZE, reseed=True)
+    after = get_incident(store, caller, incident_id)
+    assert (after.summary.version, after.summary.title) == (2, "changed after seeding")
+    assert {copy.incident.version for copy in after.participants} == {2}
+    update_incident(store, caller, incident_id, UpdateIncident(title="and again"))
+    again = get_incident(store, caller, incident_id)
+    assert {copy.incident.version for copy in again.participants} == {3}
