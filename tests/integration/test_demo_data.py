@@ -13,7 +13,7 @@ from incidents.incident_commands import (
 )
 from incidents.incident_queries import PageRequest, account_incidents
 from incidents.keys import counter_key
-from incidents.models import State
+from incidents.models import Role, State
 from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller, Store
 from incidents.table import RESERVED_INDEXES
@@ -101,7 +101,7 @@ def test_reseeding_never_moves_a_version_back(store: Store) -> None:
         store,
         caller,
         incident_id,
-        AddParticipant(participant_id=first.users[1].id, role="responder"),
+        AddParticipant(participant_id=first.users[1].id, role=Role.RESPONDER),
     )
     prepare_demo(store, SIZE, reseed=True)
     after = get_incident(store, caller, incident_id)
