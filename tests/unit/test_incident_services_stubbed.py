@@ -97,16 +97,36 @@ def test_update_losing_a_race_with_if_match_is_412(stubbed: tuple[Store, Stubber
         update_incident(store, CALLER, SUMMARY.id, UpdateIncident(title="x"), if_match=3)
 
 
-def test_update_skips_copies_that_are_already_newer(stubbed: tuple[Store, Stubber]) -> None:
+def copy_at(user: str, version: int) -> dict[str, Any]:
+    return {"PK": {"S": "p"}, "SK": {"S": user}, "incident_version": {"N": str(version)}}
+
+
+def test_update_refreshes_copies_in_one_transaction_dropping_newer_ones(
+    stubbed: tuple[Store, Stubber],
+) -> None:
     store, stubber = stubbed
     stubber.add_response("get_item", {"Item": summary_item()})
     stubber.add_response("put_item", {})
-    copies = [{"PK": {"S": "p"}, "SK": {"S": f"user_{n}"}} for n in range(2)]
+    copies = [copy_at("user_a", 3), copy_at("user_b", 3), copy_at("user_c", 5)]
     stubber.add_response("query", {"Items": copies})
-    stubber.add_client_error("update_item", service_error_code="ConditionalCheckFailedException")
-    stubber.add_response("update_item", {})
+    # user_c is already newer: not even sent. user_b moved on meanwhile: dropped, then again.
+    cancelled(stubber, "None", "ConditionalCheckFailed")
+    stubber.add_response("transact_write_items", {})
     updated = update_incident(store, CALLER, SUMMARY.id, UpdateIncident(severity=Severity.SEV1))
     assert (updated.version, updated.severity) == (4, Severity.SEV1)
+    stubber.assert_no_pending_responses()
+
+
+def test_an_update_whose_refresh_fails_still_answers_with_the_committed_summary(
+    stubbed: tuple[Store, Stubber],
+) -> None:
+    store, stubber = stubbed
+    stubber.add_response("get_item", {"Item": summary_item()})
+    stubber.add_response("put_item", {})
+    stubber.add_response("query", {"Items": [copy_at("user_a", 3)]})
+    stubber.add_client_error("transact_write_items", service_error_code="InternalServerError")
+    updated = update_incident(store, CALLER, SUMMARY.id, UpdateIncident(severity=Severity.SEV1))
+    assert updated.version == 4
 
 
 def expect_create_reads(stubber: Stubber, participants: int) -> None:
@@ -151,6 +171,7 @@ def expect_cancelled_attempts(stubber: Stubber, attempts: int, *reasons: str) ->
     """Add-participant attempts that read the summary and see their transaction cancelled."""
     for attempt in range(attempts):
         stubber.add_response("get_item", {"Item": summary_item()})
+        stubber.add_response("get_item", {"Item": {"PK": {"S": "p"}, "SK": {"S": "x"}}})  # a copy
         if attempt == 0:
             stubber.add_response("get_item", {})  # participant's shard metadata (then cached)
         cancelled(stubber, *reasons)
@@ -161,6 +182,7 @@ def test_add_participant_retries_when_the_summary_moved(stubbed: tuple[Store, St
     user = new_id("user")
     expect_cancelled_attempts(stubber, 2, "None", "ConditionalCheckFailed")
     stubber.add_response("get_item", {"Item": summary_item()})
+    stubber.add_response("get_item", {"Item": {"PK": {"S": "p"}, "SK": {"S": "x"}}})
     stubber.add_response("transact_write_items", {})
     copy = {
         "PK": {"S": "p"},

@@ -10,11 +10,12 @@ an addition that race cannot leave a stale copy behind.
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
-from dynashard import Item
+from dynashard import Item, error_code
 from incidents.errors import (
     AlreadyCreatedError,
     DomainError,
@@ -47,10 +48,27 @@ from incidents.keys import (
 )
 from incidents.models import Incident, IncidentSummary, Participation, Role, Status, timestamp
 from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
-from incidents.store import MAX_TRANSACTION_ITEMS, Caller, Store, condition_failed, new_id
+from incidents.store import (
+    MAX_TRANSACTION_ITEMS,
+    Caller,
+    Store,
+    cancellation_codes,
+    condition_failed,
+    new_id,
+)
 from incidents.users import user_exists_check
 
+logger = logging.getLogger(__name__)
 ADD_PARTICIPANT_ATTEMPTS = 5
+REFRESH_ATTEMPTS = 5
+"""Transactions of one refresh group: each retry drops the copies that failed their
+condition (already newer, or removed), so it ends within as many as there are copies."""
+MAX_PARTICIPANTS = 100
+"""Participants (users and teams) of one incident: every update refreshes each one's copy,
+in one transaction of up to 100 writes, so an update's work stays bounded."""
+PARTICIPANT_COUNT = "participants"
+"""The details item's count of participations, kept in step by every transaction that adds
+or removes one (its condition enforces `MAX_PARTICIPANTS` under concurrent adds)."""
 CREATE_KEY_SECONDS = 24 * 3600
 """How long a keyed create's guard lasts: as long as its idempotency record."""
 GROWTH_ATTEMPTS = 3
@@ -78,6 +96,10 @@ def create_incident(
         for user in dict.fromkeys(request.assignees)
         if user != caller.user_id
     ]
+    if len(participants) > MAX_PARTICIPANTS:
+        raise TooManyParticipantsError(
+            f"{len(participants)} participants; an incident has at most {MAX_PARTICIPANTS}"
+        )
     needed = 2 + len(participants) + len(teams) + len(checks) + (request_key is not None)
     if needed > MAX_TRANSACTION_ITEMS:
         raise TooManyParticipantsError(
@@ -160,9 +182,10 @@ def new_incident_items(
     The create command writes them in one transaction; demo seeding in batches.
     """
     details_pk, details_sk = details_key(account, summary.id)
+    details = {"PK": details_pk, "SK": details_sk, "Type": "details", "body": body}
     return [
         _summary_item(store, account, summary),
-        serialize({"PK": details_pk, "SK": details_sk, "Type": "details", "body": body}),
+        serialize({**details, PARTICIPANT_COUNT: len(copies)}),
         *[_participation_item(store, account, copy) for copy in copies],
     ]
 
@@ -173,11 +196,12 @@ def get_incident(store: Store, caller: Caller, incident_id: str) -> Incident:
     details = store.get(*details_key(caller.account_id, incident_id))
     body: dict[str, Any] = _details_of(details) if details else {}
     copies = store.query_partition(participations_partition(caller.account_id, incident_id))
-    return Incident(
-        summary=summary,
-        details=body,
-        participants=[participation_from_item(item) for item in copies],
-    )
+    participants = [participation_from_item(item) for item in copies]
+    behind = any(_copy_version(copy) < summary.version for copy in copies)
+    # An update's refresh was interrupted: repair the copies it left behind.
+    if behind and _refresh_after_commit(store, caller.account_id, summary, copies):
+        participants = [p.model_copy(update={"incident": summary}) for p in participants]
+    return Incident(summary=summary, details=body, participants=participants)
 
 
 def update_incident(
@@ -215,7 +239,7 @@ def update_incident(
         if if_match is not None:
             raise PreconditionFailedError("the incident changed since that version") from None
         raise VersionConflictError("the incident changed meanwhile; retry") from None
-    _refresh_copies(store, caller.account_id, updated)
+    _refresh_after_commit(store, caller.account_id, updated)
     return updated
 
 
@@ -227,28 +251,35 @@ def resolve_incident(store: Store, caller: Caller, incident_id: str) -> Incident
 def add_participant(
     store: Store, caller: Caller, incident_id: str, request: AddParticipant
 ) -> Participation:
-    """Add a user or team (or a role to one already there), with an up-to-date copy."""
+    """Add a user or team (or a role to one already there), with an up-to-date copy; a new
+    participant beyond `MAX_PARTICIPANTS` is refused (400 too_many_participants)."""
+    account = caller.account_id
     for _ in range(ADD_PARTICIPANT_ATTEMPTS):
         summary = load_summary(store, caller, incident_id)
+        copy_key = (participations_partition(account, incident_id), request.participant_id)
+        is_new = store.get(*copy_key) is None
         copy_item = _participation_item(
             store,
-            caller.account_id,
+            account,
             Participation(
                 participant_id=request.participant_id, roles=[request.role], incident=summary
             ),
         )
         operations = [
-            _add_role(store, copy_item, summary),
-            _summary_unchanged(store, caller.account_id, summary),
+            _add_role(store, copy_item, summary, new=is_new),
+            _summary_unchanged(store, account, summary),
         ]
         failures: list[Any] = [None, None]
-        if request.role is Role.TEAM:
-            operations.append(
-                store.exists_check(teams_partition(caller.account_id), request.participant_id)
+        if is_new:
+            operations.append(_count_participants(store, account, incident_id, +1))
+            failures.append(
+                TooManyParticipantsError(f"an incident has at most {MAX_PARTICIPANTS} participants")
             )
+        if request.role is Role.TEAM:
+            operations.append(store.exists_check(teams_partition(account), request.participant_id))
             failures.append(NotFoundError(f"team {request.participant_id} not found"))
         elif request.participant_id != caller.user_id:
-            check, missing = user_exists_check(store, caller.account_id, request.participant_id)
+            check, missing = user_exists_check(store, account, request.participant_id)
             operations.append(check)
             failures.append(missing)
         try:
@@ -257,22 +288,59 @@ def add_participant(
             continue
         except ThrottledError as error:
             hot = [request.participant_id] if 0 in error.items else []
-            if not _grow_participants(store, caller.account_id, hot):
+            if not _grow_participants(store, account, hot):
                 raise
             continue
-        stored = store.get(copy_item["PK"]["S"], copy_item["SK"]["S"])
+        stored = store.get(*copy_key)
         assert stored is not None, "the transaction just wrote it"
         return participation_from_item(stored)
     raise VersionConflictError("the incident keeps changing; retry")
 
 
 def remove_participant(store: Store, caller: Caller, incident_id: str, participant_id: str) -> None:
-    """Remove a participant (every role) from an incident."""
-    store.delete_existing(
-        participations_partition(caller.account_id, incident_id),
-        participant_id,
-        NotFoundError(f"{participant_id} does not participate in incident {incident_id}"),
-    )
+    """Remove a participant (every role) from an incident, and count it out."""
+    account = caller.account_id
+    delete = {
+        "Delete": {
+            "TableName": store.table_name,
+            "Key": {
+                "PK": {"S": participations_partition(account, incident_id)},
+                "SK": {"S": participant_id},
+            },
+            "ConditionExpression": "attribute_exists(PK)",
+        }
+    }
+    missing = NotFoundError(f"{participant_id} does not participate in incident {incident_id}")
+    store.transact([delete, _count_participants(store, account, incident_id, -1)], [missing])
+
+
+def _count_participants(store: Store, account: str, incident_id: str, change: int) -> Item:
+    """The transaction's update of the details item's participant count by `change`; an
+    increase is conditioned on the limit. Incidents written before the count existed get it
+    here, counted once from their copies."""
+    pk, sk = details_key(account, incident_id)
+    details = store.get(pk, sk)
+    if details is None:
+        raise NotFoundError(f"incident {incident_id} not found")
+    if PARTICIPANT_COUNT in details:
+        counted = int(details[PARTICIPANT_COUNT]["N"])
+    else:
+        counted = len(store.query_partition(participations_partition(account, incident_id)))
+    condition = "attribute_exists(PK)"
+    values = {":counted": {"N": str(counted)}, ":change": {"N": str(change)}}
+    if change > 0:
+        condition += " AND (attribute_not_exists(#n) OR #n < :max)"
+        values[":max"] = {"N": str(MAX_PARTICIPANTS - change + 1)}
+    return {
+        "Update": {
+            "TableName": store.table_name,
+            "Key": {"PK": {"S": pk}, "SK": {"S": sk}},
+            "UpdateExpression": "SET #n = if_not_exists(#n, :counted) + :change",
+            "ConditionExpression": condition,
+            "ExpressionAttributeNames": {"#n": PARTICIPANT_COUNT},
+            "ExpressionAttributeValues": values,
+        }
+    }
 
 
 def load_summary(store: Store, caller: Caller, incident_id: str) -> IncidentSummary:
@@ -373,14 +441,23 @@ def _assignments(values: Item) -> tuple[str, dict[str, str], Item]:
     return ", ".join(f"#a{i} = :a{i}" for i in range(len(values))), names, placeholders
 
 
-def _add_role(store: Store, copy_item: Item, summary: IncidentSummary) -> Item:
-    """Create the copy or add a role to it, moving its summary fields forward only."""
+def _add_role(store: Store, copy_item: Item, summary: IncidentSummary, *, new: bool) -> Item:
+    """Create the copy (`new`: only if none exists, since the count goes up with it) or add a
+    role to the existing one, moving its summary fields forward only."""
     fields = {
         name: value
         for name, value in copy_item.items()
         if name not in {"PK", "SK", "GSI1PK", "roles"}
     }
     assignments, names, values = _assignments(fields)
+    names["#roles"] = "roles"
+    values |= {":gsi1pk": copy_item["GSI1PK"], ":roles": copy_item["roles"]}
+    if new:
+        condition = "attribute_not_exists(PK)"
+    else:
+        condition = "attribute_exists(PK) AND #iv <= :version"
+        names["#iv"] = "incident_version"
+        values[":version"] = {"N": str(summary.version)}
     return {
         "Update": {
             "TableName": store.table_name,
@@ -388,31 +465,84 @@ def _add_role(store: Store, copy_item: Item, summary: IncidentSummary) -> Item:
             "UpdateExpression": (
                 f"SET {assignments}, GSI1PK = if_not_exists(GSI1PK, :gsi1pk) ADD #roles :roles"
             ),
-            "ConditionExpression": "attribute_not_exists(PK) OR #iv <= :version",
-            "ExpressionAttributeNames": {**names, "#roles": "roles", "#iv": "incident_version"},
-            "ExpressionAttributeValues": {
-                **values,
-                ":gsi1pk": copy_item["GSI1PK"],
-                ":roles": copy_item["roles"],
-                ":version": {"N": str(summary.version)},
-            },
+            "ConditionExpression": condition,
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
         }
     }
 
 
-def _refresh_copies(store: Store, account: str, summary: IncidentSummary) -> None:
-    """Bring every participation copy to `summary`; a copy never goes back in version."""
+def _refresh_copies(
+    store: Store, account: str, summary: IncidentSummary, copies: list[Item] | None = None
+) -> None:
+    """Bring every copy behind `summary` to it, in transactions of up to 100 conditional
+    updates (one for an incident within `MAX_PARTICIPANTS`). A copy never goes back in
+    version and a removed one is never re-created: a copy that fails its condition (newer,
+    or gone) is dropped from the transaction, which runs again without it."""
+    if copies is None:
+        copies = store.query_partition(participations_partition(account, summary.id))
+    stale = [copy for copy in copies if _copy_version(copy) < summary.version]
     assignments, names, values = _assignments(_copy_fields(summary))
-    for item in store.query_partition(participations_partition(account, summary.id)):
+    names["#iv"] = "incident_version"
+    values[":version"] = {"N": str(summary.version)}
+    for start in range(0, len(stale), MAX_TRANSACTION_ITEMS):
+        keys = [
+            {"PK": c["PK"], "SK": c["SK"]} for c in stale[start : start + MAX_TRANSACTION_ITEMS]
+        ]
+        _refresh_group(store, keys, f"SET {assignments}", names, values)
+
+
+def _refresh_group(
+    store: Store, keys: list[Item], update: str, names: dict[str, str], values: Item
+) -> None:
+    for _ in range(REFRESH_ATTEMPTS):
+        if not keys:
+            return
+        operations = [
+            {
+                "Update": {
+                    "TableName": store.table_name,
+                    "Key": key,
+                    "UpdateExpression": update,
+                    "ConditionExpression": "attribute_exists(PK) AND #iv < :version",
+                    "ExpressionAttributeNames": names,
+                    "ExpressionAttributeValues": values,
+                }
+            }
+            for key in keys
+        ]
         try:
-            store.client.update_item(
-                TableName=store.table_name,
-                Key={"PK": item["PK"], "SK": item["SK"]},
-                UpdateExpression=f"SET {assignments}",
-                ConditionExpression="attribute_exists(PK) AND #iv < :version",
-                ExpressionAttributeNames={**names, "#iv": "incident_version"},
-                ExpressionAttributeValues={**values, ":version": {"N": str(summary.version)}},
-            )
+            store.client.transact_write_items(TransactItems=operations)  # type: ignore[arg-type]
+            return
         except ClientError as error:
-            if not condition_failed(error):
+            if error_code(error) != "TransactionCanceledException":
                 raise
+            codes = cancellation_codes(error)
+            keys = [
+                key
+                for key, code in zip(keys, codes, strict=False)
+                if code != "ConditionalCheckFailed"
+            ]
+    raise VersionConflictError("copies kept changing during the refresh; the next update retries")
+
+
+def _copy_version(copy: Item) -> int:
+    return int(copy["incident_version"]["N"])
+
+
+def _refresh_after_commit(
+    store: Store, account: str, summary: IncidentSummary, copies: list[Item] | None = None
+) -> bool:
+    """`_refresh_copies` where the summary is already written: a failure must not turn the
+    committed write into an error. The copies left behind keep their older version; the next
+    update, or the next GET of the incident, brings them forward. True if all are current."""
+    try:
+        _refresh_copies(store, account, summary, copies)
+    except (ClientError, BotoCoreError, DomainError):
+        logger.warning(
+            "participation copies left behind; the next update or GET refreshes them",
+            exc_info=True,
+            extra={"incident_id": summary.id, "version": summary.version},
+        )
+        return False
+    return True

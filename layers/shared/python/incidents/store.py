@@ -134,10 +134,15 @@ class Store:
             raise _cancellation_error(error, failures) from None
 
 
-def _cancellation_error(error: ClientError, failures: Sequence[DomainError | None]) -> DomainError:
+def cancellation_codes(error: ClientError) -> list[str]:
+    """Per operation of a cancelled transaction, why (``None`` for those that were fine)."""
     response: dict[str, Any] = dict(error.response)
     reasons: list[dict[str, Any]] = response.get("CancellationReasons") or []
-    codes = [str(reason.get("Code", "None")) for reason in reasons]
+    return [str(reason.get("Code", "None")) for reason in reasons]
+
+
+def _cancellation_error(error: ClientError, failures: Sequence[DomainError | None]) -> DomainError:
+    codes = cancellation_codes(error)
     for index, code in enumerate(codes):
         if code == "ConditionalCheckFailed":
             failure = failures[index] if index < len(failures) else None
