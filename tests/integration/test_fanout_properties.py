@@ -17,7 +17,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dynashard import CursorCodec, FanOutEngine, FanOutQuery, SortKeyRange, Strategy
+from dynashard import (
+    CursorCodec,
+    FanOutEngine,
+    FanOutQuery,
+    PageBudget,
+    SortKeyRange,
+    Strategy,
+)
 from local.clients import local_client
 from local.embedded_dynamodb import DYNAMODB_LOCAL, MOTO, Engine, backend_from_env
 from tests.fanout_data import (
@@ -238,3 +245,79 @@ def test_one_stream_has_more_is_exact_down_to_pages_of_one(
     expected = expected_order(one.entities, one.sort_range, one.descending)
     assert [i for page in pages for i in page] == expected
     assert len(pages) == max(1, -(-len(expected) // size)), "no page after the last item"
+
+
+class RequestClock:
+    """A clock that moves one tick a Query request: a budget of N ticks is N requests, as
+    if each took the same time (a slow engine, deterministically)."""
+
+    def __init__(self, client: DynamoDBClient) -> None:
+        self.ticks = 0
+        self._client = client
+        client.meta.events.register("before-call.dynamodb.Query", self._tick)
+
+    def _tick(self, **_: Any) -> None:
+        self.ticks += 1
+
+    def __call__(self) -> float:
+        return float(self.ticks)
+
+    def close(self) -> None:
+        self._client.meta.events.unregister("before-call.dynamodb.Query", self._tick)
+
+
+@PROPERTY_SETTINGS
+@given(scenario=scenarios(), size=st.integers(1, 30), ticks=st.integers(1, 6))
+def test_pages_cut_short_by_their_budget_resume_exactly(
+    dynamodb: DynamoDBClient,
+    new_table: Callable[[], str],
+    fanout: FanOutEngine,
+    scenario: Scenario,
+    size: int,
+    ticks: int,
+) -> None:
+    """With a time budget of a few requests, pages end early (short, even empty, with
+    has_more and a cursor), and the walk is still the exact list: no gap, repeat or
+    misorder, and it ends."""
+    query = stored_query(dynamodb, new_table, scenario, identity=identity_of)
+    clock = RequestClock(dynamodb)
+    pages: list[list[str]] = []
+    try:
+        cursor = None
+        while True:
+            budget = PageBudget.within(ticks, clock=clock)
+            page = fanout.page(replace(query, limit=size, cursor=cursor, budget=budget))
+            pages.append([identity_of(item) for item in page.items])
+            assert page.has_more == (page.next_cursor is not None)
+            if page.stats.budget_spent:
+                assert len(page.items) < size
+                assert page.has_more
+            if not page.has_more:
+                break
+            cursor = page.next_cursor
+            assert len(pages) < 2000, "paging did not terminate"
+    finally:
+        clock.close()
+    expected = expected_order(scenario.entities, scenario.sort_range, scenario.descending)
+    assert [i for page in pages for i in page] == expected
+
+
+def test_a_read_unit_budget_cuts_the_page_at_its_proof(
+    dynamodb: DynamoDBClient, new_table: Callable[[], str], fanout: FanOutEngine
+) -> None:
+    """8 interleaved streams of 20, pages of 50: the first wave (7 items a stream) proves
+    items 0-48 in order; a budget spent by then ends the page there, 49 items, and the
+    cursor goes on from item 48."""
+    entities = [Entity(f"id{k:03d}", f"OPEN#{k:07d}#id{k:03d}", (k % 8,)) for k in range(160)]
+    scenario = Scenario(8, entities, SortKeyRange(), descending=False)
+    query = stored_query(dynamodb, new_table, scenario, identity=identity_of)
+    tight = PageBudget(read_units=0.1)
+    first = fanout.page(replace(query, limit=50, budget=tight))
+    assert first.stats.budget_spent
+    assert [identity_of(item) for item in first.items] == [f"id{k:03d}" for k in range(49)]
+    assert first.has_more
+    walked, page = [identity_of(item) for item in first.items], first
+    while page.has_more:
+        page = fanout.page(replace(query, limit=50, cursor=page.next_cursor))
+        walked += [identity_of(item) for item in page.items]
+    assert walked == [e.identity for e in entities]

@@ -3,6 +3,7 @@
 Generic on purpose: nothing here knows about the domain that uses it.
 """
 
+from dynashard.budget import PageBudget
 from dynashard.capacity import item_size, query_read_units
 from dynashard.cursor import CursorCodec
 from dynashard.errors import (
@@ -68,6 +69,7 @@ __all__ = [
     "Item",
     "KeyKind",
     "Page",
+    "PageBudget",
     "PageStats",
     "RetryPolicy",
     "ShardCounts",

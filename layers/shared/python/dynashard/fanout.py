@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from botocore.config import Config
 
+from dynashard.budget import PageBudget
 from dynashard.cursor import CursorCodec
 from dynashard.ordered import Identity, OrderedMerge
 from dynashard.ordered_state import OrderedState
@@ -62,6 +63,8 @@ class FanOutQuery:
     strategy: Strategy = Strategy.ORDERED
     identity: Identity | None = field(default=None, compare=False)
     cursor: str | None = None
+    budget: PageBudget = field(default_factory=PageBudget, compare=False)
+    """What the page may spend (ordered pages); unlimited by default."""
 
     def __post_init__(self) -> None:
         if not self.streams:
@@ -159,6 +162,7 @@ class FanOutEngine:
             identity=query.identity,
             stats=stats,
             resume=previous.usable(digest, now, len(query.streams)) if previous else None,
+            budget=query.budget,
         )
         if not merged.has_more or merged.last_key is None:
             return merged.items, merged.has_more, None

@@ -32,6 +32,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from dynashard.budget import PageBudget
 from dynashard.errors import SortKeyCollisionError
 from dynashard.key_span import KeySpan, page_span
 from dynashard.ordered_state import (
@@ -142,11 +143,14 @@ class OrderedMerge:
         identity: Identity | None,
         stats: PageStats,
         resume: OrderedState | None = None,
+        budget: PageBudget | None = None,
     ) -> MergeResult:
         """Read the next `limit` items after the cursor's last key (no `resume`: from the
         start). A plan in `resume` makes the first wave read only the streams its first
         window names; otherwise its span bounds the waves and its quiet counts leave out the
-        streams that ended."""
+        streams that ended. Once `budget` is spent (checked before every wave after the
+        first) the page ends with what is proved in order, and its cursor resumes from the
+        frontier: everything up to it has been read, and returned."""
         resume = resume or OrderedState("")
         after = resume.last_key or None
         states = _stream_states(streams, after, descending, resume.quiet)
@@ -162,14 +166,15 @@ class OrderedMerge:
             probes={i for i, q in enumerate(resume.quiet) if q == PROBE} if guided else None,
         )
         wave = merge.planned_wave(states, resume.plan[0]) if resume.plan else None
-        self._fill(merge, states, stats, wave, read_ahead=not resume.plan and merge.plan_depth > 0)
+        read_ahead = not resume.plan and merge.plan_depth > 0
+        self._fill(merge, states, stats, wave, read_ahead=read_ahead, budget=budget)
         stats.duplicates_dropped += merge.duplicates
         stats.contributors = len(merge.contributors)
         passed_on = bool(resume.plan) and merge.ends_window(resume.plan[0][0])
         learned = len(streams) > 1 and merge.last_key is not None
         return MergeResult(
             merge.items,
-            merge.last_key,
+            merge.resume_key(states) if stats.budget_spent else merge.last_key,
             merge.has_more(states),
             tuple(resume.plan[1:]) if passed_on else (merge.plan(states) if wide else ()),
             None if wide else merge.span_after(resume.span, after),
@@ -185,22 +190,28 @@ class OrderedMerge:
         wave: list[_Request] | None,
         *,
         read_ahead: bool,
+        budget: PageBudget | None,
     ) -> None:
-        """Read waves until the page is full or the streams end; with `read_ahead`, once
-        more past a full page, to the key of the pages the cursor can plan."""
+        """Read waves until the page is full, the streams end or the budget is spent; with
+        `read_ahead`, once more past a full page, to the key of the pages the cursor can
+        plan."""
+        first = True
         while True:
             merge.emit_safe(states)
             if merge.finished(states):
                 return
             if merge.full:
-                if not read_ahead:
+                if not read_ahead or (budget is not None and budget.spent(stats)):
                     return
                 read_ahead = False
+            elif not first and budget is not None and budget.spent(stats):
+                stats.budget_spent = True
+                return
             requests = wave or merge.next_wave(states, self._factor)
             if not requests:
                 return
             self._wave(requests, merge, stats)
-            wave = None
+            wave, first = None, False
 
     def _wave(self, requests: list[_Request], merge: _Merge, stats: PageStats) -> None:
         futures = [
@@ -310,6 +321,17 @@ class _Merge:
         positions = [c for c in unfinished if c is not None]
         horizon = (max if self.descending else min)(positions) if positions else None
         return None not in unfinished, horizon
+
+    def resume_key(self, states: Sequence[_StreamState]) -> str | None:
+        """Where a page cut short by its budget resumes: the frontier, up to which every
+        item has been read and (the page not being full) returned; the last returned key
+        where no frontier is known."""
+        all_read, frontier = self._horizon(states)
+        if not all_read or frontier is None:
+            return self.last_key
+        if self.last_key is not None and self._before(frontier, self.last_key):
+            return self.last_key
+        return frontier
 
     def emit_safe(self, states: Sequence[_StreamState]) -> None:
         """Pop every item up to the frontier: the least-read unfinished stream's position."""

@@ -30,6 +30,8 @@ class PageStats:
     requests_per_wave: list[int] = field(default_factory=list)
     elapsed_ms: float = 0.0
     """Wall-clock time of the page, cursor checks included."""
+    budget_spent: bool = False
+    """Whether the page stopped short of its limit because its budget was spent."""
 
     def add_wave(self, requests: Sequence[int]) -> None:
         """One wave of concurrent reads, given each read's requests. A read that goes on after
