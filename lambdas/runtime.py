@@ -86,7 +86,8 @@ def report_growth(event: GrowthEvent) -> None:
 
 def report_page(list_name: str, stats: PageStats) -> None:
     """Fan-out cost of one page of `list_name` as EMF metrics (dimension ``list``): streams
-    and the contributing ones, requests, round trips, items read, RCUs and time."""
+    and the contributing ones, requests, round trips, items read, RCUs, time, and whether
+    the page's budget cut it short."""
     metrics.add_dimension(name="list", value=list_name)
     metrics.add_metric(name="FanOutStreams", unit=MetricUnit.Count, value=stats.streams)
     metrics.add_metric(name="FanOutContributors", unit=MetricUnit.Count, value=stats.contributors)
@@ -97,3 +98,4 @@ def report_page(list_name: str, stats: PageStats) -> None:
     metrics.add_metric(
         name="FanOutMilliseconds", unit=MetricUnit.Milliseconds, value=stats.elapsed_ms
     )
+    metrics.add_metric(name="FanOutBudgetSpent", unit=MetricUnit.Count, value=stats.budget_spent)

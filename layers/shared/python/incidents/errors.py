@@ -57,6 +57,12 @@ class TooManyParticipantsError(DomainError):
     code, status = "too_many_participants", 400
 
 
+class TooManyTeamsError(DomainError):
+    """ "All my teams" for a member of more teams than one list reads."""
+
+    code, status = "too_many_teams", 400
+
+
 class ConflictError(DomainError):
     """The item already exists (e.g. the same member added twice)."""
 

@@ -11,8 +11,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from dynashard import FanOutQuery, Item, PageStats, SortKeyRange, Stream, shard_keys
-from incidents.errors import ForbiddenError
+from dynashard import (
+    FanOutQuery,
+    Item,
+    PageBudget,
+    PageStats,
+    SortKeyRange,
+    Stream,
+    shard_keys,
+)
+from incidents.errors import ForbiddenError, TooManyTeamsError
 from incidents.items import from_item, participation_from_item
 from incidents.keys import participant_base, participant_meta, state_base
 from incidents.models import IncidentSummary, State
@@ -21,6 +29,9 @@ from incidents.team_commands import my_team_ids, require_member
 
 DEFAULT_LIMIT = 25
 MAX_LIMIT = 100
+MAX_TEAMS = 100
+"""Teams one "all my teams" page reads (each a stream or more, every one read by the
+page's first wave): a member of more names up to this many with ``team=``."""
 
 
 @dataclass(frozen=True)
@@ -35,10 +46,11 @@ class IncidentPage:
 
 @dataclass(frozen=True)
 class PageRequest:
-    """Page size and position, as the caller sent them."""
+    """Page size and position, as the caller sent them, and what the page may spend."""
 
     limit: int = DEFAULT_LIMIT
     cursor: str | None = None
+    budget: PageBudget = field(default_factory=PageBudget)
 
 
 def my_incidents(store: Store, caller: Caller, state: State, page: PageRequest) -> IncidentPage:
@@ -56,6 +68,11 @@ def my_teams_incidents(
 ) -> IncidentPage:
     """Incidents of the caller's teams (all, or the subset named), each incident once."""
     mine = my_team_ids(store, caller)
+    if not team_ids and len(mine) > MAX_TEAMS:
+        raise TooManyTeamsError(
+            f"you are in {len(mine)} teams; all my teams reads at most {MAX_TEAMS}: "
+            f"name up to {MAX_TEAMS} of them with team="
+        )
     chosen = sorted(set(team_ids)) if team_ids else sorted(mine)
     foreign = [team for team in chosen if team not in mine]
     if foreign:
@@ -140,6 +157,7 @@ def _page(
         descending=True,
         identity=identity,
         cursor=page.cursor,
+        budget=page.budget,
     )
     result = store.engine.page(query)
     return IncidentPage(
