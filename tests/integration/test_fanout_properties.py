@@ -321,3 +321,15 @@ def test_a_read_unit_budget_cuts_the_page_at_its_proof(
         page = fanout.page(replace(query, limit=50, cursor=page.next_cursor))
         walked += [identity_of(item) for item in page.items]
     assert walked == [e.identity for e in entities]
+
+
+def test_round_robin_cursors_carry_keys_of_control_characters(
+    dynamodb: DynamoDBClient, new_table: Callable[[], str], fanout: FanOutEngine
+) -> None:
+    """Its state was JSON, where each control character takes six bytes: a key of 700 x
+    U+0001 made a 5,646-character cursor that the codec then refused."""
+    entities = [Entity(f"id{n}", "\x01" * 700 + f"#{n}", (0,)) for n in range(3)]
+    scenario = Scenario(1, entities, SortKeyRange(), descending=False)
+    query = stored_query(dynamodb, new_table, scenario, strategy=Strategy.ROUND_ROBIN)
+    pages = all_pages(fanout, query, iter(lambda: 1, None))
+    assert [i for page in pages for i in page] == ["id0", "id1", "id2"]

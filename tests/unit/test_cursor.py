@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import base64
+from dataclasses import replace
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from dynashard import CursorCodec, FanOutQuery, InvalidCursorError, Stream
+from dynashard.streams import streams_digest
 
 SECRET = b"k" * 32
 CODEC = CursorCodec(SECRET)
@@ -117,3 +120,27 @@ def test_cursor_of_another_direction_or_strategy_is_rejected() -> None:
     token = CODEC.encode(b"k", ascending.cursor_binding())
     with pytest.raises(InvalidCursorError):
         CODEC.decode(token, descending.cursor_binding())
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"expression_names": {"#s": "severity"}},
+        {"projection": "PK, SK"},
+        {"consistent_read": True},
+        {"expression_values": {":v": {"S": "SEV2"}}},
+    ],
+)
+def test_every_field_of_a_stream_is_in_its_digest(change: dict[str, Any]) -> None:
+    """A plan made under one filter must not be reused under another: two stream lists that
+    differ only in a filter's attribute name once shared a digest."""
+    base = Stream(
+        "t",
+        "PK",
+        "p",
+        "SK",
+        filter_expression="#s = :v",
+        expression_names={"#s": "status"},
+        expression_values={":v": {"S": "SEV1"}},
+    )
+    assert streams_digest([base]) != streams_digest([replace(base, **change)])

@@ -92,7 +92,6 @@ class FanOutEngine:
         cursor_codec: CursorCodec,
         max_workers: int = 16,
         retry: RetryPolicy | None = None,
-        first_wave_factor: float = 1.0,
         *,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -107,7 +106,7 @@ class FanOutEngine:
         self._codec = cursor_codec
         self._retry = retry or RetryPolicy()
         self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="fanout")
-        self._ordered = OrderedMerge(client, self._executor, self._retry, first_wave_factor)
+        self._ordered = OrderedMerge(client, self._executor, self._retry)
 
     def close(self, *, wait: bool = True) -> None:
         """Stop the worker threads: queued reads are cancelled; with `wait`, the running

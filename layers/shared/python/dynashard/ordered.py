@@ -4,7 +4,7 @@ Every stream records how far it has been read (``covered``). An item may be retu
 when every unfinished stream has been read at least up to it, so nothing can still come
 before it. Reads happen in waves, all streams of a wave concurrently:
 
-1. the first wave asks every stream for a share of the page, ``ceil(page * factor / streams)``,
+1. the first wave asks every stream for a share of the page, ``ceil(page / streams)``,
    or, from page 2 with fewer streams than the page, for what lies up to the key where the
    previous page's density puts this page's end (`key_span`);
 2. while the page is not full, let M be what is missing and B the key by which the buffer
@@ -127,12 +127,10 @@ class OrderedMerge:
         client: DynamoDBClient,
         executor: Executor,
         retry: RetryPolicy,
-        first_wave_factor: float = 1.0,
     ) -> None:
         self._client = client
         self._executor = executor
         self._retry = retry
-        self._factor = first_wave_factor
 
     def page(
         self,
@@ -207,7 +205,7 @@ class OrderedMerge:
             elif not first and budget is not None and budget.spent(stats):
                 stats.budget_spent = True
                 return
-            requests = wave or merge.next_wave(states, self._factor)
+            requests = wave or merge.next_wave(states)
             if not requests:
                 return
             self._wave(requests, merge, stats)
@@ -362,7 +360,7 @@ class _Merge:
         self.first_key = self.first_key or entry.key
         self.last_key = entry.key
 
-    def next_wave(self, states: Sequence[_StreamState], factor: float) -> list[_Request]:
+    def next_wave(self, states: Sequence[_StreamState]) -> list[_Request]:
         """Which unfinished streams to read next, with which Limit and sort-key bound."""
         missing = self.limit - len(self.items)
         ahead = missing + self.plan_depth * self.limit
@@ -382,7 +380,7 @@ class _Merge:
             return [_Request(s, missing, reach) for s in needed] + [
                 _Request(s, 1, None, beyond=reach) for s in probes
             ]
-        share = max(1, min(ahead, math.ceil(ahead * factor / len(open_states))))
+        share = max(1, math.ceil(ahead / len(open_states)))
         if self.plan_depth:
             share += 1  # fewer streams left short of the plan's key: a smaller second wave
         # The one open stream, asked for all the page misses, gets one more: if it holds no

@@ -10,7 +10,7 @@ bounded (under 1 KB at 1,024 streams with typical keys; always under the codec's
 
 from __future__ import annotations
 
-import json
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -31,6 +31,8 @@ STATE_BUDGET_BYTES = 2900
 """The cursor state stays under this, so a token stays under the codec's 4,096 characters:
 a stream is started only while one more sort key of the maximum size (1,024 bytes) fits."""
 MAX_SORT_KEY_BYTES = 1024
+_HEAD = struct.Struct(">II")
+_ENTRY = struct.Struct(">IH")
 
 
 @dataclass
@@ -45,21 +47,31 @@ class RoundRobinState:
     open: dict[int, str] = field(default_factory=dict)
 
     def dumps(self) -> bytes:
-        """Compact UTF-8 JSON for the cursor."""
-        return json.dumps(
-            [self.turn, self.next_new, sorted(self.open.items())],
-            separators=(",", ":"),
-            ensure_ascii=False,
-        ).encode()
+        """Binary for the cursor: turn and next stream (4 bytes each), then per open stream
+        its index (4 bytes), its key's length (2 bytes) and the key in UTF-8. A key costs its
+        own bytes whatever it holds (as JSON, a control character took six)."""
+        parts = [_HEAD.pack(self.turn, self.next_new)]
+        for index, key in sorted(self.open.items()):
+            raw = key.encode("utf-8", "surrogatepass")
+            parts += [_ENTRY.pack(index, len(raw)), raw]
+        return b"".join(parts)
 
     @classmethod
     def loads(cls, data: bytes, streams: int) -> RoundRobinState:
         """Parse a cursor's state, checking it against the number of streams."""
         try:
-            turn, next_new, open_ = json.loads(data)
-            state = cls(int(turn), int(next_new), {int(i): str(k) for i, k in open_})
-        except (ValueError, TypeError) as exc:
+            turn, next_new = _HEAD.unpack_from(data)
+            offset, open_ = _HEAD.size, {}
+            while offset < len(data):
+                index, size = _ENTRY.unpack_from(data, offset)
+                offset += _ENTRY.size
+                if offset + size > len(data):
+                    raise ValueError("a key runs past the state")
+                open_[index] = data[offset : offset + size].decode("utf-8", "surrogatepass")
+                offset += size
+        except (struct.error, ValueError) as exc:
             raise InvalidCursorError("the cursor is malformed") from exc
+        state = cls(turn, next_new, open_)
         valid = 0 <= state.turn <= streams and 0 <= state.next_new <= streams
         if not (valid and all(0 <= i < state.next_new for i in state.open)):
             raise InvalidCursorError("the cursor does not match this query's streams")
@@ -67,7 +79,7 @@ class RoundRobinState:
 
     def can_start(self, streams: int) -> bool:
         """Whether a new stream may join the window (count and cursor size allow it)."""
-        room = len(self.dumps()) + MAX_SORT_KEY_BYTES + 32 <= STATE_BUDGET_BYTES
+        room = len(self.dumps()) + _ENTRY.size + MAX_SORT_KEY_BYTES <= STATE_BUDGET_BYTES
         return self.next_new < streams and len(self.open) < MAX_OPEN_STREAMS and room
 
     def next_stream(self, streams: int) -> int | None:

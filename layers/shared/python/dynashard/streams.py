@@ -36,7 +36,8 @@ class Stream:
             raise ValueError("global secondary indexes only support eventually consistent reads")
 
     def fingerprint(self) -> str:
-        """What identifies the stream's query, for binding cursors to it."""
+        """What identifies the stream's query, for binding cursors to it: every field, since
+        each changes what the stream returns (a filter's attribute names included)."""
         return repr(
             (
                 self.table_name,
@@ -45,8 +46,11 @@ class Stream:
                 self.partition_value,
                 self.sort_key,
                 self.sort_range,
+                self.consistent_read,
                 self.filter_expression,
+                sorted(self.expression_names.items()),
                 sorted(self.expression_values.items(), key=lambda kv: kv[0]),
+                self.projection,
             )
         )
 
