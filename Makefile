@@ -44,6 +44,7 @@ openapi: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m bench.keys
 	$(PY) -m bench.fanout
+	$(PY) -m bench.many_teams
 	$(PY) -m bench.hot_key
 	$(PY) -m bench.local_pages
 	$(PY) -m bench.cold_start
