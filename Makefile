@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(PY) -m bench.keys
 	$(PY) -m bench.fanout
 	$(PY) -m bench.many_teams
+	$(PY) -m bench.patch_refresh
 	$(PY) -m bench.hot_key
 	$(PY) -m bench.local_pages
 	$(PY) -m bench.cold_start

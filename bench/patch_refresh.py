@@ -1,0 +1,125 @@
+"""An update of an incident with the most participants: requests and milliseconds.
+
+Reproduce: ``make bench`` (or ``PYTHONPATH=layers/shared/python:. python -m
+bench.patch_refresh``). On AWS DynamoDB Local, an incident with `MAX_PARTICIPANTS`
+participants (the creator and 99 teams) is updated `ROUNDS` times the way the service
+does it now (summary put, one query, one transaction of conditional updates) and, as the
+baseline of the same run, the way it did before: the same summary put and query, then one
+``UpdateItem`` per copy. Both write the same copies under the same conditions.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any
+
+from bench.report import save
+from incidents.incident_commands import (
+    MAX_PARTICIPANTS,
+    _assignments,
+    _copy_fields,
+    _summary_item,
+    add_participant,
+    create_incident,
+    load_summary,
+    update_incident,
+)
+from incidents.keys import participations_partition
+from incidents.models import IncidentSummary, Role
+from incidents.requests import AddParticipant, CreateIncident, CreateTeam, UpdateIncident
+from incidents.store import Caller, Store, build_store, new_id
+from incidents.table import TABLE_SCHEMA
+from incidents.team_commands import create_team
+from local.clients import create_table, local_client
+from local.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
+
+ROUNDS = 15
+
+
+def full_incident(store: Store, caller: Caller) -> str:
+    teams = [create_team(store, caller, CreateTeam(name=f"T{n}")).id for n in range(99)]
+    incident = create_incident(store, caller, CreateIncident(title="big", teams=teams[:40]))
+    for team in teams[40:]:
+        add_participant(
+            store, caller, incident.summary.id, AddParticipant(participant_id=team, role=Role.TEAM)
+        )
+    return incident.summary.id
+
+
+def one_by_one(store: Store, caller: Caller, incident_id: str, title: str) -> None:
+    """The update as it was: summary put and query as now, then an UpdateItem per copy."""
+    summary = update_incident_summary_only(store, caller, incident_id, title)
+    assignments, names, values = _assignments(_copy_fields(summary))
+    for copy in store.query_partition(participations_partition(caller.account_id, incident_id)):
+        store.client.update_item(
+            TableName=store.table_name,
+            Key={"PK": copy["PK"], "SK": copy["SK"]},
+            UpdateExpression=f"SET {assignments}",
+            ConditionExpression="attribute_exists(PK) AND #iv < :version",
+            ExpressionAttributeNames={**names, "#iv": "incident_version"},
+            ExpressionAttributeValues={**values, ":version": {"N": str(summary.version)}},
+        )
+
+
+def update_incident_summary_only(
+    store: Store, caller: Caller, incident_id: str, title: str
+) -> IncidentSummary:
+    """The summary write of an update (the refresh is the baseline's own)."""
+    current = load_summary(store, caller, incident_id)
+    updated = current.model_copy(update={"title": title, "version": current.version + 1})
+    store.client.put_item(
+        TableName=store.table_name,
+        Item=_summary_item(store, caller.account_id, updated),
+        ConditionExpression="#version = :expected",
+        ExpressionAttributeNames={"#version": "version"},
+        ExpressionAttributeValues={":expected": {"N": str(current.version)}},
+    )
+    return updated
+
+
+def measure(store: Store, caller: Caller, incident_id: str, batched: bool) -> dict[str, float]:
+    calls: list[str] = []
+
+    def hook(model: Any, **_: Any) -> None:
+        calls.append(model.name)
+
+    store.client.meta.events.register("before-call.dynamodb", hook)
+    samples = []
+    for n in range(ROUNDS):
+        calls.clear()
+        started = time.perf_counter()
+        if batched:
+            update_incident(store, caller, incident_id, UpdateIncident(title=f"now {n}"))
+        else:
+            one_by_one(store, caller, incident_id, f"before {n}")
+        samples.append((time.perf_counter() - started) * 1000)
+    store.client.meta.events.unregister("before-call.dynamodb", hook)
+    return {"requests": len(calls), "ms_median": statistics.median(samples)}
+
+
+def main() -> None:
+    """Both ways on one incident, alternately measured."""
+    with local_engine(DYNAMODB_LOCAL) as engine:
+        client = local_client(engine.endpoint, max_pool_connections=16)
+        create_table(client, TABLE_SCHEMA, "bench-patch")
+        store = build_store(client, "bench-patch", b"bench-cursor-secret-" * 2)
+        caller = Caller(new_id("acct"), new_id("user"))
+        incident_id = full_incident(store, caller)
+        before = measure(store, caller, incident_id, batched=False)
+        after = measure(store, caller, incident_id, batched=True)
+        store.engine.close()
+    print(f"PATCH of an incident with {MAX_PARTICIPANTS} participants, {engine.description}")
+    print(f"median of {ROUNDS}     requests      ms")
+    for name, figures in (("one UpdateItem a copy", before), ("one transaction", after)):
+        print(f"{name:<22}{figures['requests']:9.0f}{figures['ms_median']:8.1f}")
+    print(
+        f"ratio (before / now)  {before['requests'] / after['requests']:9.1f}x"
+        f"{before['ms_median'] / after['ms_median']:7.1f}x"
+    )
+    payload = {"participants": MAX_PARTICIPANTS, "before": before, "now": after}
+    print(f"written to {save('patch_refresh', payload)}")
+
+
+if __name__ == "__main__":
+    main()
