@@ -136,27 +136,28 @@ class Monitoring(Construct):
 
     def _api_alarms(self, api: apigw.RestApi) -> None:
         self._alarm("Api5xx", api.metric_server_error(period=PERIOD), 5, "API 5xx responses")
-        self._alarm(
-            "Api4xxRate",
-            api.metric_client_error(period=PERIOD, statistic="Average"),
-            API_4XX_RATE,
-            "a quarter of API requests answered 4xx for 15 minutes",
-            periods=3,
-        )
-        self._alarm(
-            "ApiLatencyP99",
-            api.metric_latency(period=PERIOD, statistic="p99"),
-            LATENCY_P99_MS,
-            "API p99 latency above 3 s for 15 minutes",
-            periods=3,
-        )
-        self._alarm(
-            "ApiIntegrationLatencyP99",
-            api.metric_integration_latency(period=PERIOD, statistic="p99"),
-            INTEGRATION_LATENCY_P99_MS,
-            "functions' p99 latency behind the API above 2.5 s for 15 minutes",
-            periods=3,
-        )
+        sustained = [  # each over 15 minutes
+            (
+                "Api4xxRate",
+                api.metric_client_error(period=PERIOD, statistic="Average"),
+                API_4XX_RATE,
+                "a quarter of API requests answered 4xx",
+            ),
+            (
+                "ApiLatencyP99",
+                api.metric_latency(period=PERIOD, statistic="p99"),
+                LATENCY_P99_MS,
+                "API p99 latency above 3 s",
+            ),
+            (
+                "ApiIntegrationLatencyP99",
+                api.metric_integration_latency(period=PERIOD, statistic="p99"),
+                INTEGRATION_LATENCY_P99_MS,
+                "functions' p99 latency behind the API above 2.5 s",
+            ),
+        ]
+        for name, metric, threshold, what in sustained:
+            self._alarm(name, metric, threshold, f"{what} for 15 minutes", periods=3)
 
     def _alarm(
         self,

@@ -194,10 +194,21 @@ def test_ordered_pages_over_keys_of_any_text(
     scenario: Scenario,
     size: int,
 ) -> None:
+    pages, expected = ordered_walk(dynamodb, new_table, fanout, scenario, size)
+    assert [i for page in pages for i in page] == expected
+
+
+def ordered_walk(
+    dynamodb: DynamoDBClient,
+    new_table: Callable[[], str],
+    fanout: FanOutEngine,
+    scenario: Scenario,
+    size: int,
+) -> tuple[list[list[str]], list[str]]:
+    """The scenario stored and walked with pages of `size`; the pages and the exact list."""
     query = stored_query(dynamodb, new_table, scenario, identity=identity_of)
     pages = all_pages(fanout, query, iter(lambda: size, None))
-    expected = expected_order(scenario.entities, scenario.sort_range, scenario.descending)
-    assert [i for page in pages for i in page] == expected
+    return pages, expected_order(scenario.entities, scenario.sort_range, scenario.descending)
 
 
 @PROPERTY_SETTINGS
@@ -240,9 +251,7 @@ def test_one_stream_has_more_is_exact_down_to_pages_of_one(
     one = replace(
         scenario, streams=1, entities=[replace(e, streams=(0,)) for e in scenario.entities]
     )
-    query = stored_query(dynamodb, new_table, one, identity=identity_of)
-    pages = all_pages(fanout, query, iter(lambda: size, None))
-    expected = expected_order(one.entities, one.sort_range, one.descending)
+    pages, expected = ordered_walk(dynamodb, new_table, fanout, one, size)
     assert [i for page in pages for i in page] == expected
     assert len(pages) == max(1, -(-len(expected) // size)), "no page after the last item"
 
