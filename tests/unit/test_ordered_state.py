@@ -33,7 +33,8 @@ def states(draw: st.DrawFn) -> OrderedState:
     quiet = tuple(draw(st.lists(st.integers(0, 3), min_size=STREAMS, max_size=STREAMS)))
     if not any(quiet):
         quiet = ()
-    return OrderedState(last, tuple(windows), "0123456789abcdef", 1_700_000_000, span, quiet)
+    final = draw(st.booleans())
+    return OrderedState(last, tuple(windows), "0123456789abcdef", 1_700_000_000, span, quiet, final)
 
 
 @settings(max_examples=200, deadline=None)
@@ -43,6 +44,8 @@ def test_a_state_comes_back_as_written_with_the_windows_that_fit(state: OrderedS
     back = OrderedState.loads(data)
     assert (back.last_key, back.span, back.quiet) == (state.last_key, state.span, state.quiet)
     assert back.plan == state.plan[: len(back.plan)]
+    whole = bool(state.plan) and len(back.plan) == len(state.plan)
+    assert back.final == (state.final and whole), "the rest of the list only if all fitted"
     if back.plan or back.quiet:
         assert (back.streams, back.made_at) == (state.streams, state.made_at)
     if len(state.last_key.encode()) < 100:

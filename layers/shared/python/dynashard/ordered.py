@@ -117,6 +117,8 @@ class MergeResult:
     quiet: tuple[int, ...] = ()
     inherited: bool = False
     """Whether the plan or quiet counts passed on rest on what an earlier page learned."""
+    final: bool = False
+    """Whether `plan` holds every item left in the list."""
 
 
 class OrderedMerge:
@@ -170,14 +172,21 @@ class OrderedMerge:
         stats.contributors = len(merge.contributors)
         passed_on = bool(resume.plan) and merge.ends_window(resume.plan[0][0])
         learned = len(streams) > 1 and merge.last_key is not None
+        if passed_on:
+            plan, final = tuple(resume.plan[1:]), resume.final
+        else:
+            plan = merge.plan(states) if wide else ()
+            final = bool(plan) and merge.holds_the_rest(states, plan)
+        ended = passed_on and resume.final and not plan  # the plan's last window: the end
         return MergeResult(
             merge.items,
             merge.resume_key(states) if stats.budget_spent else merge.last_key,
-            merge.has_more(states),
-            tuple(resume.plan[1:]) if passed_on else (merge.plan(states) if wide else ()),
+            merge.has_more(states) and not ended,
+            plan,
             None if wide else merge.span_after(resume.span, after),
             merge.quiet(states, resume.quiet) if learned else (),
             inherited=passed_on or ENDED in resume.quiet,
+            final=final,
         )
 
     def _fill(
@@ -465,6 +474,18 @@ class _Merge:
             else:
                 counts.append(min(PROBE, (previous[state.index] if previous else 0) + 1))
         return tuple(counts)
+
+    def holds_the_rest(self, states: Sequence[_StreamState], plan: Sequence[Window]) -> bool:
+        """Whether `plan` holds every item left: every stream was read to its end, and the
+        items buffered beyond this page fill the windows exactly."""
+        if not all(s.done for s in states):
+            return False
+        rest = {
+            self.identity(e.item) if self.identity else e.key
+            for e in self.heap
+            if e.key != self.last_key
+        }
+        return len(rest) == len(plan) * self.limit
 
     def ends_window(self, end: str) -> bool:
         """Whether the page returned a planned window whole: full, not past its end, and

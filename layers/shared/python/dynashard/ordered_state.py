@@ -16,7 +16,8 @@ The state is binary, so that a plan of dozens of pages fits a cursor of under 1,
 characters. Every count is an unsigned LEB128 varint:
 
 - flags (1 byte): 1 = a key span follows the last key, 2 = a plan follows, 4 = per-stream
-  quiet counts follow;
+  quiet counts follow, 8 = the plan holds the rest of the list (every stream was read to its
+  end when it was made, and every window fitted);
 - the last key: its UTF-8 length and bytes;
 - the span: its start front-coded against the last key (bytes shared, suffix length,
   suffix), then its item count;
@@ -50,7 +51,7 @@ PLAN_SECONDS = 60
 the plan does not list, is only seen once the plan is dropped: plans are for a reader paging
 now, and a cursor kept longer reads every stream again."""
 DIGEST_BYTES = 8
-SPAN, PLAN, QUIET = 1, 2, 4
+SPAN, PLAN, QUIET, FINAL = 1, 2, 4, 8
 """Flags: which optional fields follow the last key."""
 PROBE = 2
 """`quiet`: a stream that supplied nothing to two pages in a row is read without a bound, to
@@ -74,6 +75,9 @@ class OrderedState:
     """The page's key span (its end is `last_key`), for the next page's bound."""
     quiet: tuple[int, ...] = ()
     """Per stream: pages in a row it supplied nothing to (up to `PROBE`), or `ENDED`."""
+    final: bool = False
+    """Whether the plan's windows hold every item left: the page that ends the last window
+    ends the list (`has_more` false, no empty page after it)."""
 
     def usable(self, digest: str, now: float, streams: int) -> OrderedState:
         """This state without the plan and `quiet` if they were made for another list of
@@ -97,13 +101,16 @@ class OrderedState:
         fixed += len(quiet)
         windows = bytearray()
         previous = self.last_key
+        written = 0
         for end, members in self.plan:
             window = _front_coded(previous, end) + encode_members(members)
             if fixed + len(windows) + len(window) > MAX_STATE_BYTES:
                 break
             windows += window
-            previous = end
+            previous, written = end, written + 1
+        final = self.final and written == len(self.plan) > 0
         flags = (SPAN if span else 0) | (PLAN if windows else 0) | (QUIET if quiet else 0)
+        flags |= FINAL if final else 0
         state = bytes([flags]) + _text(self.last_key) + span
         if windows or quiet:
             state += bytes.fromhex(self.streams) + _varint(self.made_at) + quiet + windows
@@ -115,7 +122,7 @@ class OrderedState:
         reader = _Reader(data)
         try:
             flags = reader.take(1)[0]
-            if flags & ~(SPAN | PLAN | QUIET):
+            if flags & ~(SPAN | PLAN | QUIET | FINAL) or (flags & FINAL and not flags & PLAN):
                 raise ValueError("unknown flags")
             last = reader.take(reader.varint())
             span = None
@@ -137,7 +144,8 @@ class OrderedState:
                 end = reader.front_coded(previous)
                 windows.append((end.decode(), reader.members()))
                 previous = end
-            return cls(last.decode(), tuple(windows), digest, made_at, span, quiet)
+            final = bool(flags & FINAL)
+            return cls(last.decode(), tuple(windows), digest, made_at, span, quiet, final)
         except (ValueError, IndexError) as exc:  # UnicodeDecodeError is a ValueError
             raise InvalidCursorError("the cursor is malformed") from exc
 
