@@ -232,6 +232,7 @@ def lambda_handler(
     app: APIGatewayRestResolver, before: Callable[[LambdaContext], None] | None = None
 ) -> Callable[[dict[str, Any], LambdaContext], dict[str, Any]]:
     """The Lambda entry point of a resolver: correlation id, tracing and metrics around it."""
+    browser_origins = bool(allowed_origins(os.environ))
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
     @tracer.capture_lambda_handler
@@ -239,6 +240,22 @@ def lambda_handler(
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         if before:
             before(context)
-        return app.resolve(event, context)
+        response = app.resolve(event, context)
+        return vary_on_origin(response) if browser_origins else response
 
     return handler
+
+
+def vary_on_origin(response: dict[str, Any]) -> dict[str, Any]:
+    """``Vary: Origin`` on every response of an API with browser origins: the CORS headers
+    depend on the request's Origin, so a shared cache must key on it (Powertools'
+    `CORSConfig` names the origin but does not say so). Added to what Vary already lists."""
+    multi = response.get("multiValueHeaders")
+    if isinstance(multi, dict):
+        values = [v for v in multi.get("Vary", []) if v.lower() != "origin"]
+        multi["Vary"] = [*values, "Origin"]
+        return response
+    headers = response.setdefault("headers", {})
+    present = [v.strip() for v in str(headers.get("Vary", "")).split(",") if v.strip()]
+    headers["Vary"] = ", ".join([*(v for v in present if v.lower() != "origin"), "Origin"])
+    return response

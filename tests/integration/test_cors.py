@@ -31,8 +31,10 @@ def test_every_response_names_an_allowed_origin(api: Api, origin: str) -> None:
     for reply in replies:
         assert reply.headers.get(ALLOW) == origin, reply
         assert "Idempotency-Key" in reply.headers.get("Access-Control-Allow-Headers", "")
+        assert reply.headers.get("Vary") == "Origin", "a shared cache must key on the origin"
 
 
 def test_an_origin_not_allowed_gets_no_cors_headers(api: Api) -> None:
     for reply in calls(api, "https://evil.example.com"):
         assert ALLOW not in reply.headers, reply
+        assert reply.headers.get("Vary") == "Origin", "this answer too depends on the origin"
