@@ -44,6 +44,8 @@ IDEMPOTENCY = idempotency_config()
 _written: ContextVar[Incident | None] = ContextVar("written", default=None)
 """The incident this request's create wrote (a replay has none and reads it back)."""
 IF_MATCH = r'^(W/)?"?[0-9]{1,20}"?$'
+INCIDENT_NUMBER = r"^[1-9][0-9]{0,17}$"
+"""A positive decimal number, no sign, no leading zero (what ``#859`` means)."""
 """What `_version` accepts, documented (checked there, to answer 400 invalid_if_match)."""
 
 
@@ -133,6 +135,20 @@ def _create_once() -> Callable[..., dict[str, Any]]:
 def get(incident_id: IncidentId) -> Incident:
     """Summary, details and participants."""
     return commands.get_incident(store(), caller(app), incident_id)
+
+
+@route(app, "get_incident_by_number")
+def get_by_number(
+    number: Annotated[
+        str,
+        Path(pattern=INCIDENT_NUMBER, description="the incident's number in the account, e.g. 859"),
+    ],
+) -> Incident:
+    """The same body as GET /incidents/{incident_id}; the number costs one key read."""
+    who = caller(app)
+    return commands.get_incident(
+        store(), who, commands.incident_id_by_number(store(), who, int(number))
+    )
 
 
 @route(app, "update_incident")

@@ -43,6 +43,12 @@ ROUTES: dict[str, Route] = {
     "get_incident": Route(
         "GET", "/incidents/{incident_id}", Group.INCIDENT_COMMANDS, "Get an incident"
     ),
+    "get_incident_by_number": Route(
+        "GET",
+        "/incidents/by-number/{number}",
+        Group.INCIDENT_COMMANDS,
+        "Get an incident by its number",
+    ),
     "update_incident": Route(
         "PATCH", "/incidents/{incident_id}", Group.INCIDENT_COMMANDS, "Update an incident"
     ),

@@ -10,7 +10,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
 from dynashard.schema import TableSchema
-from incidents.table import RESERVED_INDEXES, TABLE_SCHEMA
+from incidents.table import TABLE_SCHEMA
 from stacks.config import StageConfig
 
 
@@ -75,9 +75,8 @@ def table_from_schema(
 
 def _replica_indexes(table: dynamodb.TableV2, schema: TableSchema, max_read: int | None) -> None:
     """TableV2 turns Contributor Insights on for the table only; the indexes (where the
-    sharded list keys live) get it through the replica's per-index specification, except
-    the reserved ones no item writes to. The same specification carries each index's
-    maximum read throughput."""
+    sharded list keys live) get it through the replica's per-index specification, which
+    also carries each index's maximum read throughput."""
     read_cap = {"ReadOnDemandThroughputSettings": {"MaxReadRequestUnits": max_read}}
     cfn = table.node.default_child
     assert isinstance(cfn, dynamodb.CfnGlobalTable)
@@ -86,7 +85,7 @@ def _replica_indexes(table: dynamodb.TableV2, schema: TableSchema, max_read: int
         [
             {
                 "IndexName": index.name,
-                "ContributorInsightsSpecification": {"Enabled": index.name not in RESERVED_INDEXES},
+                "ContributorInsightsSpecification": {"Enabled": True},
                 **(read_cap if max_read else {}),
             }
             for index in schema.indexes

@@ -24,11 +24,12 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
-from incidents.table import RESERVED_INDEXES, TABLE_SCHEMA
+from incidents.table import TABLE_SCHEMA
 from lambdas.routes import ROUTES, Group
 from stacks.config import StageConfig
 
 PERIOD = Duration.minutes(5)
+INDEXES = tuple(index.name for index in TABLE_SCHEMA.indexes)
 LISTS = tuple(name for name, route in ROUTES.items() if route.group is Group.INCIDENT_QUERIES)
 """The list routes: each page reports its fan-out cost with a ``list`` dimension."""
 NEAR = 0.8
@@ -86,9 +87,8 @@ class Monitoring(Construct):
         _dashboard(self, watched)
 
     def _table_alarms(self, table: dynamodb.ITableV2) -> None:
-        live_indexes = [i.name for i in TABLE_SCHEMA.indexes if i.name not in RESERVED_INDEXES]
         for operation in ("Read", "Write"):
-            for index in (None, *live_indexes):
+            for index in (None, *INDEXES):
                 where = index or "the table"
                 self._alarm(
                     f"{index or 'Table'}{operation}Throttles",
@@ -232,7 +232,6 @@ def _dashboard(scope: Construct, watched: Watched) -> None:
             for name in LISTS
         ]
     )
-    indexes = [i.name for i in TABLE_SCHEMA.indexes if i.name not in RESERVED_INDEXES]
     functions = watched.functions.values()
     dashboard.add_widgets(
         cloudwatch.GraphWidget(
@@ -240,7 +239,7 @@ def _dashboard(scope: Construct, watched: Watched) -> None:
             left=[
                 _throttles(watched.table, operation, index)
                 for operation in ("Read", "Write")
-                for index in (None, *indexes)
+                for index in (None, *INDEXES)
             ],
         ),
         cloudwatch.GraphWidget(

@@ -31,8 +31,12 @@ TABLE_ACTIONS: dict[Group, tuple[str, ...]] = {
 write summaries, copies, counters, shard metadata and idempotency records; teams write
 teams, memberships and profiles and batch-read teams."""
 
-INDEX_READERS: dict[Group, tuple[str, ...]] = {Group.INCIDENT_QUERIES: ("GSI1", "GSI2")}
-"""Only the list queries read indexes: GSI1 (participants) and GSI2 (account by state)."""
+INDEX_READERS: dict[Group, tuple[str, ...]] = {
+    Group.INCIDENT_QUERIES: ("GSI1", "GSI2"),
+    Group.INCIDENT_COMMANDS: ("GSI3",),
+}
+"""The lists read GSI1 (participants) and GSI2 (account by state); the commands read GSI3
+(an incident by its number)."""
 
 GRANTED_FOR_THE_RUNTIME: dict[str, str] = {
     "logs:CreateLogStream": "the Lambda runtime writes the function's log stream",

@@ -71,7 +71,7 @@ def test_contributor_insights_cover_every_used_index(dev: Synthesized) -> None:
         spec["IndexName"]: spec["ContributorInsightsSpecification"]["Enabled"]
         for spec in replica.get("GlobalSecondaryIndexes", [])
     }
-    assert indexes == {"GSI1": True, "GSI2": True, "GSI3": False}  # GSI3: reserved, unused
+    assert indexes == {"GSI1": True, "GSI2": True, "GSI3": True}
 
 
 def test_encryption_uses_the_aws_owned_key(dev: Synthesized) -> None:

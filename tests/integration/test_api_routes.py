@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
@@ -276,3 +277,34 @@ def test_each_list_page_emits_its_fan_out_cost(
     assert last("FanOutContributors") == 1.0, "the caller's own incident, from that partition"
     assert last("FanOutRoundTrips") >= 1
     assert last("FanOutMilliseconds") > 0
+
+
+def test_an_incident_is_found_by_its_number_with_one_key_read(api: Api, alice: Caller) -> None:
+    first = create(api, alice, title="first")
+    second = create(api, alice, title="second", details={"runbook": "https://x"})
+    number = second["summary"]["number"]  # type: ignore[index]
+    assert number == first["summary"]["number"] + 1  # type: ignore[index]
+    calls: list[tuple[str, str | None]] = []
+
+    def record(model: Any, params: dict[str, Any], **_: Any) -> None:
+        calls.append((model.name, params.get("IndexName")))
+
+    client = runtime.dynamodb()
+    client.meta.events.register("provide-client-params.dynamodb", record)
+    try:
+        found = api.call("get_incident_by_number", alice, {"number": str(number)})
+    finally:
+        client.meta.events.unregister("provide-client-params.dynamodb", record)
+    by_id = api.call("get_incident", alice, {"incident_id": second["summary"]["id"]})  # type: ignore[index]
+    assert (found.status, found.body) == (200, by_id.body)
+    assert calls[0] == ("Query", "GSI3"), "the number: one key read on GSI3, no fan-out"
+    assert [name for name, _ in calls[1:]] == ["GetItem", "GetItem", "Query"], "then as by id"
+    for missing in ("99999", str(number + 1)):
+        reply = api.call("get_incident_by_number", alice, {"number": missing})
+        assert (reply.status, reply.body["code"]) == (404, "not_found")
+    other = Caller(new_id("acct"), new_id("user"))
+    elsewhere = api.call("get_incident_by_number", other, {"number": str(number)})
+    assert elsewhere.status == 404, "numbers are per account"
+    for bad in ("0", "-1", "01", "1.0", "abc", "1e3"):
+        reply = api.call("get_incident_by_number", alice, {"number": bad})
+        assert (reply.status, reply.body["code"]) == (400, "validation_error"), bad

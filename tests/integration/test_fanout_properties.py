@@ -325,31 +325,41 @@ def test_round_robin_cursors_carry_keys_of_control_characters(
     assert [i for page in pages for i in page] == ["id0", "id1", "id2"]
 
 
-@st.composite
-def one_or_wide(draw: st.DrawFn) -> tuple[Scenario, int]:
-    """Up to 40 entities and a page of 1-4, over one stream or more streams than the page."""
-    scenario, size = draw(scenarios()), draw(st.integers(1, 4))
-    streams = draw(st.sampled_from([1, draw(st.integers(size + 1, 16))]))
-    entities = [
-        replace(e, streams=tuple(sorted({s % streams for s in e.streams})))
-        for e in scenario.entities[:40]
-    ]
-    return replace(scenario, streams=streams, entities=entities), size
-
-
 @PROPERTY_SETTINGS
-@given(case=one_or_wide())
-def test_has_more_leaves_no_empty_last_page_on_one_stream_or_wide_lists(
+@given(scenario=scenarios(), size=st.integers(1, 4))
+def test_one_stream_has_more_is_exact_down_to_pages_of_one(
     dynamodb: DynamoDBClient,
     new_table: Callable[[], str],
     fanout: FanOutEngine,
-    case: tuple[Scenario, int],
+    scenario: Scenario,
+    size: int,
 ) -> None:
-    """Without writes during the walk, the page holding the last item says so: on one
-    stream the read asks for one item more; with more streams than the page, the plan knows
-    when its windows hold the rest of the list. (With 2 to `size` streams each may return
-    exactly its Limit: see the README on has_more.)"""
-    scenario, size = case
-    pages, expected = ordered_walk(dynamodb, new_table, fanout, scenario, size)
+    """On one stream a page says `has_more` only when an item follows: no empty last page
+    (a plan made for a narrow list once bounded the next read and left it unsure)."""
+    one = replace(
+        scenario, streams=1, entities=[replace(e, streams=(0,)) for e in scenario.entities]
+    )
+    pages, expected = ordered_walk(dynamodb, new_table, fanout, one, size)
     assert [i for page in pages for i in page] == expected
     assert len(pages) == max(1, -(-len(expected) // size)), "no page after the last item"
+
+
+@pytest.mark.parametrize(("streams", "items"), [(8, 13), (32, 40), (32, 7)])
+def test_a_wide_list_in_pages_of_one_ends_with_its_last_item(
+    dynamodb: DynamoDBClient,
+    new_table: Callable[[], str],
+    fanout: FanOutEngine,
+    streams: int,
+    items: int,
+) -> None:
+    """The account's list over 8 or 32 shards with limit=1 took one empty page more than it
+    had items: the plan that holds the rest of the list now says so, and the page ending its
+    last window ends the list."""
+    entities = [
+        Entity(f"id{k:03d}", f"OPEN#{k * 7919 % 10**6:07d}#id{k:03d}", ((k * 5) % streams,))
+        for k in range(items)
+    ]
+    scenario = Scenario(streams, entities, SortKeyRange(), descending=True)
+    pages, expected = ordered_walk(dynamodb, new_table, fanout, scenario, 1)
+    assert [i for page in pages for i in page] == expected
+    assert len(pages) == items, "no page after the last item"

@@ -207,3 +207,26 @@ def test_add_participant_gives_up_after_repeated_conflicts(stubbed: tuple[Store,
         add_participant(
             store, CALLER, SUMMARY.id, AddParticipant(participant_id=user, role=Role.ASSIGNEE)
         )
+
+
+def test_an_added_participant_that_cannot_be_read_back_is_still_the_answer(
+    stubbed: tuple[Store, Stubber],
+) -> None:
+    """The transaction committed: a failed read-back must not turn it into a 500."""
+    store, stubber = stubbed
+    user = new_id("user")
+    stubber.add_response("get_item", {"Item": summary_item()})
+    stubber.add_response("get_item", {})  # no copy yet: a new participant
+    stubber.add_response("get_item", {})  # the participant's shard metadata: default count
+    stubber.add_response("get_item", {"Item": {"participants": {"N": "1"}}})  # details' count
+    stubber.add_response("transact_write_items", {})
+    stubber.add_client_error("get_item", service_error_code="InternalServerError")
+    added = add_participant(
+        store, CALLER, SUMMARY.id, AddParticipant(participant_id=user, role=Role.RESPONDER)
+    )
+    assert (added.participant_id, added.roles, added.incident) == (
+        user,
+        [Role.RESPONDER],
+        SUMMARY,
+    )
+    stubber.assert_no_pending_responses()

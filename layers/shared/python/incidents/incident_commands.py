@@ -38,6 +38,7 @@ from incidents.keys import (
     counter_key,
     create_once_key,
     details_key,
+    number_index_key,
     participant_index_key,
     participant_meta,
     participant_sort_key,
@@ -257,7 +258,8 @@ def add_participant(
     for _ in range(ADD_PARTICIPANT_ATTEMPTS):
         summary = load_summary(store, caller, incident_id)
         copy_key = (participations_partition(account, incident_id), request.participant_id)
-        is_new = store.get(*copy_key) is None
+        existing = store.get(*copy_key)
+        is_new = existing is None
         copy_item = _participation_item(
             store,
             account,
@@ -291,10 +293,30 @@ def add_participant(
             if not _grow_participants(store, account, hot):
                 raise
             continue
-        stored = store.get(*copy_key)
-        assert stored is not None, "the transaction just wrote it"
-        return participation_from_item(stored)
+        return _participation_after_commit(store, copy_key, existing, request, summary)
     raise VersionConflictError("the incident keeps changing; retry")
+
+
+def _participation_after_commit(
+    store: Store,
+    key: tuple[str, str],
+    before: Item | None,
+    request: AddParticipant,
+    summary: IncidentSummary,
+) -> Participation:
+    """The participation as stored (a concurrent add may have added a role too); if it
+    cannot be read back, what this add wrote: the committed write is never an error."""
+    try:
+        stored = store.get(*key)
+    except (ClientError, BotoCoreError):
+        logger.warning("could not read a participation back", exc_info=True)
+        stored = None
+    if stored is not None:
+        return participation_from_item(stored)
+    roles = {request.role} | (set(participation_from_item(before).roles) if before else set())
+    return Participation(
+        participant_id=request.participant_id, roles=sorted(roles), incident=summary
+    )
 
 
 def remove_participant(store: Store, caller: Caller, incident_id: str, participant_id: str) -> None:
@@ -341,6 +363,24 @@ def _count_participants(store: Store, account: str, incident_id: str, change: in
             "ExpressionAttributeValues": values,
         }
     }
+
+
+def incident_id_by_number(store: Store, caller: Caller, number: int) -> str:
+    """The id of the account's incident `number` (GSI3: one key read); 404 without."""
+    pk, sk = number_index_key(caller.account_id, number)
+    response = store.client.query(
+        TableName=store.table_name,
+        IndexName="GSI3",
+        KeyConditionExpression="GSI3PK = :pk AND GSI3SK = :sk",
+        ExpressionAttributeValues={":pk": {"S": pk}, ":sk": {"S": sk}},
+        ExpressionAttributeNames={"#id": "id"},
+        ProjectionExpression="#id",
+        Limit=1,
+    )
+    items = response.get("Items", [])
+    if not items:
+        raise NotFoundError(f"incident number {number} not found")
+    return items[0]["id"]["S"]
 
 
 def load_summary(store: Store, caller: Caller, incident_id: str) -> IncidentSummary:
@@ -399,7 +439,9 @@ def _summary_item(store: Store, account: str, summary: IncidentSummary) -> Item:
     gsi2pk, gsi2sk = state_index_key(
         account, summary.state, summary.id, summary.created_at, store.config
     )
-    return to_item(summary, "incident", {"PK": pk, "SK": sk, "GSI2PK": gsi2pk, "GSI2SK": gsi2sk})
+    gsi3pk, gsi3sk = number_index_key(account, summary.number)
+    keys = {"PK": pk, "SK": sk, "GSI2PK": gsi2pk, "GSI2SK": gsi2sk}
+    return to_item(summary, "incident", {**keys, "GSI3PK": gsi3pk, "GSI3SK": gsi3sk})
 
 
 def _participation_item(store: Store, account: str, copy: Participation) -> Item:

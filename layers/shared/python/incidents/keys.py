@@ -116,6 +116,12 @@ def counter_key(account: str) -> tuple[str, str]:
     return build_key(account, "counter"), COUNTER_SK
 
 
+def number_index_key(account: str, number: int) -> tuple[str, str]:
+    """(GSI3PK, GSI3SK) of a summary: ``<acct>#number#<n>``, ``incident``. One partition a
+    number, so a lookup by number is one key read and no partition runs hot."""
+    return build_key(account, "number", str(number)), "incident"
+
+
 def create_once_key(account: str, user_id: str, request_key: str) -> tuple[str, str]:
     """(PK, SK) of the guard a keyed create writes in its transaction: ``<acct>#creates``
     sharded by the key (a busy account's keyed creates spread over 16 partitions)."""
