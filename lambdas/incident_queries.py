@@ -1,8 +1,9 @@
-"""Incident lists over HTTP: mine, my teams', one team's, the account's; newest first."""
+"""Incident lists over HTTP: mine, my teams', one team's, the account's; newest or oldest
+first."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
@@ -21,6 +22,16 @@ Cursor = Annotated[
     Query(description="next_cursor of the last page, exactly as it was returned"),
 ]
 
+Order = Literal["asc", "desc"]
+OrderParam = Annotated[
+    Order,
+    Query(
+        description="desc: newest first (the default); asc: oldest first. A cursor keeps "
+        "the order it was made with",
+        examples=["asc"],
+    ),
+]
+
 app = new_resolver()
 PAGE_SECONDS = 3.0
 """A list page's time: a third of the 10 s timeout, and what a person waits for at most."""
@@ -31,19 +42,23 @@ PAGE_READ_UNITS = 200.0
 153; a page that needs more returns what it has proved, and the next goes on."""
 
 
-def _page_request(limit: int, cursor: str | None) -> PageRequest:
+def _page_request(limit: int, cursor: str | None, order: Order) -> PageRequest:
     """The page the caller asked for, bounded in time by the invocation's remaining time."""
     remaining = app.lambda_context.get_remaining_time_in_millis() / 1000 - RESPONSE_SECONDS
     seconds = max(0.0, min(PAGE_SECONDS, remaining))
-    return PageRequest(limit, cursor, PageBudget.within(seconds, PAGE_READ_UNITS))
+    budget = PageBudget.within(seconds, PAGE_READ_UNITS)
+    return PageRequest(limit, cursor, budget, descending=order == "desc")
 
 
 @route(app, "my_incidents")
 def my_incidents(
-    state: StateParam = State.OPEN, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+    state: StateParam = State.OPEN,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+    order: OrderParam = "desc",
 ) -> IncidentList:
     """Incidents I participate in."""
-    page = _page_request(limit, cursor)
+    page = _page_request(limit, cursor, order)
     return _list("my_incidents", queries.my_incidents(store(), caller(app), state, page))
 
 
@@ -56,9 +71,10 @@ def my_teams_incidents(
         list[TeamId] | None,
         Query(max_length=MAX_LIST, description="only these of my teams (repeat the parameter)"),
     ] = None,
+    order: OrderParam = "desc",
 ) -> IncidentList:
     """Incidents of my teams (or of the ones named), each incident once."""
-    page = _page_request(limit, cursor)
+    page = _page_request(limit, cursor, order)
     return _list(
         "my_teams_incidents",
         queries.my_teams_incidents(store(), caller(app), state, page, team_ids=team),
@@ -71,9 +87,10 @@ def team_incidents(
     state: StateParam = State.OPEN,
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
+    order: OrderParam = "desc",
 ) -> IncidentList:
     """One team's incidents (members only)."""
-    page = _page_request(limit, cursor)
+    page = _page_request(limit, cursor, order)
     return _list(
         "team_incidents", queries.team_incidents(store(), caller(app), team_id, state, page)
     )
@@ -81,10 +98,13 @@ def team_incidents(
 
 @route(app, "account_incidents")
 def account_incidents(
-    state: StateParam = State.OPEN, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+    state: StateParam = State.OPEN,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+    order: OrderParam = "desc",
 ) -> IncidentList:
     """Every incident of my account."""
-    page = _page_request(limit, cursor)
+    page = _page_request(limit, cursor, order)
     return _list("account_incidents", queries.account_incidents(store(), caller(app), state, page))
 
 

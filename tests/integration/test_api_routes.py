@@ -308,3 +308,36 @@ def test_an_incident_is_found_by_its_number_with_one_key_read(api: Api, alice: C
     for bad in ("0", "-1", "01", "1.0", "abc", "1e3"):
         reply = api.call("get_incident_by_number", alice, {"number": bad})
         assert (reply.status, reply.body["code"]) == (400, "validation_error"), bad
+
+
+def walk_ids(api: Api, who: Caller, name: str, **query: str) -> list[str]:
+    ids, cursor = [], None
+    while True:
+        params = {key: [value] for key, value in query.items()}
+        reply = api.call(name, who, query=params | ({"cursor": [cursor]} if cursor else {}))
+        assert reply.status == 200, reply.body
+        ids += [item["id"] for item in reply.body["items"]]
+        cursor = reply.body["next_cursor"]
+        if not reply.body["has_more"]:
+            return ids
+
+
+@pytest.mark.parametrize("name", ["my_incidents", "account_incidents"])
+def test_every_list_pages_oldest_first_and_meets_new_incidents(
+    api: Api, alice: Caller, name: str
+) -> None:
+    created = [create(api, alice, title=f"t{n}")["summary"]["id"] for n in range(5)]  # type: ignore[index]
+    assert walk_ids(api, alice, name, limit="2") == created[::-1]
+    assert walk_ids(api, alice, name, limit="2", order="asc") == created
+    first = api.call(name, alice, query={"limit": ["2"], "order": ["asc"]}).body
+    later = create(api, alice, title="while walking")["summary"]["id"]  # type: ignore[index]
+    seen, cursor = list(first["items"]), first["next_cursor"]
+    while cursor:
+        reply = api.call(name, alice, query={"limit": ["2"], "order": ["asc"], "cursor": [cursor]})
+        seen += reply.body["items"]
+        cursor = reply.body["next_cursor"]
+    assert [item["id"] for item in seen] == [*created, later], "created before a page: shown"
+    wrong = api.call(name, alice, query={"order": ["desc"], "cursor": [first["next_cursor"]]})
+    assert (wrong.status, wrong.body["code"]) == (400, "invalid_cursor"), "bound to the order"
+    bad = api.call(name, alice, query={"order": ["oldest"]})
+    assert (bad.status, bad.body["code"]) == (400, "validation_error")

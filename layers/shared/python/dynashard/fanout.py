@@ -65,6 +65,9 @@ class FanOutQuery:
     cursor: str | None = None
     budget: PageBudget = field(default_factory=PageBudget, compare=False)
     """What the page may spend (ordered pages); unlimited by default."""
+    writes_ahead: bool = False
+    """New items land after the cursor (an oldest-first list of growing streams): the
+    cursor's ended-stream marks and end-of-list plan are not trusted (ordered pages)."""
 
     def __post_init__(self) -> None:
         if not self.streams:
@@ -162,6 +165,7 @@ class FanOutEngine:
             stats=stats,
             resume=previous.usable(digest, now, len(query.streams)) if previous else None,
             budget=query.budget,
+            writes_ahead=query.writes_ahead,
         )
         if not merged.has_more or merged.last_key is None:
             return merged.items, merged.has_more, None

@@ -144,14 +144,19 @@ class OrderedMerge:
         stats: PageStats,
         resume: OrderedState | None = None,
         budget: PageBudget | None = None,
+        writes_ahead: bool = False,
     ) -> MergeResult:
         """Read the next `limit` items after the cursor's last key (no `resume`: from the
         start). A plan in `resume` makes the first wave read only the streams its first
         window names; otherwise its span bounds the waves and its quiet counts leave out the
         streams that ended. Once `budget` is spent (checked before every wave after the
         first) the page ends with what is proved in order, and its cursor resumes from the
-        frontier: everything up to it has been read, and returned."""
+        frontier: everything up to it has been read, and returned. With `writes_ahead` (new
+        items land after the cursor, as in an oldest-first list), no stream is skipped as
+        ended and no plan ends the list: a stream that was empty may have an item now."""
         resume = resume or OrderedState("")
+        if writes_ahead:
+            resume = resume.expecting_writes()
         after = resume.last_key or None
         states = _stream_states(streams, after, descending, resume.quiet)
         wide = len(streams) > limit  # planning spares requests only then

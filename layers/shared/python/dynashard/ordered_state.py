@@ -35,7 +35,7 @@ Window ends are the shortest keys that separate a window from the next item (see
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dynashard.errors import InvalidCursorError
 from dynashard.key_span import KeySpan, common_prefix
@@ -88,6 +88,12 @@ class OrderedState:
         if self.streams == digest and fresh and named and len(self.quiet) in (0, streams):
             return self
         return OrderedState(self.last_key, span=self.span)
+
+    def expecting_writes(self) -> OrderedState:
+        """This state for a list whose new items land after the cursor: a stream marked
+        `ENDED` is probed again instead of skipped, and the plan no longer ends the list."""
+        quiet = tuple(PROBE if q == ENDED else q for q in self.quiet)
+        return replace(self, quiet=quiet, final=False)
 
     def dumps(self) -> bytes:
         """The binary state, with as many planned windows as fit `MAX_STATE_BYTES`."""

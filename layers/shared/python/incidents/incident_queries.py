@@ -1,4 +1,5 @@
-"""Incident lists, all through the fan-out engine: ordered, newest first, deduplicated.
+"""Incident lists, all through the fan-out engine: ordered (newest or oldest first),
+deduplicated.
 
 Each list is a fan-out over sharded partitions (a participant's GSI1 shards, several
 teams' shards, or the account's GSI2 shards for a state). The cursor binding names the
@@ -51,6 +52,8 @@ class PageRequest:
     limit: int = DEFAULT_LIMIT
     cursor: str | None = None
     budget: PageBudget = field(default_factory=PageBudget)
+    descending: bool = True
+    """Newest first (the default) or oldest first."""
 
 
 def my_incidents(store: Store, caller: Caller, state: State, page: PageRequest) -> IncidentPage:
@@ -154,7 +157,8 @@ def _page(
         streams,
         binding,
         limit=page.limit,
-        descending=True,
+        descending=page.descending,
+        writes_ahead=not page.descending,  # oldest first: new incidents land ahead
         identity=identity,
         cursor=page.cursor,
         budget=page.budget,
