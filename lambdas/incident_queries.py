@@ -3,13 +3,21 @@ first."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Literal
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from pydantic import AwareDatetime
 
 from dynashard import PageBudget
 from incidents import incident_queries as queries
-from incidents.incident_queries import DEFAULT_LIMIT, MAX_LIMIT, IncidentPage, PageRequest
+from incidents.incident_queries import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    CreatedWindow,
+    IncidentPage,
+    PageRequest,
+)
 from incidents.models import TEAM_ID, IncidentList, State, TeamId
 from incidents.requests import MAX_LIST
 from lambdas.api import caller, lambda_handler, new_resolver, route
@@ -32,6 +40,21 @@ OrderParam = Annotated[
     ),
 ]
 
+Since = Annotated[
+    AwareDatetime | None,
+    Query(
+        description="only incidents created at or after this instant (RFC 3339, with offset)",
+        examples=["2026-11-01T00:00:00Z"],
+    ),
+]
+Until = Annotated[
+    AwareDatetime | None,
+    Query(
+        description="only incidents created before this instant (RFC 3339, with offset)",
+        examples=["2026-11-23T00:00:00+01:00"],
+    ),
+]
+
 app = new_resolver()
 PAGE_SECONDS = 3.0
 """A list page's time: a third of the 10 s timeout, and what a person waits for at most."""
@@ -42,28 +65,35 @@ PAGE_READ_UNITS = 200.0
 153; a page that needs more returns what it has proved, and the next goes on."""
 
 
-def _page_request(limit: int, cursor: str | None, order: Order) -> PageRequest:
+def _page_request(
+    limit: int, cursor: str | None, order: Order, since: datetime | None, until: datetime | None
+) -> PageRequest:
     """The page the caller asked for, bounded in time by the invocation's remaining time."""
     remaining = app.lambda_context.get_remaining_time_in_millis() / 1000 - RESPONSE_SECONDS
     seconds = max(0.0, min(PAGE_SECONDS, remaining))
     budget = PageBudget.within(seconds, PAGE_READ_UNITS)
-    return PageRequest(limit, cursor, budget, descending=order == "desc")
+    window = CreatedWindow(since, until)
+    return PageRequest(limit, cursor, budget, descending=order == "desc", window=window)
 
 
 @route(app, "my_incidents")
 def my_incidents(
+    *,
     state: StateParam = State.OPEN,
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
     order: OrderParam = "desc",
+    since: Since = None,
+    until: Until = None,
 ) -> IncidentList:
     """Incidents I participate in."""
-    page = _page_request(limit, cursor, order)
+    page = _page_request(limit, cursor, order, since, until)
     return _list("my_incidents", queries.my_incidents(store(), caller(app), state, page))
 
 
 @route(app, "my_teams_incidents")
 def my_teams_incidents(
+    *,
     state: StateParam = State.OPEN,
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
@@ -72,9 +102,11 @@ def my_teams_incidents(
         Query(max_length=MAX_LIST, description="only these of my teams (repeat the parameter)"),
     ] = None,
     order: OrderParam = "desc",
+    since: Since = None,
+    until: Until = None,
 ) -> IncidentList:
     """Incidents of my teams (or of the ones named), each incident once."""
-    page = _page_request(limit, cursor, order)
+    page = _page_request(limit, cursor, order, since, until)
     return _list(
         "my_teams_incidents",
         queries.my_teams_incidents(store(), caller(app), state, page, team_ids=team),
@@ -83,14 +115,17 @@ def my_teams_incidents(
 
 @route(app, "team_incidents")
 def team_incidents(
+    *,
     team_id: Annotated[str, Path(pattern=TEAM_ID)],
     state: StateParam = State.OPEN,
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
     order: OrderParam = "desc",
+    since: Since = None,
+    until: Until = None,
 ) -> IncidentList:
     """One team's incidents (members only)."""
-    page = _page_request(limit, cursor, order)
+    page = _page_request(limit, cursor, order, since, until)
     return _list(
         "team_incidents", queries.team_incidents(store(), caller(app), team_id, state, page)
     )
@@ -98,13 +133,16 @@ def team_incidents(
 
 @route(app, "account_incidents")
 def account_incidents(
+    *,
     state: StateParam = State.OPEN,
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
     order: OrderParam = "desc",
+    since: Since = None,
+    until: Until = None,
 ) -> IncidentList:
     """Every incident of my account."""
-    page = _page_request(limit, cursor, order)
+    page = _page_request(limit, cursor, order, since, until)
     return _list("account_incidents", queries.account_incidents(store(), caller(app), state, page))
 
 

@@ -341,3 +341,42 @@ def test_every_list_pages_oldest_first_and_meets_new_incidents(
     assert (wrong.status, wrong.body["code"]) == (400, "invalid_cursor"), "bound to the order"
     bad = api.call(name, alice, query={"order": ["oldest"]})
     assert (bad.status, bad.body["code"]) == (400, "validation_error")
+
+
+def test_lists_take_a_creation_window_read_through_key_conditions(api: Api, alice: Caller) -> None:
+    created = [create(api, alice, title=f"t{n}")["summary"] for n in range(4)]
+    times = [c["created_at"] for c in created]  # type: ignore[index]
+    ids = [c["id"] for c in created]  # type: ignore[index]
+    calls: list[dict[str, Any]] = []
+
+    def record(params: dict[str, Any], **_: Any) -> None:
+        calls.append(params)
+
+    client = runtime.dynamodb()
+    client.meta.events.register("provide-client-params.dynamodb.Query", record)
+    try:
+        for name in ("my_incidents", "account_incidents"):
+            window = {"since": times[1], "until": times[3]}
+            assert walk_ids(api, alice, name, limit="1", **window) == [ids[2], ids[1]]
+            assert walk_ids(api, alice, name, order="asc", **window) == [ids[1], ids[2]]
+            assert walk_ids(api, alice, name, since=times[3]) == [ids[3]]
+            assert walk_ids(api, alice, name, until=times[0]) == []
+            wide = {"since": "2000-01-01T00:00:00Z", "until": "2100-01-01T00:00:00+02:00"}
+            assert walk_ids(api, alice, name, **wide) == ids[::-1]
+    finally:
+        client.meta.events.unregister("provide-client-params.dynamodb.Query", record)
+    assert all("FilterExpression" not in params for params in calls), "key conditions only"
+    assert any("BETWEEN" in params["KeyConditionExpression"] for params in calls)
+    page = api.call("my_incidents", alice, query={"limit": ["1"], "since": [times[0]]}).body
+    other = api.call(
+        "my_incidents", alice, query={"since": [times[1]], "cursor": [page["next_cursor"]]}
+    )
+    assert (other.status, other.body["code"]) == (400, "invalid_cursor"), "bound to the window"
+    for bad in (
+        {"since": [times[2]], "until": [times[1]]},
+        {"since": [times[1]], "until": [times[1]]},
+        {"since": ["2026-11-23T10:00:00"]},
+        {"until": ["yesterday"]},
+    ):
+        reply = api.call("account_incidents", alice, query=bad)
+        assert (reply.status, reply.body["code"]) == (400, "validation_error"), bad

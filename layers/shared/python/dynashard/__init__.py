@@ -41,7 +41,7 @@ from dynashard.shards import (
     random_shard,
     validate_shard_count,
 )
-from dynashard.sort_range import SortKeyRange
+from dynashard.sort_range import Bound, SortKeyRange
 from dynashard.streams import Item, Stream
 from dynashard.throttling import (
     error_code,
@@ -55,6 +55,7 @@ __all__ = [
     "PARTITION_KEY_MAX_BYTES",
     "SEPARATOR",
     "SORT_KEY_MAX_BYTES",
+    "Bound",
     "CursorCodec",
     "DynashardError",
     "FanOutEngine",

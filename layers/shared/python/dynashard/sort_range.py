@@ -124,6 +124,11 @@ class SortKeyRange:
             return self._with_lower(Bound(position, True))
         return self._with_upper(Bound(position, True))
 
+    def narrowed(self, lower: Bound | None = None, upper: Bound | None = None) -> SortKeyRange:
+        """This range cut to `lower` and `upper` where they are tighter than its own ends."""
+        narrowed = self._with_lower(lower) if lower else self
+        return narrowed._with_upper(upper) if upper else narrowed
+
     def _with_lower(self, bound: Bound) -> SortKeyRange:
         current = self.lower
         if (

@@ -57,6 +57,12 @@ class TooManyParticipantsError(DomainError):
     code, status = "too_many_participants", 400
 
 
+class InvalidWindowError(DomainError):
+    """A time window that holds no instant (``since`` not before ``until``)."""
+
+    code, status = "validation_error", 400
+
+
 class TooManyTeamsError(DomainError):
     """ "All my teams" for a member of more teams than one list reads."""
 

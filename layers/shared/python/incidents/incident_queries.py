@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from dynashard import (
+    Bound,
     FanOutQuery,
     Item,
     PageBudget,
@@ -21,10 +23,10 @@ from dynashard import (
     Stream,
     shard_keys,
 )
-from incidents.errors import ForbiddenError, TooManyTeamsError
+from incidents.errors import ForbiddenError, InvalidWindowError, TooManyTeamsError
 from incidents.items import from_item, participation_from_item
 from incidents.keys import participant_base, participant_meta, state_base
-from incidents.models import IncidentSummary, State
+from incidents.models import IncidentSummary, State, timestamp
 from incidents.store import Caller, Store
 from incidents.team_commands import my_team_ids, require_member
 
@@ -46,6 +48,35 @@ class IncidentPage:
 
 
 @dataclass(frozen=True)
+class CreatedWindow:
+    """Incidents created from `since` (included) to `until` (excluded), either open-ended.
+
+    Read through the sort keys' creation time (key conditions, not filters), so a window
+    costs what its items cost."""
+
+    since: datetime | None = None
+    until: datetime | None = None
+
+    def __post_init__(self) -> None:
+        if self.since and self.until and self.since >= self.until:
+            raise InvalidWindowError("since must be before until")
+
+    def sort_range(self, prefix: str) -> SortKeyRange:
+        """The keys ``<prefix><created at>#...`` inside the window."""
+        base = SortKeyRange.begins_with(prefix) if prefix else SortKeyRange()
+        lower = Bound(prefix + timestamp(self.since), True) if self.since else None
+        upper = Bound(prefix + timestamp(self.until), False) if self.until else None
+        return base.narrowed(lower, upper)
+
+    def binding(self) -> tuple[str, str]:
+        """What a cursor is bound to: the window, normalized to UTC."""
+        return (
+            f"since={timestamp(self.since) if self.since else ''}",
+            f"until={timestamp(self.until) if self.until else ''}",
+        )
+
+
+@dataclass(frozen=True)
 class PageRequest:
     """Page size and position, as the caller sent them, and what the page may spend."""
 
@@ -54,12 +85,13 @@ class PageRequest:
     budget: PageBudget = field(default_factory=PageBudget)
     descending: bool = True
     """Newest first (the default) or oldest first."""
+    window: CreatedWindow = field(default_factory=CreatedWindow)
 
 
 def my_incidents(store: Store, caller: Caller, state: State, page: PageRequest) -> IncidentPage:
     """Incidents the caller participates in (any role), in `state`."""
-    streams = _participant_streams(store, caller.account_id, caller.user_id, state)
-    return _participations_page(store, streams, _binding(caller, "my", state), page)
+    streams = _participant_streams(store, caller.account_id, caller.user_id, state, page)
+    return _participations_page(store, streams, _binding(caller, "my", state, page), page)
 
 
 def my_teams_incidents(
@@ -83,9 +115,9 @@ def my_teams_incidents(
     streams = [
         stream
         for team in chosen
-        for stream in _participant_streams(store, caller.account_id, team, state)
+        for stream in _participant_streams(store, caller.account_id, team, state, page)
     ]
-    binding = _binding(caller, "my-teams", state, *chosen)
+    binding = _binding(caller, "my-teams", state, page, *chosen)
     return _participations_page(store, streams, binding, page)
 
 
@@ -94,8 +126,9 @@ def team_incidents(
 ) -> IncidentPage:
     """One team's incidents; members only."""
     require_member(store, caller, team_id)
-    streams = _participant_streams(store, caller.account_id, team_id, state)
-    return _participations_page(store, streams, _binding(caller, "team", state, team_id), page)
+    streams = _participant_streams(store, caller.account_id, team_id, state, page)
+    binding = _binding(caller, "team", state, page, team_id)
+    return _participations_page(store, streams, binding, page)
 
 
 def account_incidents(
@@ -103,14 +136,15 @@ def account_incidents(
 ) -> IncidentPage:
     """Every incident of the caller's account in `state` (GSI2, weighted shards per state)."""
     count = store.config.state_shards.count_for(state)
+    window = page.window.sort_range("")
     streams = [
-        Stream(store.table_name, "GSI2PK", pk, "GSI2SK", index_name="GSI2")
+        Stream(store.table_name, "GSI2PK", pk, "GSI2SK", window, index_name="GSI2")
         for pk in shard_keys(state_base(caller.account_id, state), count)
     ]
     return _page(
         store,
         streams,
-        _binding(caller, "account", state),
+        _binding(caller, "account", state, page),
         page,
         identity=lambda item: item["id"]["S"],
         convert=lambda item: from_item(IncidentSummary, item),
@@ -118,11 +152,12 @@ def account_incidents(
 
 
 def _participant_streams(
-    store: Store, account: str, participant_id: str, state: State
+    store: Store, account: str, participant_id: str, state: State, page: PageRequest
 ) -> list[Stream]:
-    """GSI1 shards of one participant that may hold items (every count it ever had)."""
+    """GSI1 shards of one participant that may hold items (every count it ever had), within
+    the state and the page's window."""
     count = store.counts.get(participant_meta(account, participant_id)).read_count
-    in_state = SortKeyRange.begins_with(f"{state.value}#")
+    in_state = page.window.sort_range(f"{state.value}#")
     return [
         Stream(store.table_name, "GSI1PK", pk, "GSI1SK", in_state, index_name="GSI1")
         for pk in shard_keys(participant_base(account, participant_id), count)
@@ -172,6 +207,7 @@ def _page(
     )
 
 
-def _binding(caller: Caller, route: str, state: State, *filters: str) -> str:
-    """Everything a cursor is valid for: account, caller, route, state and filters."""
-    return "\x1f".join([caller.account_id, caller.user_id, route, state.value, *filters])
+def _binding(caller: Caller, route: str, state: State, page: PageRequest, *filters: str) -> str:
+    """Everything a cursor is valid for: account, caller, route, state, window and filters."""
+    parts = [caller.account_id, caller.user_id, route, state.value, *page.window.binding()]
+    return "\x1f".join([*parts, *filters])
