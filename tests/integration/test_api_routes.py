@@ -239,15 +239,47 @@ def test_profile_routes(api: Api, alice: Caller) -> None:
     assert (bad.status, bad.body["code"]) == (400, "validation_error")
 
 
-def test_my_teams_cursor_is_bound_to_the_memberships(api: Api, alice: Caller) -> None:
-    first = api.call("create_team", alice, body={"name": "One"}).body["id"]
-    for n in range(3):
-        api.call("create_incident", alice, body={"title": f"t{n}", "teams": [first]})
-    page = api.call("my_teams_incidents", alice, query={"limit": ["1"]}).body
-    assert page["next_cursor"]
-    api.call("create_team", alice, body={"name": "Two"})
-    reply = api.call("my_teams_incidents", alice, query={"cursor": [page["next_cursor"]]})
-    assert (reply.status, reply.body["code"]) == (400, "invalid_cursor")
+def test_a_walk_of_all_my_teams_survives_a_membership_change(api: Api, alice: Caller) -> None:
+    """Joining or leaving a team mid-walk: the next page goes on from the cursor's position
+    over the new team set. A joined team's incidents behind the position are not shown (as
+    any item written behind a cursor), a left team's stop appearing; a named team= set is
+    still bound to its cursor."""
+    assert api.call("save_profile", alice, body={"name": "Alice"}).status == 200
+    bob = Caller(alice.account_id, new_id("user"))
+    assert api.call("save_profile", bob, body={"name": "Bob"}).status == 200
+    one = api.call("create_team", alice, body={"name": "One"}).body["id"]
+    two = api.call("create_team", alice, body={"name": "Two"}).body["id"]
+    bobs = api.call("create_team", bob, body={"name": "Bob's"}).body["id"]
+
+    def incident(who: Caller, title: str, team: str) -> str:
+        reply = api.call("create_incident", who, body={"title": title, "teams": [team]})
+        return str(reply.body["summary"]["id"])
+
+    old_bob = incident(bob, "bob old", bobs)
+    older = [incident(alice, f"one {n}", one) for n in range(3)]
+    in_two = incident(alice, "two", two)
+    newer = [incident(alice, f"one {n}", one) for n in range(3, 6)]
+    page = api.call("my_teams_incidents", alice, query={"limit": ["2"]}).body
+    assert [i["id"] for i in page["items"]] == newer[::-1][:2]
+    # alice leaves Two and joins Bob's team mid-walk
+    assert (
+        api.call("remove_member", alice, {"team_id": two, "user_id": alice.user_id}).status == 204
+    )
+    added = api.call("add_member", bob, {"team_id": bobs}, body={"user_id": alice.user_id})
+    assert added.status == 201
+    seen, cursor = [], page["next_cursor"]
+    while cursor:
+        reply = api.call("my_teams_incidents", alice, query={"limit": ["2"], "cursor": [cursor]})
+        assert reply.status == 200, reply.body
+        seen += [i["id"] for i in reply.body["items"]]
+        cursor = reply.body["next_cursor"]
+    assert seen == [newer[0], *older[::-1], old_bob], "Two's incident gone, Bob's team's in"
+    assert in_two not in seen
+    named = api.call("my_teams_incidents", alice, query={"limit": ["1"], "team": [one]}).body
+    other = api.call(
+        "my_teams_incidents", alice, query={"team": [one, bobs], "cursor": [named["next_cursor"]]}
+    )
+    assert (other.status, other.body["code"]) == (400, "invalid_cursor"), "team= stays bound"
 
 
 def test_each_list_page_emits_its_fan_out_cost(

@@ -117,7 +117,10 @@ def my_teams_incidents(
         for team in chosen
         for stream in _participant_streams(store, caller.account_id, team, state, page)
     ]
-    binding = _binding(caller, "my-teams", state, page, *chosen)
+    # All my teams: bound to the caller, not to today's memberships, so a walk goes on over
+    # the teams of the moment (the cursor's position holds; its plan, made for the former
+    # stream list, is dropped). Named teams stay bound to the cursor.
+    binding = _binding(caller, "my-teams", state, page, *(chosen if team_ids else ["all"]))
     return _participations_page(store, streams, binding, page)
 
 
