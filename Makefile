@@ -46,6 +46,7 @@ bench: $(STAMP)
 	$(PY) -m bench.fanout
 	$(PY) -m bench.many_teams
 	$(PY) -m bench.patch_refresh
+	$(PY) -m bench.filters
 	$(PY) -m bench.hot_key
 	$(PY) -m bench.local_pages
 	$(PY) -m bench.cold_start

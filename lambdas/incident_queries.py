@@ -3,6 +3,7 @@ first."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Literal
 
@@ -15,10 +16,11 @@ from incidents.incident_queries import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
     CreatedWindow,
+    IncidentFilter,
     IncidentPage,
     PageRequest,
 )
-from incidents.models import TEAM_ID, IncidentList, State, TeamId
+from incidents.models import TEAM_ID, IncidentList, Severity, State, Status, TeamId
 from incidents.requests import MAX_LIST
 from lambdas.api import caller, lambda_handler, new_resolver, route
 from lambdas.runtime import report_page, store
@@ -55,6 +57,18 @@ Until = Annotated[
     ),
 ]
 
+StatusParam = Annotated[
+    list[Status] | None,
+    Query(
+        description="only these statuses (repeat the parameter); each must be in the state",
+        examples=[["TRIGGERED"]],
+    ),
+]
+SeverityParam = Annotated[
+    list[Severity] | None,
+    Query(description="only these severities (repeat the parameter)", examples=[["SEV1"]]),
+]
+
 app = new_resolver()
 PAGE_SECONDS = 3.0
 """A list page's time: a third of the 10 s timeout, and what a person waits for at most."""
@@ -65,15 +79,31 @@ PAGE_READ_UNITS = 200.0
 153; a page that needs more returns what it has proved, and the next goes on."""
 
 
-def _page_request(
-    limit: int, cursor: str | None, order: Order, since: datetime | None, until: datetime | None
-) -> PageRequest:
+@dataclass(frozen=True)
+class ListParams:
+    """The query parameters every list takes besides its own."""
+
+    limit: int
+    cursor: str | None
+    order: Order
+    since: datetime | None
+    until: datetime | None
+    status: list[Status] | None
+    severity: list[Severity] | None
+
+
+def _page_request(params: ListParams) -> PageRequest:
     """The page the caller asked for, bounded in time by the invocation's remaining time."""
     remaining = app.lambda_context.get_remaining_time_in_millis() / 1000 - RESPONSE_SECONDS
     seconds = max(0.0, min(PAGE_SECONDS, remaining))
-    budget = PageBudget.within(seconds, PAGE_READ_UNITS)
-    window = CreatedWindow(since, until)
-    return PageRequest(limit, cursor, budget, descending=order == "desc", window=window)
+    return PageRequest(
+        params.limit,
+        params.cursor,
+        PageBudget.within(seconds, PAGE_READ_UNITS),
+        descending=params.order == "desc",
+        window=CreatedWindow(params.since, params.until),
+        filter=IncidentFilter(tuple(params.status or ()), tuple(params.severity or ())),
+    )
 
 
 @route(app, "my_incidents")
@@ -85,9 +115,11 @@ def my_incidents(
     order: OrderParam = "desc",
     since: Since = None,
     until: Until = None,
+    status: StatusParam = None,
+    severity: SeverityParam = None,
 ) -> IncidentList:
     """Incidents I participate in."""
-    page = _page_request(limit, cursor, order, since, until)
+    page = _page_request(ListParams(limit, cursor, order, since, until, status, severity))
     return _list("my_incidents", queries.my_incidents(store(), caller(app), state, page))
 
 
@@ -104,9 +136,11 @@ def my_teams_incidents(
     order: OrderParam = "desc",
     since: Since = None,
     until: Until = None,
+    status: StatusParam = None,
+    severity: SeverityParam = None,
 ) -> IncidentList:
     """Incidents of my teams (or of the ones named), each incident once."""
-    page = _page_request(limit, cursor, order, since, until)
+    page = _page_request(ListParams(limit, cursor, order, since, until, status, severity))
     return _list(
         "my_teams_incidents",
         queries.my_teams_incidents(store(), caller(app), state, page, team_ids=team),
@@ -123,9 +157,11 @@ def team_incidents(
     order: OrderParam = "desc",
     since: Since = None,
     until: Until = None,
+    status: StatusParam = None,
+    severity: SeverityParam = None,
 ) -> IncidentList:
     """One team's incidents (members only)."""
-    page = _page_request(limit, cursor, order, since, until)
+    page = _page_request(ListParams(limit, cursor, order, since, until, status, severity))
     return _list(
         "team_incidents", queries.team_incidents(store(), caller(app), team_id, state, page)
     )
@@ -140,9 +176,11 @@ def account_incidents(
     order: OrderParam = "desc",
     since: Since = None,
     until: Until = None,
+    status: StatusParam = None,
+    severity: SeverityParam = None,
 ) -> IncidentList:
     """Every incident of my account."""
-    page = _page_request(limit, cursor, order, since, until)
+    page = _page_request(ListParams(limit, cursor, order, since, until, status, severity))
     return _list("account_incidents", queries.account_incidents(store(), caller(app), state, page))
 
 

@@ -412,3 +412,49 @@ def test_lists_take_a_creation_window_read_through_key_conditions(api: Api, alic
     ):
         reply = api.call("account_incidents", alice, query=bad)
         assert (reply.status, reply.body["code"]) == (400, "validation_error"), bad
+
+
+@pytest.mark.parametrize("name", ["my_incidents", "account_incidents"])
+def test_lists_filter_by_status_and_severity(api: Api, alice: Caller, name: str) -> None:
+    made = {}
+    for status, severity in [
+        ("TRIGGERED", "SEV1"),
+        ("ACKNOWLEDGED", "SEV1"),
+        ("TRIGGERED", "SEV3"),
+        ("ACKNOWLEDGED", "SEV2"),
+    ]:
+        body = {"title": f"{status} {severity}", "status": status, "severity": severity}
+        made[(status, severity)] = create(api, alice, **body)["summary"]["id"]  # type: ignore[index]
+    newest_first = list(made.values())[::-1]
+
+    def expect(statuses: set[str], severities: set[str]) -> list[str]:
+        return [
+            made[key]
+            for key in list(made)[::-1]
+            if (not statuses or key[0] in statuses) and (not severities or key[1] in severities)
+        ]
+
+    assert walk_ids(api, alice, name) == newest_first
+    for statuses, severities in [
+        ({"TRIGGERED"}, set()),
+        (set(), {"SEV1"}),
+        ({"ACKNOWLEDGED"}, {"SEV1", "SEV2"}),
+        ({"TRIGGERED", "ACKNOWLEDGED"}, {"SEV5"}),
+    ]:
+        query = {"status": sorted(statuses), "severity": sorted(severities), "limit": ["1"]}
+        ids, cursor = [], None
+        while True:
+            reply = api.call(name, alice, query=query | ({"cursor": [cursor]} if cursor else {}))
+            assert reply.status == 200, reply.body
+            ids += [i["id"] for i in reply.body["items"]]
+            cursor = reply.body["next_cursor"]
+            if not reply.body["has_more"]:
+                break
+        assert ids == expect(statuses, severities), (statuses, severities)
+    wrong = api.call(name, alice, query={"status": ["RESOLVED"]})
+    assert (wrong.status, wrong.body["code"]) == (400, "validation_error"), "not in OPEN"
+    closed = api.call(name, alice, query={"state": ["CLOSED"], "status": ["RESOLVED"]})
+    assert closed.status == 200
+    page = api.call(name, alice, query={"limit": ["1"], "severity": ["SEV1"]}).body
+    other = api.call(name, alice, query={"severity": ["SEV2"], "cursor": [page["next_cursor"]]})
+    assert (other.status, other.body["code"]) == (400, "invalid_cursor"), "bound to the filter"

@@ -57,8 +57,9 @@ class TooManyParticipantsError(DomainError):
     code, status = "too_many_participants", 400
 
 
-class InvalidWindowError(DomainError):
-    """A time window that holds no instant (``since`` not before ``until``)."""
+class InvalidFilterError(DomainError):
+    """List filters that select nothing by construction: a time window holding no instant
+    (``since`` not before ``until``), a status outside the list's state."""
 
     code, status = "validation_error", 400
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from dynashard import (
     Bound,
@@ -23,10 +24,10 @@ from dynashard import (
     Stream,
     shard_keys,
 )
-from incidents.errors import ForbiddenError, InvalidWindowError, TooManyTeamsError
+from incidents.errors import ForbiddenError, InvalidFilterError, TooManyTeamsError
 from incidents.items import from_item, participation_from_item
 from incidents.keys import participant_base, participant_meta, state_base
-from incidents.models import IncidentSummary, State, timestamp
+from incidents.models import IncidentSummary, Severity, State, Status, state_of, timestamp
 from incidents.store import Caller, Store
 from incidents.team_commands import my_team_ids, require_member
 
@@ -59,7 +60,7 @@ class CreatedWindow:
 
     def __post_init__(self) -> None:
         if self.since and self.until and self.since >= self.until:
-            raise InvalidWindowError("since must be before until")
+            raise InvalidFilterError("since must be before until")
 
     def sort_range(self, prefix: str) -> SortKeyRange:
         """The keys ``<prefix><created at>#...`` inside the window."""
@@ -77,6 +78,52 @@ class CreatedWindow:
 
 
 @dataclass(frozen=True)
+class IncidentFilter:
+    """Statuses and severities to keep (none: all), as a filter expression on each stream:
+    DynamoDB reads, and bills, the whole window and returns the matching items (decision
+    006 argues why a filter and not a key per status or severity)."""
+
+    statuses: tuple[Status, ...] = ()
+    severities: tuple[Severity, ...] = ()
+
+    def require_state(self, state: State) -> None:
+        """Statuses must belong to the list's state: a RESOLVED incident is never OPEN."""
+        wrong = sorted(s.value for s in self.statuses if state_of(s) is not state)
+        if wrong:
+            raise InvalidFilterError(f"status {', '.join(wrong)} is not in state {state.value}")
+
+    def stream_options(self, prefix: str) -> dict[str, Any]:
+        """`Stream` fields filtering on ``<prefix>status`` and ``<prefix>severity``."""
+        clauses, names, values = [], {}, {}
+        for tag, attribute, chosen in (
+            ("st", "status", self.statuses),
+            ("sv", "severity", self.severities),
+        ):
+            if not chosen:
+                continue
+            names[f"#f{tag}"] = prefix + attribute
+            placeholders = []
+            for n, value in enumerate(sorted(set(chosen))):
+                values[f":f{tag}{n}"] = {"S": value.value}
+                placeholders.append(f":f{tag}{n}")
+            clauses.append(f"#f{tag} IN ({', '.join(placeholders)})")
+        if not clauses:
+            return {}
+        return {
+            "filter_expression": " AND ".join(clauses),
+            "expression_names": names,
+            "expression_values": values,
+        }
+
+    def binding(self) -> tuple[str, str]:
+        """What a cursor is bound to: the sets chosen, in one order."""
+        return (
+            "status=" + ",".join(sorted({s.value for s in self.statuses})),
+            "severity=" + ",".join(sorted({s.value for s in self.severities})),
+        )
+
+
+@dataclass(frozen=True)
 class PageRequest:
     """Page size and position, as the caller sent them, and what the page may spend."""
 
@@ -86,6 +133,7 @@ class PageRequest:
     descending: bool = True
     """Newest first (the default) or oldest first."""
     window: CreatedWindow = field(default_factory=CreatedWindow)
+    filter: IncidentFilter = field(default_factory=IncidentFilter)
 
 
 def my_incidents(store: Store, caller: Caller, state: State, page: PageRequest) -> IncidentPage:
@@ -141,7 +189,15 @@ def account_incidents(
     count = store.config.state_shards.count_for(state)
     window = page.window.sort_range("")
     streams = [
-        Stream(store.table_name, "GSI2PK", pk, "GSI2SK", window, index_name="GSI2")
+        Stream(
+            store.table_name,
+            "GSI2PK",
+            pk,
+            "GSI2SK",
+            window,
+            index_name="GSI2",
+            **page.filter.stream_options(""),
+        )
         for pk in shard_keys(state_base(caller.account_id, state), count)
     ]
     return _page(
@@ -162,7 +218,15 @@ def _participant_streams(
     count = store.counts.get(participant_meta(account, participant_id)).read_count
     in_state = page.window.sort_range(f"{state.value}#")
     return [
-        Stream(store.table_name, "GSI1PK", pk, "GSI1SK", in_state, index_name="GSI1")
+        Stream(
+            store.table_name,
+            "GSI1PK",
+            pk,
+            "GSI1SK",
+            in_state,
+            index_name="GSI1",
+            **page.filter.stream_options("incident_"),
+        )
         for pk in shard_keys(participant_base(account, participant_id), count)
     ]
 
@@ -212,5 +276,7 @@ def _page(
 
 def _binding(caller: Caller, route: str, state: State, page: PageRequest, *filters: str) -> str:
     """Everything a cursor is valid for: account, caller, route, state, window and filters."""
+    page.filter.require_state(state)
     parts = [caller.account_id, caller.user_id, route, state.value, *page.window.binding()]
+    parts += page.filter.binding()
     return "\x1f".join([*parts, *filters])
