@@ -8,10 +8,10 @@ from datetime import datetime
 from typing import Annotated, Literal
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
-from pydantic import AwareDatetime
 
 from dynashard import PageBudget
 from incidents import incident_queries as queries
+from incidents.errors import InvalidFilterError
 from incidents.incident_queries import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -42,20 +42,27 @@ OrderParam = Annotated[
     ),
 ]
 
+RFC3339 = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$"
+"""An RFC 3339 instant with its offset (``Z`` or ``+01:00``), at most microseconds."""
 Since = Annotated[
-    AwareDatetime | None,
+    str | None,
     Query(
+        pattern=RFC3339,
         description="only incidents created at or after this instant (RFC 3339, with offset)",
         examples=["2026-11-01T00:00:00Z"],
+        json_schema_extra={"format": "date-time"},
     ),
 ]
 Until = Annotated[
-    AwareDatetime | None,
+    str | None,
     Query(
+        pattern=RFC3339,
         description="only incidents created before this instant (RFC 3339, with offset)",
         examples=["2026-11-23T00:00:00+01:00"],
+        json_schema_extra={"format": "date-time"},
     ),
 ]
+
 
 StatusParam = Annotated[
     list[Status] | None,
@@ -86,10 +93,21 @@ class ListParams:
     limit: int
     cursor: str | None
     order: Order
-    since: datetime | None
-    until: datetime | None
+    since: str | None
+    until: str | None
     status: list[Status] | None
     severity: list[Severity] | None
+
+
+def _instant(text: str | None) -> datetime | None:
+    """An RFC 3339 instant (its pattern already checked) as an aware datetime; a date that
+    does not exist (month 13, February 30) is a 400 validation_error."""
+    if text is None:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidFilterError(f"{text!r} is not a date and time") from None
 
 
 def _page_request(params: ListParams) -> PageRequest:
@@ -101,7 +119,7 @@ def _page_request(params: ListParams) -> PageRequest:
         params.cursor,
         PageBudget.within(seconds, PAGE_READ_UNITS),
         descending=params.order == "desc",
-        window=CreatedWindow(params.since, params.until),
+        window=CreatedWindow(_instant(params.since), _instant(params.until)),
         filter=IncidentFilter(tuple(params.status or ()), tuple(params.severity or ())),
     )
 

@@ -409,6 +409,9 @@ def test_lists_take_a_creation_window_read_through_key_conditions(api: Api, alic
         {"since": [times[1]], "until": [times[1]]},
         {"since": ["2026-11-23T10:00:00"]},
         {"until": ["yesterday"]},
+        {"until": ["0.5"]},
+        {"since": ["2026-13-01T00:00:00Z"]},
+        {"since": ["2026-02-30T00:00:00Z"]},
     ):
         reply = api.call("account_incidents", alice, query=bad)
         assert (reply.status, reply.body["code"]) == (400, "validation_error"), bad
