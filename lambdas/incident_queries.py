@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
@@ -44,24 +44,20 @@ OrderParam = Annotated[
 
 RFC3339 = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$"
 """An RFC 3339 instant with its offset (``Z`` or ``+01:00``), at most microseconds."""
-Since = Annotated[
-    str | None,
-    Query(
+
+
+def _instant_query(when: str, example: str) -> Any:
+    """The `since` / `until` parameter: an RFC 3339 instant, documented as a date-time."""
+    return Query(
         pattern=RFC3339,
-        description="only incidents created at or after this instant (RFC 3339, with offset)",
-        examples=["2026-11-01T00:00:00Z"],
+        description=f"only incidents created {when} this instant (RFC 3339, with offset)",
+        examples=[example],
         json_schema_extra={"format": "date-time"},
-    ),
-]
-Until = Annotated[
-    str | None,
-    Query(
-        pattern=RFC3339,
-        description="only incidents created before this instant (RFC 3339, with offset)",
-        examples=["2026-11-23T00:00:00+01:00"],
-        json_schema_extra={"format": "date-time"},
-    ),
-]
+    )
+
+
+Since = Annotated[str | None, _instant_query("at or after", "2026-11-01T00:00:00Z")]
+Until = Annotated[str | None, _instant_query("before", "2026-11-23T00:00:00+01:00")]
 
 
 StatusParam = Annotated[
