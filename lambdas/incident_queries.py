@@ -25,8 +25,8 @@ from incidents.requests import MAX_LIST
 from lambdas.api import caller, lambda_handler, new_resolver, route
 from lambdas.runtime import report_page, store
 
-StateParam = Annotated[State, Query(description="OPEN or CLOSED")]
-Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="page size")]
+StateParam = Annotated[State, Query(description="OPEN or CLOSED", examples=["OPEN"])]
+Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="page size", examples=[25])]
 Cursor = Annotated[
     str | None,
     Query(description="next_cursor of the last page, exactly as it was returned"),
