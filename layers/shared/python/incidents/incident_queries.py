@@ -138,6 +138,7 @@ class PageRequest:
 
 def my_incidents(store: Store, caller: Caller, state: State, page: PageRequest) -> IncidentPage:
     """Incidents the caller participates in (any role), in `state`."""
+    page.filter.require_state(state)  # before any read
     streams = _participant_streams(store, caller.account_id, caller.user_id, state, page)
     return _participations_page(store, streams, _binding(caller, "my", state, page), page)
 
@@ -150,6 +151,7 @@ def my_teams_incidents(
     team_ids: Sequence[str] | None = None,
 ) -> IncidentPage:
     """Incidents of the caller's teams (all, or the subset named), each incident once."""
+    page.filter.require_state(state)  # before any read
     mine = my_team_ids(store, caller)
     if not team_ids and len(mine) > MAX_TEAMS:
         raise TooManyTeamsError(
@@ -176,6 +178,7 @@ def team_incidents(
     store: Store, caller: Caller, team_id: str, state: State, page: PageRequest
 ) -> IncidentPage:
     """One team's incidents; members only."""
+    page.filter.require_state(state)  # before any read
     require_member(store, caller, team_id)
     streams = _participant_streams(store, caller.account_id, team_id, state, page)
     binding = _binding(caller, "team", state, page, team_id)
@@ -186,6 +189,7 @@ def account_incidents(
     store: Store, caller: Caller, state: State, page: PageRequest
 ) -> IncidentPage:
     """Every incident of the caller's account in `state` (GSI2, weighted shards per state)."""
+    page.filter.require_state(state)  # before any read
     count = store.config.state_shards.count_for(state)
     window = page.window.sort_range("")
     streams = [
@@ -276,7 +280,6 @@ def _page(
 
 def _binding(caller: Caller, route: str, state: State, page: PageRequest, *filters: str) -> str:
     """Everything a cursor is valid for: account, caller, route, state, window and filters."""
-    page.filter.require_state(state)
     parts = [caller.account_id, caller.user_id, route, state.value, *page.window.binding()]
     parts += page.filter.binding()
     return "\x1f".join([*parts, *filters])
