@@ -12,7 +12,9 @@ before it. Reads happen in waves, all streams of a wave concurrently:
    Only streams not yet read up to B can still contribute, and only with keys before B, so
    each is asked again for at most M items *bounded by B* in its key condition: a refill
    never reads past what the page can use. With fewer than M items buffered the bound is
-   estimated again from the span, further, or the missing items are shared out again.
+   estimated again from the span, further, or the missing items are shared out again;
+3. a full page with nothing buffered past it reads on (one item from the stream of its last
+   item, then from every open stream) until `has_more` is known.
 
 With more streams than the page, one more wave reads every stream on to the key of the next
 pages, and the cursor carries their plan (`ordered_state`): those pages read only their
@@ -172,7 +174,16 @@ class OrderedMerge:
         )
         wave = merge.planned_wave(states, resume.plan[0]) if resume.plan else None
         read_ahead = not resume.plan and merge.plan_depth > 0
-        self._fill(merge, states, stats, wave, read_ahead=read_ahead, budget=budget)
+        planned_more = len(resume.plan) > 1 or (bool(resume.plan) and resume.final)
+        self._fill(
+            merge,
+            states,
+            stats,
+            wave,
+            read_ahead=read_ahead,
+            budget=budget,
+            settle=not planned_more,
+        )
         stats.duplicates_dropped += merge.duplicates
         stats.contributors = len(merge.contributors)
         passed_on = bool(resume.plan) and merge.ends_window(resume.plan[0][0])
@@ -203,19 +214,26 @@ class OrderedMerge:
         *,
         read_ahead: bool,
         budget: PageBudget | None,
+        settle: bool,
     ) -> None:
         """Read waves until the page is full, the streams end or the budget is spent; with
         `read_ahead`, once more past a full page, to the key of the pages the cursor can
-        plan."""
-        first = True
+        plan; with `settle` (the plan does not already say whether more follows), on until
+        `has_more` is known."""
+        first, end_waves = True, 0
         while True:
             merge.emit_safe(states)
             if merge.finished(states):
                 return
             if merge.full:
-                if not read_ahead or (budget is not None and budget.spent(stats)):
+                if budget is not None and budget.spent(stats):
                     return
-                read_ahead = False
+                if read_ahead:
+                    read_ahead = False
+                elif not settle or merge.settled(states):
+                    return
+                else:
+                    wave, end_waves = merge.end_wave(states, end_waves), end_waves + 1
             elif not first and budget is not None and budget.spent(stats):
                 stats.budget_spent = True
                 return
@@ -311,6 +329,8 @@ class _Merge:
         self.seen: set[str] = set()
         self.duplicates = 0
         self.last_key: str | None = None
+        self.last_index: int | None = None
+        """The stream of the page's last item: the likeliest to hold the next one."""
         self._last_popped: tuple[str, str | None] | None = None
 
     @property
@@ -324,7 +344,28 @@ class _Merge:
         return not self.heap and all(s.done for s in states)
 
     def has_more(self, states: Sequence[_StreamState]) -> bool:
-        return any(e.key != self.last_key for e in self.heap) or not all(s.done for s in states)
+        return self._buffered_beyond() or not all(s.done for s in states)
+
+    def _buffered_beyond(self) -> bool:
+        return any(e.key != self.last_key for e in self.heap)
+
+    def settled(self, states: Sequence[_StreamState]) -> bool:
+        """Whether `has_more` is known: an item past the page is buffered, or every stream
+        has ended."""
+        return self._buffered_beyond() or all(s.done for s in states)
+
+    def end_wave(self, states: Sequence[_StreamState], waves: int) -> list[_Request]:
+        """A full page with nothing buffered past it and streams not known to have ended:
+        read on, until an item turns up or every stream ends, so that `has_more` is exact.
+        First one item from the stream of the page's last item (mid-list it nearly always
+        holds the next: one request settles it), then from every open stream, 1 item, then
+        8 and 64 (a filter may skip many)."""
+        open_states = [s for s in states if not s.done]
+        likeliest = [s for s in open_states if s.index == self.last_index]
+        if waves == 0 and likeliest and len(open_states) > 1:
+            return [_Request(likeliest[0], 1, None)]
+        limit = ESTIMATE_STEPS[min(max(waves - 1, 0), len(ESTIMATE_STEPS) - 1)]
+        return [_Request(s, limit, None) for s in open_states]
 
     def _horizon(self, states: Sequence[_StreamState]) -> tuple[bool, str | None]:
         """Whether every unfinished stream has been read, and the least-read one's position
@@ -373,6 +414,7 @@ class _Merge:
         self.contributors.add(entry.index)
         self.first_key = self.first_key or entry.key
         self.last_key = entry.key
+        self.last_index = entry.index
 
     def next_wave(self, states: Sequence[_StreamState]) -> list[_Request]:
         """Which unfinished streams to read next, with which Limit and sort-key bound."""
