@@ -1,36 +1,51 @@
-"""Filtered lists: what a filtered page costs against an oracle that reads only its items.
+"""Filtered lists: what a filtered page costs, beside what the key-design alternatives cost.
 
 Reproduce: ``make bench`` (or ``PYTHONPATH=layers/shared/python:. python -m bench.filters``).
-On AWS DynamoDB Local, one account's `INCIDENTS` open incidents (statuses half triggered,
-half acknowledged; severities weighted so that SEV1 is 1 %, SEV1-SEV2 10 % and SEV1-SEV3
-50 %) are listed newest first over 16 and 64 OPEN shards, pages of 25, `PAGES` pages, with
-time windows (a key condition) and status and severity filters (filter expressions) of
-50 %, 10 % and 1 % selectivity. The oracle pays, a returned item, what the unfiltered walk
-pays an item (an index keyed by exactly the filter would read only matching items at that
-rate); short pages are those the handlers' 200-unit budget cut.
+On AWS DynamoDB Local, `INCIDENTS` open incidents (statuses half triggered, half
+acknowledged; severities weighted so that SEV1 is 1 %, SEV1-SEV2 10 % and SEV1-SEV3 50 %)
+are listed newest first, pages of 25, `PAGES` pages, with the handlers' 200-unit budget, in
+three scenarios: the account's list over 16 and 64 OPEN shards, and "my teams" over `TEAMS`
+teams of 4 participant shards each (team rates log-normal, one incident in seven on two
+teams). Per filter:
+
+- *filter*: the list with the filter expression (what the API does);
+- *sparse index*: the same list over a copy of the data holding only the matching incidents,
+  read unfiltered: what an index keyed by exactly the filter (a sparse GSI, or the filter
+  value in the key) pays, reading only matching items. It is the oracle: "x oracle" divides
+  the filter's RCU an item by it;
+
+and once, unfiltered, *severity in the key*: one key range a severity on every shard makes
+five times the streams, each holding a fifth (measured at 4 and 8 times, shard counts being
+powers of two): what every unfiltered list would pay under that key design.
 """
 
 from __future__ import annotations
 
 import random
 import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from bench.report import save
-from dynashard import PageBudget, WeightedShards
+from dynashard import GrowthPolicy, PageBudget, WeightedShards
 from incidents.incident_commands import new_incident_items
 from incidents.incident_queries import (
     CreatedWindow,
     IncidentFilter,
+    IncidentPage,
     PageRequest,
     account_incidents,
+    my_teams_incidents,
 )
 from incidents.items import details_body
 from incidents.keys import ShardConfig
 from incidents.models import IncidentSummary, Participation, Role, Severity, State, Status
+from incidents.requests import CreateTeam
 from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA
+from incidents.team_commands import create_team
 from local.clients import create_table, local_client
 from local.demo_data import START, write_batches
 from local.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
@@ -40,10 +55,15 @@ if TYPE_CHECKING:
 
 INCIDENTS = 4000
 PAGES = 10
-SHARDS = (16, 64)
+TEAMS = 8
+TEAM_SHARDS = 4
 SEVERITY_WEIGHTS = [1, 9, 40, 25, 25]
 """SEV1 1 %, SEV1-SEV2 10 %, SEV1-SEV3 50 %."""
+SEVERITY_RANGES = (4, 8)
+"""Five key ranges a shard, measured between 4 and 8 times the streams (shard counts are
+powers of two)."""
 MINUTES = 7
+TABLE = "bench-filters"
 FILTERS: dict[str, IncidentFilter] = {
     "status ACKNOWLEDGED (50 %)": IncidentFilter(statuses=(Status.ACKNOWLEDGED,)),
     "severity SEV1-SEV3 (50 %)": IncidentFilter(
@@ -55,40 +75,78 @@ FILTERS: dict[str, IncidentFilter] = {
 WINDOWS = {"window 50 %": 0.5, "window 10 %": 0.1, "window 1 %": 0.01}
 """The newest fraction of the incidents, as `since`."""
 
+Lister = Callable[[Store, Caller, State, PageRequest], IncidentPage]
 
-def seed(store: Store, caller: Caller) -> None:
-    """`INCIDENTS` open incidents of the account, written in batches."""
+
+@dataclass(frozen=True)
+class Drawn:
+    """One incident of the data set, drawn the same way in every copy of it."""
+
+    n: int
+    status: Status
+    severity: Severity
+    teams: tuple[int, ...]
+
+    def matches(self, chosen: IncidentFilter) -> bool:
+        return (not chosen.statuses or self.status in chosen.statuses) and (
+            not chosen.severities or self.severity in chosen.severities
+        )
+
+
+def drawn_incidents(with_teams: bool) -> list[Drawn]:
+    """`INCIDENTS` incidents; with teams, each on one team (one in seven on two), by the
+    teams' log-normal rates."""
     rng = random.Random(11)
-    items = []
+    rates = [rng.lognormvariate(0, 1) for _ in range(TEAMS)]
+    drawn = []
     for n in range(INCIDENTS):
-        at = START + timedelta(minutes=MINUTES * n)
+        status = rng.choice([Status.TRIGGERED, Status.ACKNOWLEDGED])
+        severity = rng.choices(list(Severity), weights=SEVERITY_WEIGHTS)[0]
+        teams: tuple[int, ...] = ()
+        if with_teams:
+            first = rng.choices(range(TEAMS), weights=rates)[0]
+            second = rng.randrange(TEAMS) if rng.random() < 1 / 7 else first
+            teams = tuple(sorted({first, second}))
+        drawn.append(Drawn(n, status, severity, teams))
+    return drawn
+
+
+def seed(store: Store, caller: Caller, drawn: list[Drawn], teams: list[str]) -> None:
+    """`drawn` as a create writes it: the creator's copy, one a team, the summary."""
+    items = []
+    for d in drawn:
+        at = (START + timedelta(minutes=MINUTES * d.n)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         summary = IncidentSummary(
             id=new_id("inc"),
-            number=n + 1,
-            title=f"incident {n}",
-            status=rng.choice([Status.TRIGGERED, Status.ACKNOWLEDGED]),
-            severity=rng.choices(list(Severity), weights=SEVERITY_WEIGHTS)[0],
+            number=d.n + 1,
+            title=f"incident {d.n}",
+            status=d.status,
+            severity=d.severity,
             created_by=caller.user_id,
-            created_at=at.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-            updated_at=at.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            created_at=at,
+            updated_at=at,
             version=1,
         )
-        creator = Participation(
-            participant_id=caller.user_id, roles=[Role.CREATOR], incident=summary
-        )
-        items += new_incident_items(store, caller.account_id, summary, details_body({}), [creator])
+        copies = [
+            Participation(participant_id=caller.user_id, roles=[Role.CREATOR], incident=summary)
+        ]
+        copies += [
+            Participation(participant_id=teams[t], roles=[Role.TEAM], incident=summary)
+            for t in d.teams
+        ]
+        items += new_incident_items(store, caller.account_id, summary, details_body({}), copies)
     write_batches(store, items)
 
 
 def walk(
-    store: Store, caller: Caller, chosen: IncidentFilter, window: CreatedWindow
+    store: Store, caller: Caller, lister: Lister, chosen: IncidentFilter, window: CreatedWindow
 ) -> dict[str, Any]:
     """`PAGES` pages of 25 with the handlers' read budget; per page cost."""
     cursor, pages = None, []
     for _ in range(PAGES):
         budget = PageBudget(read_units=200.0)
         request = PageRequest(25, cursor, budget, filter=chosen, window=window)
-        page = account_incidents(store, caller, State.OPEN, request)
+        page = lister(store, caller, State.OPEN, request)
         pages.append(page)
         cursor = page.next_cursor
         if not cursor:
@@ -107,45 +165,95 @@ def walk(
     }
 
 
-def measure(client: DynamoDBClient, shards: int) -> dict[str, dict[str, Any]]:
-    """Every filter and window on one account whose OPEN list has `shards` shards."""
-    config = ShardConfig(state_shards=WeightedShards({"OPEN": shards, "CLOSED": 32}))
-    store = build_store(client, "bench-filters", b"bench-cursor-secret-" * 2, config=config)
-    caller = Caller(new_id("acct"), new_id("user"))
-    seed(store, caller)
+@dataclass(frozen=True)
+class Scenario:
+    """A list and the shard layout it is read over."""
+
+    name: str
+    lister: Lister
+    open_shards: int
+    with_teams: bool
+
+    def store(self, client: DynamoDBClient, shards: int | None = None) -> Store:
+        config = ShardConfig(
+            state_shards=WeightedShards({"OPEN": shards or self.open_shards, "CLOSED": 32})
+        )
+        policy = GrowthPolicy(default_count=TEAM_SHARDS)
+        secret = b"bench-cursor-secret-" * 2
+        return build_store(client, TABLE, secret, config=config, participant_policy=policy)
+
+    def account(self, store: Store, drawn: list[Drawn]) -> Caller:
+        """A new account holding `drawn`, with the caller in `TEAMS` teams."""
+        caller = Caller(new_id("acct"), new_id("user"))
+        teams = []
+        if self.with_teams:
+            teams = [create_team(store, caller, CreateTeam(name=f"T{n}")).id for n in range(TEAMS)]
+        seed(store, caller, drawn, teams)
+        return caller
+
+
+def measure(client: DynamoDBClient, scenario: Scenario) -> dict[str, dict[str, Any]]:
+    """Every filter and window, each filter also over its sparse index; the unfiltered list
+    under the severity-in-the-key design."""
+    store = scenario.store(client)
+    drawn = drawn_incidents(scenario.with_teams)
+    caller = scenario.account(store, drawn)
+    unfiltered = IncidentFilter()
+
+    def run(on: Store, who: Caller, chosen: IncidentFilter, window: CreatedWindow) -> Any:
+        return walk(on, who, scenario.lister, chosen, window)
+
+    results = {"none": run(store, caller, unfiltered, CreatedWindow())}
     last = START + timedelta(minutes=MINUTES * INCIDENTS)
-    results = {"none": walk(store, caller, IncidentFilter(), CreatedWindow())}
     for name, fraction in WINDOWS.items():
         since = last - timedelta(minutes=MINUTES * INCIDENTS * fraction)
-        results[name] = walk(store, caller, IncidentFilter(), CreatedWindow(since=since))
+        results[name] = run(store, caller, unfiltered, CreatedWindow(since=since))
     for name, chosen in FILTERS.items():
-        results[name] = walk(store, caller, chosen, CreatedWindow())
+        results[name] = run(store, caller, chosen, CreatedWindow())
+        sparse = scenario.account(store, [d for d in drawn if d.matches(chosen)])
+        results[f"{name}: sparse index"] = run(store, sparse, unfiltered, CreatedWindow())
     store.engine.close()
+    if not scenario.with_teams:
+        for ranges in SEVERITY_RANGES:
+            keyed = scenario.store(client, scenario.open_shards * ranges)
+            results[f"none: severity in the key, {ranges}x streams"] = run(
+                keyed, scenario.account(keyed, drawn), unfiltered, CreatedWindow()
+            )
+            keyed.engine.close()
     return results
 
 
+SCENARIOS = (
+    Scenario("account, 16 shards", account_incidents, 16, with_teams=False),
+    Scenario("account, 64 shards", account_incidents, 64, with_teams=False),
+    Scenario(f"my teams, {TEAMS} x {TEAM_SHARDS} shards", my_teams_incidents, 16, with_teams=True),
+)
+
+
 def main() -> None:
-    """Every filter and window at 16 and 64 shards; ratios to the oracle."""
+    """Every scenario; ratios to the sparse-index oracle."""
     with local_engine(DYNAMODB_LOCAL) as engine:
         client = local_client(engine.endpoint, max_pool_connections=16)
-        create_table(client, TABLE_SCHEMA, "bench-filters")
-        measured = {shards: measure(client, shards) for shards in SHARDS}
+        create_table(client, TABLE_SCHEMA, TABLE)
+        measured = {s.name: measure(client, s) for s in SCENARIOS}
     print(f"filtered walks on {engine.description}: {INCIDENTS} open incidents, pages of 25,")
-    print(f"first {PAGES} pages; x oracle = RCU an item / the unfiltered walk's RCU an item")
+    print(f"first {PAGES} pages, 200-unit budget; x oracle = RCU an item / the sparse index's")
+    print("(windows and the key design: / the unfiltered walk's)")
     print(
-        "shards  filter                      items  RCU/page  RCU/item  x oracle  read/item"
-        "  requests/page  trips p95  short"
+        "scenario                  filter                                      items  RCU/page"
+        "  RCU/item  x oracle  requests/page  trips p95  short"
     )
-    for shards, results in measured.items():
-        floor = results["none"]["rcu_per_item"]
+    for scenario, results in measured.items():
         for name, r in results.items():
+            base = results.get(f"{name}: sparse index", results["none"])
+            if name.endswith("sparse index"):
+                base = r
             print(
-                f"{shards:6d}  {name:<26}{r['items']:6d}{r['rcu_per_page']:10.1f}"
-                f"{r['rcu_per_item']:10.3f}{r['rcu_per_item'] / floor:9.1f}x"
-                f"{r['items_read_per_item']:11.1f}{r['requests_per_page']:15.1f}"
-                f"{r['round_trips_p95']:11d}{r['short_pages']:7d}"
+                f"{scenario:<26}{name:<44}{r['items']:6d}{r['rcu_per_page']:10.1f}"
+                f"{r['rcu_per_item']:10.3f}{r['rcu_per_item'] / base['rcu_per_item']:9.1f}x"
+                f"{r['requests_per_page']:15.1f}{r['round_trips_p95']:11d}{r['short_pages']:7d}"
             )
-    payload = {"incidents": INCIDENTS, "results": {str(k): v for k, v in measured.items()}}
+    payload = {"incidents": INCIDENTS, "results": measured}
     print(f"written to {save('filters', payload)}")
 
 
