@@ -18,6 +18,7 @@ from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate
 
 from lambdas.routes import Group
 from local.clients import use_local_credentials
+from local.demo_data import DemoSize, demo_accounts
 
 TITLE = "Incidents API"
 VERSION = "1.0.0"
@@ -111,7 +112,45 @@ def openapi_document() -> dict[str, Any]:
     merged["security"] = [{"cognito": []}]
     _add_links(merged)
     _no_null_parameters(merged)
+    _demo_examples(merged)
     return merged
+
+
+def _demo_examples(document: dict[str, Any]) -> None:
+    """Examples that work as they are against ``make dev``'s demo data, signed in as the
+    first demo user (printed first by ``make dev``): Swagger UI prefills them. The cursor
+    has none: any string but a page's ``next_cursor`` is a 400."""
+    account = demo_accounts(DemoSize())[0]
+    me, colleague = account.users[0].id, account.users[1].id
+    team = account.teams[0].id  # the first user is in every team
+    parameters = {
+        "team_id": team,
+        "team": team,
+        "user_id": colleague,
+        "participant_id": colleague,
+        "number": 1,
+    }
+    bodies: dict[str, dict[str, Any]] = {
+        "create_incident": {
+            "title": "Checkout: p99 latency above 2 s",
+            "severity": "SEV2",
+            "assignees": [me],
+            "teams": [team],
+            "details": {"runbook": "https://runbooks.example.com/checkout-latency"},
+        },
+        "update_incident": {"status": "ACKNOWLEDGED"},
+        "add_participant": {"participant_id": colleague, "role": "responder"},
+        "save_profile": {"name": account.users[0].name, "email": account.users[0].email},
+        "create_team": {"name": "Payments on-call"},
+        "add_member": {"user_id": colleague},
+    }
+    for operation_id, operation in _operations(document).items():
+        for parameter in operation.get("parameters", []):
+            if parameter["in"] in ("path", "query") and parameter["name"] in parameters:
+                parameter["example"] = parameters[parameter["name"]]
+        if operation_id in bodies:
+            content = operation["requestBody"]["content"]["application/json"]
+            content["example"] = bodies[operation_id]
 
 
 def _operations(document: dict[str, Any]) -> dict[str, dict[str, Any]]:

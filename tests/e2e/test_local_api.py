@@ -125,3 +125,44 @@ def test_my_teams_pages_to_the_end(local_api: LocalApi, dynamodb: DynamoDBClient
             break
     assert seen == expected
     assert len(expected) > 20
+
+
+def test_the_documents_examples_work_on_the_demo_data(local_api: LocalApi) -> None:
+    """What Swagger UI prefills answers as documented when signed in as the first demo user:
+    no made-up id that 404s."""
+    status, document = local_api.request("GET", "/openapi.json")
+    assert status == 200
+    operations = {
+        op["operationId"]: (path, op)
+        for path, methods in document["paths"].items()
+        for op in methods.values()
+    }
+
+    def example_path(operation: str, **known: str) -> str:
+        path, op = operations[operation]
+        for parameter in op.get("parameters", []):
+            if parameter["in"] == "path":
+                value = known.get(parameter["name"], parameter.get("example"))
+                assert value is not None, f"{operation}: {parameter['name']} has no example"
+                path = path.replace("{" + parameter["name"] + "}", str(value))
+        return path
+
+    def body(operation: str) -> Any:
+        return operations[operation][1]["requestBody"]["content"]["application/json"]["example"]
+
+    me = local_api.token(0, 0)
+    status, created = local_api.request("POST", "/incidents", me, body("create_incident"))
+    assert status == 201, created
+    incident = created["summary"]["id"]
+    added = local_api.request(
+        "POST", example_path("add_participant", incident_id=incident), me, body("add_participant")
+    )
+    assert added[0] == 200, added
+    for operation in ("team_incidents", "get_incident_by_number", "get_profile"):
+        status, answer = local_api.request("GET", example_path(operation), me)
+        assert status == 200, (operation, answer)
+    team = operations["my_teams_incidents"][1]["parameters"]
+    (team_param,) = [p for p in team if p["name"] == "team"]
+    assert (
+        local_api.request("GET", f"/me/teams/incidents?team={team_param['example']}", me)[0] == 200
+    )
