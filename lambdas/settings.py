@@ -10,6 +10,7 @@ that names the variable, instead of serving from a wrong key space.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -126,6 +127,10 @@ def origins_environment(origins: Sequence[str]) -> dict[str, str]:
     return {CORS_ALLOWED_ORIGINS: json.dumps(list(origins))} if origins else {}
 
 
+ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]+(:\d{1,5})?")
+"""A browser origin as the Origin header carries it."""
+
+
 def allowed_origins(env: Mapping[str, str]) -> list[str]:
     """The origins in `env` (none: no CORS headers at all)."""
     text = env.get(CORS_ALLOWED_ORIGINS)
@@ -135,6 +140,14 @@ def allowed_origins(env: Mapping[str, str]) -> list[str]:
         origins = json.loads(text)
     except json.JSONDecodeError:
         origins = None
-    if not (isinstance(origins, list) and all(isinstance(o, str) and o for o in origins)):
-        raise SettingsError(f"{CORS_ALLOWED_ORIGINS} must be a JSON list of origins")
+    if not (isinstance(origins, list) and all(isinstance(o, str) for o in origins)):
+        raise SettingsError(
+            f'{CORS_ALLOWED_ORIGINS} must be a JSON list of origins, e.g. ["http://localhost:3000"]'
+        )
+    wrong = [o for o in origins if not ORIGIN.fullmatch(o)]
+    if wrong:
+        raise SettingsError(
+            f"{CORS_ALLOWED_ORIGINS}: {wrong[0]!r} is not an origin "
+            "(scheme://host[:port], no path or trailing slash)"
+        )
     return origins

@@ -1,7 +1,11 @@
-"""``make dev``: the real API on http://127.0.0.1:3000, against AWS DynamoDB Local (moto
-where no Java 17+ runs, or ``DYNAMODB_ENDPOINT``), with deterministic demo data and dev tokens.
+"""``make dev``: the real API on http://127.0.0.1:4000, against AWS DynamoDB Local (moto
+where no Java 17+ runs, or ``DYNAMODB_ENDPOINT``), with deterministic demo data and dev tokens,
+served by `DEV_CONCURRENCY` worker processes (`local.server`).
 
-Settings (environment): ``PORT`` (3000), ``DYNAMODB_BACKEND`` (``dynamodb-local``, the
+Settings (environment): ``PORT`` (4000; front-end dev servers keep 3000, 5173 and 8080),
+``DEV_CONCURRENCY`` (worker processes, each one event at a time; default the cores, at
+least 2), ``CORS_ALLOWED_ORIGINS`` (a JSON list; default the dev stage's origins and
+localhost / 127.0.0.1 on ports 3000, 5173 and 8080), ``DYNAMODB_BACKEND`` (``dynamodb-local``, the
 default, or ``moto``), ``DYNAMODB_DATA_DIR`` (keep DynamoDB Local's tables there across
 restarts; default: in memory), ``DYNAMODB_ENDPOINT`` (a server of your own instead),
 ``TABLE_NAME`` (incidents-local), ``DEMO_INCIDENTS`` (2000), ``DEMO_ACCOUNTS`` (2),
@@ -19,6 +23,7 @@ import os
 import secrets
 import signal
 import sys
+import time
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,18 +31,26 @@ from typing import TYPE_CHECKING
 from botocore.exceptions import ClientError
 
 from dynashard import error_code
+from incidents.store import Caller, build_store
 from incidents.table import TABLE_SCHEMA
 from lambdas.routes import Group
+from lambdas.settings import SettingsError, ShardSettings, allowed_origins
 from local.call_log import CallFile, CallRecorder
 from local.clients import create_table, local_client, use_local_credentials
 from local.demo_data import DemoAccount, DemoSize, callers, prepare_demo
 from local.embedded_dynamodb import Engine, backend_from_env, local_engine
-from local.gateway import DRAIN_SECONDS, LocalGateway
+from local.gateway import LocalGateway
+from local.server import LocalServer, default_concurrency
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 DEFAULT_TABLE = "incidents-local"
+DEFAULT_PORT = 4000
+FRONT_END_ORIGINS = [
+    f"http://{host}:{port}" for port in (3000, 5173, 8080) for host in ("localhost", "127.0.0.1")
+]
+"""Where browser apps are usually served in development (Next.js / CRA, Vite, Vue CLI)."""
 CDK_JSON = Path(__file__).resolve().parents[1] / "cdk.json"
 
 
@@ -64,9 +77,10 @@ def configure_handlers(endpoint: str, table_name: str) -> None:
             "POWERTOOLS_TRACE_DISABLED": "true",
             "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
             "CORS_ALLOWED_ORIGINS": os.environ.get("CORS_ALLOWED_ORIGINS")
-            or json.dumps(dev_stage_origins()),
+            or json.dumps(sorted({*dev_stage_origins(), *FRONT_END_ORIGINS})),
         }
     )
+    allowed_origins(os.environ)  # a malformed setting stops here, before anything starts
 
 
 def dev_stage_origins() -> list[str]:
@@ -76,11 +90,13 @@ def dev_stage_origins() -> list[str]:
     return origins
 
 
-def banner(url: str, engine: Engine, accounts: list[DemoAccount]) -> str:
+def banner(url: str, engine: Engine, accounts: list[DemoAccount], workers: int) -> str:
     """What ``make dev`` prints: the URL, the engine, every dev token, and three curl commands."""
     lines = [
         f"Incidents API on {url}  (OpenAPI: {url}/openapi.json, Swagger UI: {url}/docs)",
+        f"Concurrency: {workers} worker processes, one request at a time each (DEV_CONCURRENCY)",
         f"DynamoDB: {engine.description} at {engine.endpoint}",
+        f"Browser origins allowed: {', '.join(allowed_origins(os.environ))}",
         "",
     ]
     for account in accounts:
@@ -111,52 +127,93 @@ def banner(url: str, engine: Engine, accounts: list[DemoAccount]) -> str:
     return "\n".join(lines)
 
 
+def main() -> None:
+    """Start the engine, seed, serve until Ctrl-C (or SIGTERM); drain, stop quietly, exit 0."""
+    signal.signal(signal.SIGTERM, _interrupt)  # until gunicorn's master takes the signals
+    try:
+        with ExitStack() as stack:
+            _serve(stack)
+    except KeyboardInterrupt:  # during start-up
+        pass
+    except SettingsError as error:
+        print(f"make dev: {error}", file=sys.stderr)
+        sys.exit(2)
+    print("stopped", file=sys.stderr)
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def main() -> None:
-    """Start the engine, seed, serve until Ctrl-C (or SIGTERM); stop promptly, quietly."""
-    signal.signal(signal.SIGTERM, _interrupt)
-    try:
-        with ExitStack() as stack:
-            _serve(stack)
-    except KeyboardInterrupt:  # during start-up, or a second Ctrl-C while stopping
-        pass
-    print("stopped", file=sys.stderr)
-
-
 def _serve(stack: ExitStack) -> None:
     use_local_credentials()
-    port = int(os.environ.get("PORT", "3000"))
+    workers = default_concurrency()
+    port = int(os.environ.get("PORT", str(DEFAULT_PORT)))
     table_name = os.environ.get("TABLE_NAME", DEFAULT_TABLE)
+    configure_handlers("", table_name)  # validates the settings before anything starts
+    clock = _Stopwatch()
     engine = _engine(stack)
-    ensure_table(local_client(engine.endpoint), table_name)
+    clock.lap("engine")
+    client = local_client(engine.endpoint)
+    ensure_table(client, table_name)
+    clock.lap("table")
     configure_handlers(engine.endpoint, table_name)
-    runtime = importlib.import_module("lambdas.runtime")
-    store = runtime.store()
+    shards = ShardSettings.from_environment(os.environ)  # as the handlers read them
+    store = build_store(
+        local_client(engine.endpoint, max_pool_connections=16),
+        table_name,
+        os.environ["CURSOR_SECRET"].encode(),
+        config=shards.shard_config(),
+        participant_policy=shards.participants(),
+    )
     reseed = os.environ.get("DEMO_RESEED") == "1"
     accounts = prepare_demo(store, DemoSize.from_env(), reseed=reseed)
+    store.engine.close()  # the master holds no threads or clients into the fork
+    clock.lap("demo data")
+    tokens = callers(accounts)
+
+    def ready(url: str) -> None:
+        tokens_file = os.environ.get("DEV_TOKENS_FILE")
+        if tokens_file:
+            Path(tokens_file).write_text(json.dumps(_tokens(accounts, url), indent=2))
+        print(banner(url, engine, accounts, workers), flush=True)
+        print(f"started in {clock.summary()}", file=sys.stderr, flush=True)
+
+    server = LocalServer(
+        lambda: worker_gateway(table_name, tokens), f"127.0.0.1:{port}", workers, ready
+    )
+    server.run()
+
+
+def worker_gateway(table_name: str, tokens: dict[str, Caller]) -> LocalGateway:
+    """One worker's gateway: the handlers imported (the worker's cold start), and every
+    DynamoDB call logged when ``AWS_CALL_LOG`` asks for it (the least-privilege tests)."""
     handlers = {g: importlib.import_module(f"lambdas.{g.value}").handler for g in Group}
-    gateway = LocalGateway(("127.0.0.1", port), handlers, callers(accounts))
-    stack.callback(gateway.server_close)
-    stack.callback(store.engine.close, wait=False)  # runs first: cancel queued reads
+    gateway = LocalGateway(handlers, tokens)
     call_log = os.environ.get("AWS_CALL_LOG")
-    if call_log:  # the least-privilege tests read what each handler group called
+    if call_log:
+        runtime = importlib.import_module("lambdas.runtime")
         recorder = CallRecorder(table_name, lambda: gateway.serving, CallFile(Path(call_log)))
         recorder.attach(runtime.dynamodb())
-    url = f"http://127.0.0.1:{gateway.server_address[1]}"
-    tokens_file = os.environ.get("DEV_TOKENS_FILE")
-    if tokens_file:
-        Path(tokens_file).write_text(json.dumps(_tokens(accounts, url), indent=2))
-    print(banner(url, engine, accounts), flush=True)
-    try:
-        gateway.serve_forever()
-    except KeyboardInterrupt:
-        print("\nstopping", file=sys.stderr, flush=True)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # one Ctrl-C stops; more do not interrupt
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        gateway.drain(DRAIN_SECONDS)  # then the stack cancels queued reads, stops the engine
+    return gateway
+
+
+class _Stopwatch:
+    """Where start-up time goes: named laps, printed once the server listens."""
+
+    def __init__(self) -> None:
+        self._start = self._last = time.perf_counter()
+        self._laps: list[tuple[str, float]] = []
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self._laps.append((name, now - self._last))
+        self._last = now
+
+    def summary(self) -> str:
+        total = time.perf_counter() - self._start
+        laps = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in self._laps)
+        return f"{total:.1f} s ({laps}, server {total - sum(s for _, s in self._laps):.1f} s)"
 
 
 def _engine(stack: ExitStack) -> Engine:
