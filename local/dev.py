@@ -64,23 +64,23 @@ def ensure_table(client: DynamoDBClient, table_name: str) -> None:
         create_table(client, TABLE_SCHEMA, table_name)
 
 
-def configure_handlers(endpoint: str, table_name: str) -> None:
-    """The environment the CDK stack gives the functions, pointed at the local server."""
-    os.environ.update(
-        {
-            "TABLE_NAME": table_name,
-            "DYNAMODB_ENDPOINT": endpoint,
-            "CURSOR_SECRET": os.environ.get("CURSOR_SECRET") or secrets.token_urlsafe(48),
-            "POWERTOOLS_SERVICE_NAME": "incidents",
-            "POWERTOOLS_METRICS_NAMESPACE": "IncidentsLocal",
-            "POWERTOOLS_METRICS_DISABLED": "true",
-            "POWERTOOLS_TRACE_DISABLED": "true",
-            "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
-            "CORS_ALLOWED_ORIGINS": os.environ.get("CORS_ALLOWED_ORIGINS")
-            or json.dumps(sorted({*dev_stage_origins(), *FRONT_END_ORIGINS})),
-        }
-    )
-    allowed_origins(os.environ)  # a malformed setting stops here, before anything starts
+def handler_settings(endpoint: str, table_name: str) -> dict[str, str]:
+    """The environment the CDK stack gives the functions, pointed at the local server;
+    a malformed setting raises `SettingsError` (checked before anything starts)."""
+    settings = {
+        "TABLE_NAME": table_name,
+        "DYNAMODB_ENDPOINT": endpoint,
+        "CURSOR_SECRET": os.environ.get("CURSOR_SECRET") or secrets.token_urlsafe(48),
+        "POWERTOOLS_SERVICE_NAME": "incidents",
+        "POWERTOOLS_METRICS_NAMESPACE": "IncidentsLocal",
+        "POWERTOOLS_METRICS_DISABLED": "true",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
+        "CORS_ALLOWED_ORIGINS": os.environ.get("CORS_ALLOWED_ORIGINS")
+        or json.dumps(sorted({*dev_stage_origins(), *FRONT_END_ORIGINS})),
+    }
+    allowed_origins(settings)
+    return settings
 
 
 def dev_stage_origins() -> list[str]:
@@ -150,14 +150,14 @@ def _serve(stack: ExitStack) -> None:
     workers = default_concurrency()
     port = int(os.environ.get("PORT", str(DEFAULT_PORT)))
     table_name = os.environ.get("TABLE_NAME", DEFAULT_TABLE)
-    configure_handlers("", table_name)  # validates the settings before anything starts
+    handler_settings("", table_name)  # a bad setting stops here, before anything starts
     clock = _Stopwatch()
     engine = _engine(stack)
     clock.lap("engine")
     client = local_client(engine.endpoint)
     ensure_table(client, table_name)
     clock.lap("table")
-    configure_handlers(engine.endpoint, table_name)
+    os.environ.update(handler_settings(engine.endpoint, table_name))
     shards = ShardSettings.from_environment(os.environ)  # as the handlers read them
     store = build_store(
         local_client(engine.endpoint, max_pool_connections=16),

@@ -11,6 +11,7 @@ and the variables Lambda sets.
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import subprocess
@@ -19,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from bench.cold_start import lambda_environment
-from lambdas.routes import Group
+from lambdas.routes import ROUTES, Group
+from local.api_events import proxy_event
 from stacks.bytecode import TAG, BytecodeError, compile_tree, runtime_python, uncompiled
 from stacks.shared_layer import build_handlers, build_layer
 from tests.infra.conftest import Synthesized, function_of
@@ -113,3 +115,73 @@ def test_timestamp_bytecode_does_not_count(tmp_path: Path) -> None:
     assert uncompiled(tmp_path) == [tmp_path / "module.py"]
     compile_tree(tmp_path, "/var/task")
     assert uncompiled(tmp_path) == []
+
+
+INVOKE = (
+    "import json, sys; sys.path[:0] = [{task!r}, {opt!r}]\n"
+    "from lambdas.teams import handler\n"
+    "from local_context import context\n"
+    "response = handler(json.loads(sys.argv[1]), context)\n"
+    "print('RESPONSE' + json.dumps(response))\n"
+)
+CONTEXT = (
+    "class context:\n"
+    "    function_name = 'incidents-dev'\n"
+    "    memory_limit_in_mb = 512\n"
+    "    invoked_function_arn = 'arn:aws:lambda:us-east-1:123456789012:function:incidents-dev'\n"
+    "    aws_request_id = 'test'\n"
+    "    @staticmethod\n"
+    "    def get_remaining_time_in_millis():\n"
+    "        return 10_000\n"
+)
+
+
+@needs_313
+def test_a_deployed_function_answers_a_browser_with_vary_origin(
+    dev: Synthesized, assets: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The synthesized handler (the dev stage's template environment, its allowed origins),
+    invoked with an allowed Origin: Access-Control-Allow-Origin names it, and Vary: Origin
+    tells caches that the answer depends on it (Powertools' CORSConfig does not add it)."""
+    assert PYTHON313 is not None
+    task, layer = assets
+    _, function = function_of(dev, Group.TEAMS)
+    template_env = {
+        name: value
+        for name, value in function["Properties"]["Environment"]["Variables"].items()
+        if isinstance(value, str)
+    }
+    origin = json.loads(template_env["CORS_ALLOWED_ORIGINS"])[0]
+    env = {**lambda_environment(), **template_env, "PATH": os.environ["PATH"]}
+    env.pop("PYTHONPATH")
+    env["POWERTOOLS_TRACE_DISABLED"] = "true"  # no X-Ray daemon here
+    (tmp_path / "local_context.py").write_text(CONTEXT)
+    event = proxy_event(
+        ROUTES["get_profile"],
+        {"user_id": "not-a-user-id"},  # refused by validation, before any AWS call
+        headers={"Origin": origin},
+        claims={"custom:account_id": "acct_x", "custom:user_id": "user_x"},
+    )
+    code = INVOKE.format(task=str(task), opt=str(layer))
+    done = subprocess.run(
+        [
+            PYTHON313,
+            "-I",
+            "-S",
+            "-B",
+            "-c",
+            f"import sys; sys.path.append({str(tmp_path)!r})\n" + code,
+            json.dumps(event),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("RESPONSE")]
+    response = json.loads(line.removeprefix("RESPONSE"))
+    assert response["statusCode"] == 400, response
+    headers = {k.lower(): v for k, v in response["multiValueHeaders"].items()}
+    assert headers["access-control-allow-origin"] == [origin]
+    assert headers["vary"] == ["Origin"]
