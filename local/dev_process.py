@@ -38,14 +38,22 @@ class DevProcess:
     accounts: list[dict[str, Any]]
     log: Path
 
-    def interrupt(self) -> int:
-        """Ctrl-C (SIGINT), as a terminal sends it; the exit code once it has stopped."""
-        self.process.send_signal(signal.SIGINT)
+    def interrupt(self, signum: int = signal.SIGINT) -> int:
+        """Ctrl-C (SIGINT, as a terminal sends it) or another signal; the exit code once it
+        has stopped."""
+        self.process.send_signal(signum)
         return self.process.wait(timeout=STOP_SECONDS)
 
+    def workers(self) -> list[int]:
+        """The worker processes' ids (the master's children other than the engine's JVM)."""
+        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
+        pids = [int(pid) for pid in children.read_text().split()]
+        return [pid for pid in pids if b"java" not in Path(f"/proc/{pid}/cmdline").read_bytes()]
+
     def peak_rss_mb(self) -> float:
-        """The server's peak resident memory so far (Linux ``VmHWM``), in MB."""
-        return peak_rss_mb(self.process.pid)
+        """The largest peak resident memory so far (Linux ``VmHWM``) of the master and each
+        worker, in MB: each is a container of its own."""
+        return max(peak_rss_mb(pid) for pid in [self.process.pid, *self.workers()])
 
     def log_tail(self, chars: int = 3000) -> str:
         """The end of what it printed."""
