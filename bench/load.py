@@ -3,7 +3,9 @@
 Reproduce: ``make load`` (or ``PYTHONPATH=layers/shared/python:. python -m bench.load``).
 Settings: ``LOAD_CLIENTS`` (16), ``LOAD_SECONDS`` (60), ``LOAD_INCIDENTS`` (demo incidents
 seeded first, 300), ``LOAD_SEED`` (7). It starts AWS DynamoDB Local, then ``make dev``'s
-server on it (a child process, as a user runs it), and runs the clients for a bounded time:
+server on it (a child process, as a user runs it), twice in the same run: with one worker
+process, then with ``make dev``'s default concurrency (the cores, at least 2), each on a
+table of its own. Each time it runs the clients for a bounded time:
 creates (a third retried with the same ``Idempotency-Key``), updates with and without
 ``If-Match`` (never to RESOLVED, so the CLOSED lists do not move), participant adds and
 removes, team membership changes, and list walks to the end with random page sizes.
@@ -13,8 +15,9 @@ its version; incident numbers are unique per account; every acknowledged create 
 exactly once (a retried key answered the same incident); no response was a 5xx; every walk
 was strictly ordered without a repeat, every CLOSED walk of the account equals the table,
 and every OPEN walk contains each incident that was acknowledged before it began. It prints
-throughput, p50/p99 per route, the invariants and the peak RSS of the server and the JVM,
-and exits 1 if an invariant fails.
+throughput, p50/p99 per route, the invariants and the peak RSS of the largest server process
+and the JVM for each run, then the ratio of the two runs' requests/s and p99, and exits 1
+if an invariant fails.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from local.clients import local_client
 from local.dev_process import DevProcess, dev_process, peak_rss_mb
 from local.dynamodb_local import running_jvms
 from local.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
+from local.server import default_concurrency
 
 TABLE = "incidents-load"
 WALKS = [
@@ -221,10 +225,10 @@ class Ground:
             self.record.problem(f"walk {path} as {client.user_id}: {problem}")
 
 
-def scan(endpoint: str) -> list[dict[str, Any]]:
+def scan(endpoint: str, table: str) -> list[dict[str, Any]]:
     """Every item of the load table (strongly consistent)."""
     client = local_client(endpoint)
-    pages = client.get_paginator("scan").paginate(TableName=TABLE, ConsistentRead=True)
+    pages = client.get_paginator("scan").paginate(TableName=table, ConsistentRead=True)
     return [item for page in pages for item in page["Items"]]
 
 
@@ -238,10 +242,10 @@ def summaries(items: list[dict[str, Any]]) -> dict[str, tuple[str, IncidentSumma
     return found
 
 
-def ground_truth(endpoint: str, record: Record) -> Ground:
+def ground_truth(endpoint: str, table: str, record: Record) -> Ground:
     """CLOSED lists and OPEN sets per account, from the table, before the load starts."""
     by_account: dict[str, list[IncidentSummary]] = defaultdict(list)
-    for account, summary in summaries(scan(endpoint)).values():
+    for account, summary in summaries(scan(endpoint, table)).values():
         by_account[account].append(summary)
     order = lambda s: (s.created_at, s.id)  # noqa: E731
     return Ground(
@@ -289,9 +293,9 @@ def drive(client: Client, ground: Ground, until: float) -> None:
         client.rng.choices(actions, weights)[0](ground)
 
 
-def invariants(endpoint: str, record: Record) -> dict[str, bool]:
+def invariants(endpoint: str, table: str, record: Record) -> dict[str, bool]:
     """The checks after the load, on the table itself."""
-    items = scan(endpoint)
+    items = scan(endpoint, table)
     found = summaries(items)
     copies_ok = all(
         (copy := participation_from_item(item)).incident == found[copy.incident.id][1]
@@ -316,25 +320,45 @@ def invariants(endpoint: str, record: Record) -> dict[str, bool]:
 
 
 def main() -> None:
-    """Run the load, print the figures and the invariants, exit 1 if one fails."""
+    """The load with one worker, then with `make dev`'s default concurrency, on one engine;
+    print both and their ratio, exit 1 if an invariant fails in either."""
     count = int(os.environ.get("LOAD_CLIENTS", "16"))
     seconds = float(os.environ.get("LOAD_SECONDS", "60"))
     seed = int(os.environ.get("LOAD_SEED", "7"))
+    runs: dict[int, dict[str, Any]] = {}
+    with local_engine(DYNAMODB_LOCAL) as engine:
+        for workers in (1, default_concurrency()):
+            runs[workers] = one_run(engine.endpoint, workers, count, seconds, seed)
+    single, default = runs[1], runs[max(runs)]
+    print(
+        f"\n{max(runs)} workers against 1: {default['rps'] / single['rps']:.2f}x the requests/s "
+        f"({default['rps']:.0f} against {single['rps']:.0f}); p99 over every request "
+        f"{default['p99_ms']:.0f} ms against {single['p99_ms']:.0f} ms"
+    )
+    path = save("load", {"clients": count, "runs": {str(w): r for w, r in runs.items()}})
+    print(f"written to {path}; reproduce with: make load")
+    sys.exit(0 if all(all(r["invariants"].values()) for r in runs.values()) else 1)
+
+
+def one_run(endpoint: str, workers: int, count: int, seconds: float, seed: int) -> dict[str, Any]:
+    """`count` clients for `seconds` against ``make dev`` with `workers` worker processes,
+    on a table of its own; its figures and invariants."""
     record = Record()
+    table = f"{TABLE}-{workers}"
     with (
-        local_engine(DYNAMODB_LOCAL) as engine,
         tempfile.TemporaryDirectory() as workdir,
         dev_process(
             Path(workdir),
             {
-                "DYNAMODB_ENDPOINT": engine.endpoint,
-                "TABLE_NAME": TABLE,
+                "DYNAMODB_ENDPOINT": endpoint,
+                "TABLE_NAME": table,
                 "DEMO_INCIDENTS": os.environ.get("LOAD_INCIDENTS", "300"),
                 "DEMO_SEED": str(seed),
+                "DEV_CONCURRENCY": str(workers),
             },
         ) as running,
     ):
-        ground = ground_truth(engine.endpoint, record)
+        ground = ground_truth(endpoint, table, record)
         threads = [
             threading.Thread(target=drive, args=(client, ground, time.monotonic() + seconds))
             for client in clients(running, record, count, seed)
@@ -348,18 +372,26 @@ def main() -> None:
         server_mb = running.peak_rss_mb()
         (jvm,) = running_jvms(parent=os.getpid())
         jvm_mb = peak_rss_mb(jvm)
-        checks = invariants(engine.endpoint, record)
+        checks = invariants(endpoint, table, record)
         running.interrupt()
-    report(record, checks, elapsed, count, (server_mb, jvm_mb))
-    sys.exit(0 if all(checks.values()) else 1)
+    return report(record, checks, elapsed, (count, workers), (server_mb, jvm_mb))
 
 
 def report(
-    record: Record, checks: dict[str, bool], elapsed: float, count: int, rss: tuple[float, float]
-) -> None:
-    """Print and save the run's figures."""
+    record: Record,
+    checks: dict[str, bool],
+    elapsed: float,
+    load: tuple[int, int],
+    rss: tuple[float, float],
+) -> dict[str, Any]:
+    """Print one run's figures; return them."""
+    count, workers = load
     total = sum(record.statuses.values())
-    print(f"{count} clients, {elapsed:.0f} s: {total} requests, {total / elapsed:.0f} req/s")
+    every = sorted(s for samples in record.latencies.values() for s in samples)
+    print(
+        f"\n{workers} worker(s), {count} clients, {elapsed:.0f} s: {total} requests, "
+        f"{total / elapsed:.0f} req/s"
+    )
     routes = {}
     for route, samples in sorted(record.latencies.items()):
         ordered = sorted(samples)
@@ -375,13 +407,21 @@ def report(
         print(f"  {route:<44}{len(samples):7}  p50 {p50:7.1f} ms  p99 {p99:7.1f} ms  {statuses}")
     print(f"walks: {dict(record.walks)}; restarted (memberships changed): {record.restarts}")
     server, jvm = rss
-    print(f"peak RSS: server {server:.0f} MB, DynamoDB Local JVM {jvm:.0f} MB")
+    print(f"peak RSS: largest server process {server:.0f} MB, DynamoDB Local JVM {jvm:.0f} MB")
     for name, ok in checks.items():
         print(f"  [{'ok' if ok else 'FAILED'}] {name}")
     for problem in record.problems[:10]:
         print(f"  problem: {problem}")
-    save("load", {"clients": count, "seconds": elapsed, "requests": total, "routes": routes,
-                  "peak_rss_mb": {"server": server, "jvm": jvm}, "invariants": checks})  # fmt: skip
+    return {
+        "workers": workers,
+        "seconds": elapsed,
+        "requests": total,
+        "rps": total / elapsed,
+        "p99_ms": every[min(len(every) - 1, int(len(every) * 0.99))] * 1000 if every else 0.0,
+        "routes": routes,
+        "peak_rss_mb": {"server": server, "jvm": jvm},
+        "invariants": checks,
+    }
 
 
 if __name__ == "__main__":

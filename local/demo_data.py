@@ -12,6 +12,7 @@ import os
 import random
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -61,7 +62,7 @@ class DemoSize:
     accounts: int = 2
     teams_per_account: int = 5
     users_per_account: int = 8
-    incidents: int = 2000
+    incidents: int = 1000
     seed: int = 7
 
     @classmethod
@@ -251,14 +252,27 @@ def advance_counter(store: Store, account_id: str, value: int) -> None:
             raise
 
 
+WRITERS = 8
+"""Batches in flight at once while seeding (within a client pool of 10)."""
+
+
 def write_batches(store: Store, items: list[Item]) -> None:
-    """``BatchWriteItem`` in batches of 25, retrying unprocessed items, with a progress bar."""
-    for done, batch in enumerate(_chunks(items), start=1):
+    """``BatchWriteItem`` in batches of 25, `WRITERS` at a time (the local engines take
+    concurrent writes: start-up is mostly this), retrying unprocessed items, with a
+    progress bar."""
+
+    def write(batch: list[Item]) -> int:
         request = {store.table_name: [{"PutRequest": {"Item": item}} for item in batch]}
         while request:
             response = store.client.batch_write_item(RequestItems=request)  # type: ignore[arg-type]
             request = response.get("UnprocessedItems") or {}  # type: ignore[assignment]
-        _progress(min(done * BATCH, len(items)), len(items))
+        return len(batch)
+
+    done = 0
+    with ThreadPoolExecutor(WRITERS) as pool:
+        for written in pool.map(write, _chunks(items)):
+            done += written
+            _progress(done, len(items))
     print(file=sys.stderr)
 
 

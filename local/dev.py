@@ -8,7 +8,7 @@ least 2), ``CORS_ALLOWED_ORIGINS`` (a JSON list; default the dev stage's origins
 localhost / 127.0.0.1 on ports 3000, 5173 and 8080), ``DYNAMODB_BACKEND`` (``dynamodb-local``, the
 default, or ``moto``), ``DYNAMODB_DATA_DIR`` (keep DynamoDB Local's tables there across
 restarts; default: in memory), ``DYNAMODB_ENDPOINT`` (a server of your own instead),
-``TABLE_NAME`` (incidents-local), ``DEMO_INCIDENTS`` (2000), ``DEMO_ACCOUNTS`` (2),
+``TABLE_NAME`` (incidents-local), ``DEMO_INCIDENTS`` (1000), ``DEMO_ACCOUNTS`` (2),
 ``DEMO_SEED`` (7), ``DEMO_RESEED=1`` (write the demo data again into a table that holds it),
 ``CURSOR_SECRET`` (keeps cursors valid across restarts), ``DEV_TOKENS_FILE`` (also write the
 dev tokens there as JSON), ``AWS_CALL_LOG`` (append every DynamoDB call a handler makes there, as
