@@ -148,7 +148,6 @@ class LocalServer(BaseApplication):
             "timeout": WORKER_TIMEOUT_SECONDS,
             "graceful_timeout": DRAIN_SECONDS,
             "backlog": 256,
-            "control_socket_disable": True,
             "accesslog": "-",
             "access_log_format": ACCESS_LOG_FORMAT,
             "loglevel": "warning",
