@@ -7,7 +7,8 @@ once and a slow page in one never delays another's. gunicorn parses HTTP (chunke
 a single Content-Length, request line and header limits); a connection carries one request
 (``Connection: close``), and one that stays idle is closed; what gunicorn refuses is
 answered in the API's JSON error shape. Ctrl-C or SIGTERM drains in-flight requests (at most
-`DRAIN_SECONDS`) before the workers stop. See docs/decisions/007-local-server-gunicorn.md.
+`DRAIN_SECONDS`) before the workers stop. Why gunicorn, and why its sync workers:
+docs/decisions/007-local-server-gunicorn-sync-workers.md.
 """
 
 from __future__ import annotations
@@ -104,7 +105,6 @@ class _JsonErrorSocket:
 ERROR_CODES = {
     400: "bad_request",
     403: "forbidden",
-    414: "uri_too_long",
     417: "expectation_failed",
     431: "headers_too_large",
     500: "internal_error",

@@ -85,6 +85,24 @@ def test_malformed_requests_are_a_json_400(local_api: LocalApi, request_bytes: b
     assert json.loads(body)["code"] == "bad_request"
 
 
+@pytest.mark.parametrize(
+    ("request_bytes", "status", "code"),
+    [
+        (b"GET /" + b"a" * 6_000 + b" HTTP/1.1\r\n\r\n", 400, "bad_request"),
+        (b"GET / HTTP/1.1\r\nX-Big: " + b"a" * 9_000 + b"\r\n\r\n", 431, "headers_too_large"),
+        (b"GET / HTTP/1.1\r\n" + b"X-A: b\r\n" * 101 + b"\r\n", 431, "headers_too_large"),
+    ],
+    ids=["long-request-line", "long-header", "too-many-headers"],
+)
+def test_requests_over_the_limits_are_json_errors(
+    local_api: LocalApi, request_bytes: bytes, status: int, code: str
+) -> None:
+    answered, headers, body = exchange(port_of(local_api.url), request_bytes)
+    assert answered == status, body
+    assert headers["content-type"] == "application/json"
+    assert json.loads(body)["code"] == code
+
+
 def test_a_connection_is_closed_after_its_answer_and_an_idle_one_after_a_while(
     local_api: LocalApi,
 ) -> None:
