@@ -139,8 +139,8 @@ def test_the_documents_examples_work_on_the_demo_data(local_api: LocalApi) -> No
     }
 
     def example_path(operation: str, **known: str) -> str:
-        path, op = operations[operation]
-        for parameter in op.get("parameters", []):
+        path: str = operations[operation][0]
+        for parameter in operations[operation][1].get("parameters", []):
             if parameter["in"] == "path":
                 value = known.get(parameter["name"], parameter.get("example"))
                 assert value is not None, f"{operation}: {parameter['name']} has no example"
