@@ -72,6 +72,8 @@ class LocalGateway:
         if method == "OPTIONS":
             return _preflight(url.path)
         if method == "GET" and url.path in self.documents:
+            if parse_qs(url.query).get("format") == ["json"]:  # Swagger UI's link to it
+                return self.documents["/openapi.json"]
             return self.documents[url.path]
         return self._invoke(method, url, headers, body)
 

@@ -4,11 +4,18 @@ in UTF-8 only, and a team that always keeps a member. Each failed before its fix
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
+from incidents.keys import teams_partition
 from incidents.store import Caller, new_id
 from tests.api_harness import Api, Reply
+from tests.integration.conftest import API_TABLE
 from tests.people import new_api_user
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 pytestmark = pytest.mark.integration
 
@@ -83,6 +90,29 @@ def test_a_json_body_in_another_charset_is_415(api: Api, alice: Caller, charset:
     assert_error(reply, 415, "unsupported_media_type")
 
 
+def test_a_team_from_before_the_count_is_counted_once(
+    api: Api, alice: Caller, dynamodb: DynamoDBClient
+) -> None:
+    """A team item without `member_count` (written before it was kept) gets it from its
+    memberships on the first removal, and the rule holds."""
+    team = api.call("create_team", alice, body={"name": "Legacy"}).body["id"]
+    bob = new_api_user(api, alice.account_id)
+    assert (
+        api.call("add_member", alice, {"team_id": team}, body={"user_id": bob.user_id}).status
+        == 201
+    )
+    key = {"PK": {"S": teams_partition(alice.account_id)}, "SK": {"S": team}}
+    dynamodb.update_item(TableName=API_TABLE, Key=key, UpdateExpression="REMOVE member_count")
+    assert api.call("remove_member", alice, {"team_id": team, "user_id": bob.user_id}).status == 204
+    item = dynamodb.get_item(TableName=API_TABLE, Key=key, ConsistentRead=True)["Item"]
+    assert item["member_count"] == {"N": "1"}
+    assert_error(
+        api.call("remove_member", alice, {"team_id": team, "user_id": alice.user_id}),
+        409,
+        "last_member",
+    )
+
+
 def test_the_last_member_of_a_team_cannot_leave_it(api: Api, alice: Caller) -> None:
     team = api.call("create_team", alice, body={"name": "SRE"}).body["id"]
     me = {"team_id": team, "user_id": alice.user_id}
@@ -96,3 +126,28 @@ def test_the_last_member_of_a_team_cannot_leave_it(api: Api, alice: Caller) -> N
     bobs = {"team_id": team, "user_id": bob.user_id}
     assert_error(api.call("remove_member", bob, bobs), 409, "last_member")
     assert api.call("team_incidents", bob, {"team_id": team}).status == 200
+
+
+@pytest.mark.parametrize(
+    ("name", "body", "field"),
+    [
+        ("create_incident", {"title": "\u202eexe.live"}, "body.title"),
+        ("create_incident", {"title": "\u200b\u200d\ufeff"}, "body.title"),
+        ("create_team", {"name": "a\x1b[2Jb"}, "body.name"),
+        ("save_profile", {"name": "Ada", "email": "a\x00@b\x00"}, "body.email"),
+    ],
+)
+def test_unreadable_text_is_a_400_naming_the_field(
+    api: Api, alice: Caller, name: str, body: dict[str, str], field: str
+) -> None:
+    reply = api.call(name, alice, body=body)
+    assert_error(reply, 400, "validation_error")
+    assert reply.body["message"].startswith(field), reply.body
+
+
+def test_composed_and_decomposed_titles_are_stored_alike(api: Api, alice: Caller) -> None:
+    titles = [
+        api.call("create_incident", alice, body={"title": title}).body["summary"]["title"]
+        for title in ("Caf\u00e9", "Cafe\u0301")
+    ]
+    assert titles == ["Caf\u00e9", "Caf\u00e9"]
