@@ -16,6 +16,7 @@ from aws_lambda_powertools.event_handler import (
     Response,
     content_types,
 )
+from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver
 from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
@@ -179,11 +180,22 @@ def cors_config(env: Mapping[str, str]) -> CORSConfig | None:
     )
 
 
+class StrictPathResolver(APIGatewayRestResolver):
+    """Powertools' REST resolver with routes that must match the whole path: its patterns end
+    in ``$``, which in Python also matches before a final newline, so ``/users/<id>%0A`` was
+    served as ``/users/<id>`` (and a DELETE with one removed the participant)."""
+
+    @staticmethod
+    def _compile_regex(rule: str, base_regex: str = r"^{}/*\Z") -> re.Pattern[str]:
+        pattern: re.Pattern[str] = ApiGatewayResolver._compile_regex(rule, base_regex)
+        return pattern
+
+
 def new_resolver(
     extra_handlers: list[tuple[type[Exception], Callable[..., Any]]] | None = None,
 ) -> APIGatewayRestResolver:
     """A REST API resolver with request/response validation and the API's error mapping."""
-    app = APIGatewayRestResolver(
+    app = StrictPathResolver(
         enable_validation=True, json_body_deserializer=strict_json, cors=cors_config(os.environ)
     )
     for exception, handle in [*ERROR_HANDLERS, *(extra_handlers or [])]:

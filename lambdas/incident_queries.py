@@ -3,11 +3,13 @@ first."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from pydantic import BeforeValidator
 
 from dynashard import PageBudget
 from incidents import incident_queries as queries
@@ -26,7 +28,20 @@ from lambdas.api import caller, lambda_handler, new_resolver, route
 from lambdas.runtime import report_page, store
 
 StateParam = Annotated[State, Query(description="OPEN or CLOSED", examples=["OPEN"])]
-Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="page size", examples=[25])]
+
+
+def _decimal_integer(value: object) -> object:
+    """Only a plain decimal integer (``25``), not what Python's int() also takes from a
+    query string (``1.0``, ``5_0``, ``+5``, `` 5``)."""
+    if isinstance(value, str) and not re.fullmatch(r"[0-9]+", value):
+        raise ValueError("must be a whole number written in decimal digits only")
+    return value
+
+
+Limit = Annotated[
+    Annotated[int, BeforeValidator(_decimal_integer)],
+    Query(ge=1, le=MAX_LIMIT, description="page size", examples=[25]),
+]
 Cursor = Annotated[
     str | None,
     Query(description="next_cursor of the last page, exactly as it was returned"),

@@ -87,20 +87,32 @@ class JsonBodiesOnly(OpenAPIRequestValidationMiddleware):
         super().__init__()  # type: ignore[no-untyped-call]  # Powertools' is not annotated
 
     def _get_body(self, app: Any) -> dict[str, Any]:
+        """A JSON body (media types are case-insensitive; a charset, if named, must be
+        UTF-8, the only one JSON allows between systems: RFC 8259, section 8.1)."""
         content_type = app.current_event.headers.get("content-type") or ""
-        media_type = content_type.split(";", 1)[0].strip().lower()
+        media_type, *parameters = (part.strip() for part in content_type.split(";"))
+        media_type = media_type.lower()
         if media_type and media_type != "application/json":
-            raise RequestUnsupportedContentType(
-                "Unsupported content type",
-                errors=[
-                    {
-                        "type": "unsupported_content_type",
-                        "loc": ("body",),
-                        "msg": f"Unsupported content type: {media_type[:60]}",
-                        "input": {},
-                        "ctx": {},
-                    }
-                ],
-            )
-        body: dict[str, Any] = super()._get_body(app)
+            raise _unsupported(f"Unsupported content type: {media_type[:60]}")
+        for parameter in parameters:
+            name, _, value = parameter.partition("=")
+            charset = value.strip().strip('"').lower()
+            if name.strip().lower() == "charset" and charset not in ("utf-8", "utf8"):
+                raise _unsupported(f"Unsupported charset: {charset[:30]} (JSON is UTF-8)")
+        body: dict[str, Any] = self._parse_json_data(app)
         return body
+
+
+def _unsupported(message: str) -> RequestUnsupportedContentType:
+    return RequestUnsupportedContentType(
+        "Unsupported content type",
+        errors=[
+            {
+                "type": "unsupported_content_type",
+                "loc": ("body",),
+                "msg": message,
+                "input": {},
+                "ctx": {},
+            }
+        ],
+    )

@@ -178,7 +178,7 @@ def _account(ids: _Ids, rng: random.Random, size: DemoSize, n: int) -> DemoAccou
 def _people_items(account: DemoAccount) -> list[Item]:
     items = [profile_item(account.account_id, user) for user in account.users]
     for team in account.teams:
-        items.append(team_item(account.account_id, team))
+        items.append(team_item(account.account_id, team, members=len(account.members[team.id])))
         items += [
             membership_item(
                 account.account_id,

@@ -72,6 +72,8 @@ class LocalGateway:
         if method == "OPTIONS":
             return _preflight(url.path)
         if method == "GET" and url.path in self.documents:
+            if parse_qs(url.query).get("format") == ["json"]:  # Swagger UI's link to it
+                return self.documents["/openapi.json"]
             return self.documents[url.path]
         return self._invoke(method, url, headers, body)
 
@@ -86,12 +88,17 @@ class LocalGateway:
         caller = self.tokens.get(_token(headers))
         if caller is None:
             return _error(HTTPStatus.UNAUTHORIZED, "unauthorized", "missing or invalid token")
+        try:
+            text = body.decode() if body else None
+        except UnicodeDecodeError as error:
+            message = f"the body is not UTF-8 (byte {error.start})"
+            return _error(HTTPStatus.BAD_REQUEST, "invalid_json", message)
         event = proxy_event(
             route,
             {name: unquote(value) for name, value in parameters.items()},
             query=parse_qs(url.query, keep_blank_values=True),
             headers=headers,
-            body=body.decode(errors="replace") if body else None,  # as API Gateway passes it
+            body=text,
             claims=claims_of(caller),
         )
         self.serving = route.group

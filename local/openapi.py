@@ -113,7 +113,37 @@ def openapi_document() -> dict[str, Any]:
     _add_links(merged)
     _no_null_parameters(merged)
     _demo_examples(merged)
+    _no_unreachable_422(merged)
+    _participant_discriminator(merged)
     return merged
+
+
+def _no_unreachable_422(document: dict[str, Any]) -> None:
+    """Powertools documents ``422 HTTPValidationError`` on every operation; this API answers
+    validation errors with ``400 validation_error`` (documented with the other errors), so
+    the 422 and the schemas only it used go: generated clients would carry a dead branch."""
+    for operation in _operations(document).values():
+        operation["responses"].pop("422", None)
+    schemas = document["components"]["schemas"]
+    for name in ("HTTPValidationError", "ResponseValidationError", "ValidationError"):
+        if f'"#/components/schemas/{name}"' not in json.dumps(document):
+            schemas.pop(name, None)
+
+
+def _participant_discriminator(document: dict[str, Any]) -> None:
+    """`AddParticipant`'s two shapes as schemas of their own, told apart by ``role``."""
+    schemas = document["components"]["schemas"]
+    kinds = schemas["AddParticipant"]["oneOf"]
+    mapping = {}
+    for kind in kinds:
+        schemas[kind["title"]] = kind
+        for role in kind["properties"]["role"]["enum"]:
+            mapping[role] = f"#/components/schemas/{kind['title']}"
+    schemas["AddParticipant"]["oneOf"] = [
+        {"$ref": f"#/components/schemas/{kind['title']}"} for kind in kinds
+    ]
+    schemas["AddParticipant"]["discriminator"] = {"propertyName": "role", "mapping": mapping}
+    document["components"]["schemas"] = dict(sorted(schemas.items()))
 
 
 def _demo_examples(document: dict[str, Any]) -> None:

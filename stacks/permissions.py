@@ -25,18 +25,21 @@ TABLE_ACTIONS: dict[Group, tuple[str, ...]] = {
         "dynamodb:GetItem",
         "dynamodb:PutItem",
         "dynamodb:Query",
+        "dynamodb:UpdateItem",
     ),
 }
 """Queries read (point reads of metadata and memberships, fan-out queries); commands also
 write summaries, copies, counters, shard metadata and idempotency records; teams write
-teams, memberships and profiles and batch-read teams."""
+teams, memberships (with the team's member count) and profiles and batch-read teams."""
 
 INDEX_READERS: dict[Group, tuple[str, ...]] = {
     Group.INCIDENT_QUERIES: ("GSI1", "GSI2"),
     Group.INCIDENT_COMMANDS: ("GSI3",),
+    Group.TEAMS: ("GSI1",),
 }
 """The lists read GSI1 (participants) and GSI2 (account by state); the commands read GSI3
-(an incident by its number)."""
+(an incident by its number); teams count a team's members on GSI1 once, for a team written
+before the count was kept."""
 
 GRANTED_FOR_THE_RUNTIME: dict[str, str] = {
     "logs:CreateLogStream": "the Lambda runtime writes the function's log stream",

@@ -166,3 +166,9 @@ def test_the_documents_examples_work_on_the_demo_data(local_api: LocalApi) -> No
     assert (
         local_api.request("GET", f"/me/teams/incidents?team={team_param['example']}", me)[0] == 200
     )
+
+
+def test_swagger_uis_link_to_the_document_serves_the_document(local_api: LocalApi) -> None:
+    status, document = local_api.request("GET", "/docs?format=json")
+    assert status == 200
+    assert document["openapi"].startswith("3.")

@@ -203,3 +203,24 @@ def test_a_stop_drains_the_request_in_flight(
     assert "Traceback" not in log, log[-3000:]
     assert log.rstrip().endswith("stopped")
     assert all(not Path(f"/proc/{pid}").exists() for pid in workers)
+
+
+@pytest.mark.parametrize("second", ["Authorization", "authorization", "AUTHORIZATION"])
+def test_two_authorization_headers_are_a_401(local_api: LocalApi, second: str) -> None:
+    """Two tokens, even two valid ones: which caller is meant? (The last one won before.)"""
+    mine, theirs = local_api.token(0, 0), local_api.token(1, 0)
+    head = request_head("GET", "/me/teams", mine, f"{second}: {theirs}")
+    status, _, body = exchange(port_of(local_api.url), head)
+    assert status == 401, body
+    assert json.loads(body)["code"] == "unauthorized"
+
+
+def test_a_body_that_is_not_utf8_is_invalid_json(local_api: LocalApi) -> None:
+    body = b'{"title": "\xff\xfe"}'
+    head = request_head(
+        "POST", "/incidents", local_api.token(0, 0), "Content-Type: application/json",
+        f"Content-Length: {len(body)}",
+    )  # fmt: skip
+    status, _, answer = exchange(port_of(local_api.url), head + body)
+    assert status == 400, answer
+    assert json.loads(answer)["code"] == "invalid_json"

@@ -145,8 +145,9 @@ def test_the_served_document_says_which_ids_each_field_takes() -> None:
     )
     assert schemas["CreateIncident"]["properties"]["teams"]["items"]["pattern"].startswith("^team_")
     assert schemas["AddMember"]["properties"]["user_id"]["pattern"].startswith("^user_")
-    participant = schemas["AddParticipant"]["properties"]["participant_id"]["pattern"]
-    assert participant.startswith("^(user|team)_")
+    kinds = {"TeamParticipant": "^team_", "UserParticipant": "^user_"}
+    for kind, prefix in kinds.items():
+        assert schemas[kind]["properties"]["participant_id"]["pattern"].startswith(prefix)
     deletes = document["paths"]["/incidents/{incident_id}/participants/{participant_id}"]["delete"]
     assert deletes["responses"]["204"].get("content", {}) == {}
 

@@ -261,7 +261,10 @@ def test_a_walk_of_all_my_teams_survives_a_membership_change(api: Api, alice: Ca
     newer = [incident(alice, f"one {n}", one) for n in range(3, 6)]
     page = api.call("my_teams_incidents", alice, query={"limit": ["2"]}).body
     assert [i["id"] for i in page["items"]] == newer[::-1][:2]
-    # alice leaves Two and joins Bob's team mid-walk
+    # alice leaves Two (bob stays in it: a team keeps a member) and joins Bob's team mid-walk
+    assert (
+        api.call("add_member", alice, {"team_id": two}, body={"user_id": bob.user_id}).status == 201
+    )
     assert (
         api.call("remove_member", alice, {"team_id": two, "user_id": alice.user_id}).status == 204
     )

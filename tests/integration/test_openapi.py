@@ -42,3 +42,41 @@ def test_checked_in_document_is_current_and_complete(api: Api) -> None:
     }
     assert documented == {(r.method, r.path) for r in ROUTES.values()}
     assert json.loads(DOCUMENT.read_text()) == document, "run `make openapi`"
+
+
+def _schemas(node: object) -> list[dict[str, object]]:
+    """Every object schema in `node`, nested ones included."""
+    found: list[dict[str, object]] = []
+    if isinstance(node, dict):
+        if isinstance(node.get("properties"), dict):
+            found.append(node)
+        for value in node.values():
+            found += _schemas(value)
+    elif isinstance(node, list):
+        for value in node:
+            found += _schemas(value)
+    return found
+
+
+def test_what_generated_clients_read_is_what_the_api_does() -> None:
+    """No 422 (validation errors are 400 validation_error), every required field declared,
+    timestamps typed as date-time, AddParticipant as two exact shapes told apart by role."""
+    document = openapi_document()
+    text = json.dumps(document)
+    assert '"422"' not in text
+    assert "HTTPValidationError" not in text
+    for schema in _schemas(document):
+        properties, required = schema["properties"], schema.get("required", [])
+        assert isinstance(properties, dict)
+        assert isinstance(required, list)
+        assert set(required) <= set(properties), schema
+        for name, field in properties.items():
+            if name.endswith("_at"):
+                assert field.get("format") == "date-time", (name, field)
+    schemas = document["components"]["schemas"]
+    add = schemas["AddParticipant"]
+    assert add["discriminator"]["propertyName"] == "role"
+    for ref in add["oneOf"]:
+        kind = schemas[ref["$ref"].rsplit("/", 1)[1]]
+        assert kind["required"] == ["participant_id", "role"]
+        assert kind["additionalProperties"] is False

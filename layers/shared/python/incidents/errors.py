@@ -76,6 +76,12 @@ class ConflictError(DomainError):
     code, status = "conflict", 409
 
 
+class LastMemberError(DomainError):
+    """The last member of a team cannot leave it: nobody could read or manage it then."""
+
+    code, status = "last_member", 409
+
+
 class ThrottledError(DomainError):
     """DynamoDB throttling survived every retry; `items` are a transaction's throttled items."""
 

@@ -23,6 +23,8 @@ TeamId = Annotated[str, StringConstraints(pattern=TEAM_ID)]
 UserId = Annotated[str, StringConstraints(pattern=USER_ID)]
 ParticipantId = Annotated[str, StringConstraints(pattern=PARTICIPANT_ID)]
 """A user or a team: both can take part in an incident."""
+Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
+"""An RFC 3339 instant in UTC, as `timestamp` writes it."""
 Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
 
@@ -87,8 +89,8 @@ class IncidentSummary(BaseModel):
     status: Status
     severity: Severity
     created_by: UserId
-    created_at: str
-    updated_at: str
+    created_at: Timestamp
+    updated_at: Timestamp
     version: int = Field(ge=1)
 
     @computed_field  # type: ignore[prop-decorator]
@@ -124,7 +126,7 @@ class Team(BaseModel):
     id: TeamId
     name: Name
     created_by: UserId
-    created_at: str
+    created_at: Timestamp
 
 
 class Membership(BaseModel):
@@ -134,7 +136,7 @@ class Membership(BaseModel):
 
     team_id: TeamId
     user_id: UserId
-    added_at: str
+    added_at: Timestamp
 
 
 class User(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from incidents.models import (
     TEAM_ID,
@@ -18,8 +18,14 @@ from incidents.models import (
     Title,
     UserId,
 )
+from incidents.text import clean_text
 
 MAX_LIST = 100
+Clean = AfterValidator(clean_text)
+"""NFC, no control or bidirectional characters, something visible (`incidents.text`)."""
+CleanTitle = Annotated[Title, Clean]
+CleanName = Annotated[Name, Clean]
+Email = Annotated[str, Field(max_length=254, pattern=r"^[^@\s]+@[^@\s]+$"), Clean]
 
 
 class CreateIncident(BaseModel):
@@ -27,7 +33,7 @@ class CreateIncident(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    title: Title
+    title: CleanTitle
     severity: Severity = Severity.SEV3
     status: Status = Status.TRIGGERED
     details: dict[str, Any] = Field(default_factory=dict)
@@ -50,7 +56,7 @@ class UpdateIncident(BaseModel):
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=_changes_only)
 
-    title: Title | None = None
+    title: CleanTitle | None = None
     status: Status | None = None
     severity: Severity | None = None
 
@@ -68,23 +74,36 @@ JoinRole = Literal[Role.ASSIGNEE, Role.RESPONDER, Role.TEAM]
 """Roles a participant can be added with (``creator`` is given at creation only)."""
 
 
+def _participant_kind(title: str, pattern: str, roles: list[str]) -> dict[str, Any]:
+    return {
+        "title": title,
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["participant_id", "role"],
+        "properties": {
+            "participant_id": {"type": "string", "pattern": pattern},
+            "role": {"type": "string", "enum": roles},
+        },
+    }
+
+
+def _one_kind_of_participant(schema: dict[str, Any]) -> None:
+    """Documented as exactly one of two complete shapes, told apart by ``role`` (a
+    discriminator), so that generated clients get two exact types instead of one whose
+    fields are all optional."""
+    kinds = [
+        _participant_kind("TeamParticipant", TEAM_ID, ["team"]),
+        _participant_kind("UserParticipant", USER_ID, ["assignee", "responder"]),
+    ]
+    description = schema.get("description", "")
+    schema.clear()
+    schema.update({"title": "AddParticipant", "description": description, "oneOf": kinds})
+
+
 class AddParticipant(BaseModel):
     """A user (assignee or responder) or a team (role ``team``) joining an incident."""
 
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={
-            "oneOf": [
-                {"properties": {"participant_id": {"pattern": TEAM_ID}, "role": {"const": "team"}}},
-                {
-                    "properties": {
-                        "participant_id": {"pattern": USER_ID},
-                        "role": {"enum": ["assignee", "responder"]},
-                    }
-                },
-            ]
-        },
-    )
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_one_kind_of_participant)
 
     participant_id: ParticipantId
     role: JoinRole
@@ -101,7 +120,7 @@ class CreateTeam(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: Name
+    name: CleanName
 
 
 class AddMember(BaseModel):
@@ -117,5 +136,5 @@ class SaveProfile(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: Name
-    email: Annotated[str, Field(max_length=254, pattern=r"^[^@\s]+@[^@\s]+$")] | None = None
+    name: CleanName
+    email: Email | None = None

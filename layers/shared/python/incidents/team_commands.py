@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+
+from botocore.exceptions import ClientError
+
 from dynashard import Item
-from incidents.errors import ConflictError, ForbiddenError, NotFoundError
+from incidents.errors import ConflictError, ForbiddenError, LastMemberError, NotFoundError
 from incidents.items import from_item, to_item
 from incidents.keys import (
     membership_sort_key,
@@ -17,6 +21,8 @@ from incidents.store import Caller, Store, new_id
 from incidents.users import user_exists_check
 
 MEMBER_PREFIX = "member#"
+MEMBER_COUNT = "member_count"
+"""On the team item: its members, kept by the membership transactions."""
 
 
 def create_team(store: Store, caller: Caller, request: CreateTeam) -> Team:
@@ -26,7 +32,7 @@ def create_team(store: Store, caller: Caller, request: CreateTeam) -> Team:
     membership = Membership(team_id=team.id, user_id=caller.user_id, added_at=now)
     store.transact(
         [
-            store.put_operation(team_item(caller.account_id, team), new=True),
+            store.put_operation(team_item(caller.account_id, team, members=1), new=True),
             store.put_operation(membership_item(caller.account_id, membership), new=True),
         ],
         [None, None],
@@ -44,7 +50,7 @@ def add_member(store: Store, caller: Caller, team_id: str, request: AddMember) -
     store.transact(
         [
             store.put_operation(membership_item(caller.account_id, membership), new=True),
-            store.exists_check(teams_partition(caller.account_id), team_id),
+            _member_count_change(store, caller.account_id, team_id, +1),
             user_check,
         ],
         [
@@ -57,13 +63,65 @@ def add_member(store: Store, caller: Caller, team_id: str, request: AddMember) -
 
 
 def remove_member(store: Store, caller: Caller, team_id: str, user_id: str) -> None:
-    """Remove a user from a team the caller belongs to (the caller may remove themself)."""
+    """Remove a user from a team the caller belongs to (the caller may remove themself),
+    never its last member: a team without members could be read and managed by no one, yet
+    incidents could still be assigned to it (409 last_member)."""
     require_member(store, caller, team_id)
-    store.delete_existing(
-        user_partition(caller.account_id, user_id),
-        membership_sort_key(team_id),
-        NotFoundError(f"{user_id} is not a member of {team_id}"),
+    _backfill_member_count(store, caller.account_id, team_id)
+    membership_key = {
+        "PK": {"S": user_partition(caller.account_id, user_id)},
+        "SK": {"S": membership_sort_key(team_id)},
+    }
+    delete = {"TableName": store.table_name, "Key": membership_key,
+              "ConditionExpression": "attribute_exists(PK)"}  # fmt: skip
+    store.transact(
+        [{"Delete": delete}, _member_count_change(store, caller.account_id, team_id, -1)],
+        [
+            NotFoundError(f"{user_id} is not a member of {team_id}"),
+            LastMemberError(f"{user_id} is the last member of {team_id}; a team keeps one"),
+        ],
     )
+
+
+def _member_count_change(store: Store, account: str, team_id: str, change: int) -> Item:
+    """A transaction's Update moving the team's `MEMBER_COUNT` by `change`: the team must
+    exist, and a removal must leave a member."""
+    condition = "attribute_exists(PK)" + (" AND #count > :one" if change < 0 else "")
+    values = {":change": {"N": str(change)}, **({":one": {"N": "1"}} if change < 0 else {})}
+    return {
+        "Update": {
+            "TableName": store.table_name,
+            "Key": {"PK": {"S": teams_partition(account)}, "SK": {"S": team_id}},
+            "UpdateExpression": "ADD #count :change",
+            "ConditionExpression": condition,
+            "ExpressionAttributeNames": {"#count": MEMBER_COUNT},
+            "ExpressionAttributeValues": values,
+        }
+    }
+
+
+def _backfill_member_count(store: Store, account: str, team_id: str) -> None:
+    """Give a team written before `MEMBER_COUNT` existed its count, from its memberships
+    (GSI1); a concurrent request that counted first wins."""
+    team = store.get(teams_partition(account), team_id)
+    if team is None or MEMBER_COUNT in team:
+        return
+    members = store.client.query(
+        TableName=store.table_name,
+        IndexName="GSI1",
+        KeyConditionExpression="GSI1PK = :team",
+        ExpressionAttributeValues={":team": {"S": team_members_partition(account, team_id)}},
+        Select="COUNT",
+    )["Count"]
+    with contextlib.suppress(ClientError):
+        store.client.update_item(
+            TableName=store.table_name,
+            Key={"PK": {"S": teams_partition(account)}, "SK": {"S": team_id}},
+            UpdateExpression="SET #count = :members",
+            ConditionExpression="attribute_exists(PK) AND attribute_not_exists(#count)",
+            ExpressionAttributeNames={"#count": MEMBER_COUNT},
+            ExpressionAttributeValues={":members": {"N": str(members)}},
+        )
 
 
 def my_team_ids(store: Store, caller: Caller) -> list[str]:
@@ -100,9 +158,12 @@ def require_member(store: Store, caller: Caller, team_id: str) -> None:
     raise ForbiddenError(f"you are not a member of team {team_id}")
 
 
-def team_item(account: str, team: Team) -> Item:
-    """A team as stored in the account's team partition."""
-    return to_item(team, "team", {"PK": teams_partition(account), "SK": team.id})
+def team_item(account: str, team: Team, *, members: int) -> Item:
+    """A team as stored in the account's team partition, with how many members it has
+    (kept in the membership transactions, so the last one cannot leave)."""
+    item = to_item(team, "team", {"PK": teams_partition(account), "SK": team.id})
+    item[MEMBER_COUNT] = {"N": str(members)}
+    return item
 
 
 def membership_item(account: str, membership: Membership) -> Item:
