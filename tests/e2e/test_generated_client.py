@@ -1,0 +1,140 @@
+"""A client generated from the served document by software nobody here wrote
+(openapi-python-client, pinned) runs the whole workflow against the local API: create,
+retry with the same key, page to the end, update with If-Match, add and remove a
+participant, resolve; and every error parses into the documented `ErrorBody`."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import LocalApi
+
+pytestmark = pytest.mark.integration
+PACKAGE = "generated_incidents_client"
+
+
+@pytest.fixture(scope="module")
+def generated(
+    local_api: LocalApi, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ModuleType]:
+    """The client package, generated from ``/openapi.json`` as served, then imported."""
+    root = tmp_path_factory.mktemp("client")
+    status, document = local_api.request("GET", "/openapi.json")
+    assert status == 200
+    (root / "openapi.json").write_text(__import__("json").dumps(document))
+    tools = Path(sys.executable).parent
+    done = subprocess.run(
+        [str(tools / "openapi-python-client"), "generate", "--path", str(root / "openapi.json"),
+         "--output-path", str(root / PACKAGE), "--meta", "none"],
+        capture_output=True, text=True, check=False, cwd=root,
+        env={**os.environ, "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    sys.path.insert(0, str(root))
+    try:
+        yield importlib.import_module(PACKAGE)
+    finally:
+        sys.path.remove(str(root))
+
+
+class _Operations:
+    """The generated modules of one tag, one an operation, imported on first use."""
+
+    def __init__(self, tag: str) -> None:
+        self._tag = tag
+
+    def __getattr__(self, operation: str) -> Any:
+        return importlib.import_module(f"{PACKAGE}.api.{self._tag}.{operation}")
+
+
+def api(generated: ModuleType, tag: str) -> Any:
+    return _Operations(tag)
+
+
+def models(generated: ModuleType) -> Any:
+    return importlib.import_module(f"{PACKAGE}.models")
+
+
+def test_the_workflow_through_a_generated_client(
+    local_api: LocalApi, generated: ModuleType
+) -> None:
+    m = models(generated)
+    commands = api(generated, "incident_commands")
+    queries = api(generated, "incident_queries")
+    me = generated.AuthenticatedClient(
+        base_url=local_api.url, token=local_api.token(0, 0), prefix=""
+    )
+    colleague = local_api.user_id(0, 1)
+
+    key = str(uuid.uuid4())
+    body = m.CreateIncident(title="Checkout: 5xx spike", severity=m.Severity.SEV2)
+    first = commands.create_incident.sync_detailed(client=me, body=body, idempotency_key=key)
+    again = commands.create_incident.sync_detailed(client=me, body=body, idempotency_key=key)
+    assert (first.status_code, again.status_code) == (201, 201)
+    assert isinstance(first.parsed, m.Incident)
+    incident = first.parsed.summary.id
+    assert again.parsed.summary.id == incident, "a retry answers the same incident"
+
+    seen: list[str] = []
+    cursor: Any = generated.types.UNSET
+    while True:
+        page = queries.my_incidents.sync(client=me, limit=7, cursor=cursor)
+        assert isinstance(page, m.IncidentList)
+        seen += [item.id for item in page.items]
+        if not page.has_more:
+            break
+        cursor = page.next_cursor
+    assert incident in seen
+    assert len(seen) == len(set(seen))
+
+    update = m.UpdateIncident(status=m.Status.ACKNOWLEDGED)
+    stale = commands.update_incident.sync_detailed(incident, client=me, body=update, if_match='"9"')
+    assert stale.status_code == 412
+    assert isinstance(stale.parsed, m.ErrorBody)
+    updated = commands.update_incident.sync(incident, client=me, body=update, if_match='"1"')
+    assert isinstance(updated, m.IncidentSummary)
+    assert updated.version == 2
+
+    joining = m.UserParticipant(participant_id=colleague, role=m.UserParticipantRole.RESPONDER)
+    added = commands.add_participant.sync(incident, client=me, body=joining)
+    assert isinstance(added, m.Participation)
+    removed = commands.remove_participant.sync_detailed(incident, colleague, client=me)
+    assert removed.status_code == 204
+    resolved = commands.resolve_incident.sync(incident, client=me)
+    assert resolved.status == m.Status.RESOLVED
+
+
+def test_every_error_parses_into_the_documented_type(
+    local_api: LocalApi, generated: ModuleType
+) -> None:
+    m = models(generated)
+    commands = api(generated, "incident_commands")
+    me = generated.AuthenticatedClient(
+        base_url=local_api.url, token=local_api.token(0, 0), prefix=""
+    )
+    stranger = generated.AuthenticatedClient(base_url=local_api.url, token="dev-nobody", prefix="")
+    missing = "inc_" + "0" * 27
+    teams = api(generated, "teams")
+    team = teams.create_team.sync(client=me, body=m.CreateTeam(name="Only me"))
+    assert isinstance(team, m.Team)
+    answers = {
+        404: commands.get_incident.sync_detailed(missing, client=me),
+        401: commands.get_incident.sync_detailed(missing, client=stranger),
+        400: commands.get_incident_by_number.sync_detailed("0", client=me),
+        409: teams.remove_member.sync_detailed(team.id, local_api.user_id(0, 0), client=me),
+    }
+    for status, answer in answers.items():
+        assert answer.status_code == status, (status, answer.content)
+        assert isinstance(answer.parsed, m.ErrorBody), (status, answer.content)
+        assert answer.parsed.code
+        assert answer.parsed.message
