@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export PYTHONPATH := $(CURDIR)/layers/shared/python:$(CURDIR)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: setup test lint typecheck unit dev openapi bench synth clean fuzz load
+.PHONY: setup test lint typecheck docs-build docs unit dev openapi bench synth clean fuzz load
 
 setup: $(STAMP)
 
@@ -25,8 +25,14 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy .
 
-test: lint typecheck
+test: lint typecheck docs-build
 	$(VENV)/bin/pytest
+
+docs-build: $(STAMP)  # the documentation site, strictly: a broken link or reference fails
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+docs: $(STAMP)  # the documentation site on http://127.0.0.1:8000
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
 
 dev: $(STAMP)
 	$(PY) -m local.dev
@@ -59,4 +65,4 @@ synth: $(STAMP)
 	$(VENV)/bin/cfn-lint --config-file .cfnlintrc.yaml -- cdk.out/*.template.json
 
 clean:
-	rm -rf $(VENV) node_modules cdk.out .mypy_cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) node_modules cdk.out site .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,119 @@
+"""MkDocs hook: benchmark tables rendered from the bench's result files.
+
+A page writes ``{{ bench: local_pages }}`` (or ``load``, ``filters``, ``cold_start``) where
+a table goes; the figures come from ``bench/results/<name>.json`` as the last ``make bench``
+or ``make load`` wrote them, never typed by hand. The plots the benches draw
+(``bench/results/*.png``) are published with the site under the same path.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.structure.files import File, Files
+
+RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results"
+PLACEHOLDER = re.compile(r"\{\{\s*bench:\s*(\w+)\s*\}\}")
+
+
+def on_files(files: Files, config: MkDocsConfig) -> Files:
+    """The bench's plots, as files of the site at ``bench/results/<name>.png``."""
+    for plot in sorted(RESULTS.glob("*.png")):
+        path = plot.relative_to(RESULTS.parents[1]).as_posix()
+        files.append(
+            File(path, str(RESULTS.parents[1]), config["site_dir"], config["use_directory_urls"])
+        )
+    return files
+
+
+def on_page_markdown(markdown: str, **_: Any) -> str:
+    """Replace every placeholder by its table (an unknown name fails the build)."""
+    return PLACEHOLDER.sub(lambda m: _render(m.group(1)), markdown)
+
+
+def _render(name: str) -> str:
+    results = json.loads((RESULTS / f"{name}.json").read_text())
+    table = RENDERERS[name](results)
+    where = f"{results['machine']}, Python {results['python']}"
+    return f"{table}\n\n*From `bench/results/{name}.json` ({where}).*"
+
+
+def _rows(header: list[str], rows: list[list[str]]) -> str:
+    aligns = ["---"] + ["---:"] * (len(header) - 1)
+    lines = [header, aligns, *rows]
+    return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)
+
+
+def _local_pages(results: dict[str, Any]) -> str:
+    engines = list(results["results"])
+    labels = {
+        "startup_s": "start-up to the first answered page (s)",
+        "engine_s": "of which: engine start (s)",
+        "table_s": "of which: table creation (s)",
+        "seeding_s": "of which: seeding (s)",
+        "worker_s": "slowest worker cold start (s)",
+    }
+    names = next(iter(results["results"].values())).keys()
+    rows = [
+        [labels.get(n, f"{n} (ms)"), *(f"{results['results'][e][n]:,.1f}" for e in engines)]
+        for n in names
+    ]
+    return _rows(["", *engines], rows)
+
+
+def _load(results: dict[str, Any]) -> str:
+    runs = results["runs"]
+    rows = []
+    for workers, run in runs.items():
+        rows.append([f"{workers} worker(s)", f"{run['requests']:,}", f"{run['rps']:.0f}",
+                     f"{run['p99_ms']:,.0f} ms",
+                     "yes" if all(run["invariants"].values()) else "**no**"])  # fmt: skip
+    header = ["run", "requests", "per second", "p99, every request", "invariants held"]
+    summary = _rows(header, rows)
+    per_route = [
+        [route, *(_route_cell(run["routes"].get(route)) for run in runs.values())]
+        for route in next(iter(runs.values()))["routes"]
+    ]
+    columns = ["route", *(f"{w} worker(s): requests / p50 / p99" for w in runs)]
+    return f"{summary}\n\n{_rows(columns, per_route)}"
+
+
+def _route_cell(route: dict[str, Any] | None) -> str:
+    if route is None:
+        return "-"
+    return f"{route['requests']:,} / {route['p50_ms']:,.0f} ms / {route['p99_ms']:,.0f} ms"
+
+
+def _filters(results: dict[str, Any]) -> str:
+    rows = []
+    for scenario, walks in results["results"].items():
+        for name, walk in walks.items():
+            rows.append([scenario, name, f"{walk['rcu_per_page']:.1f}",
+                         f"{walk['rcu_per_item']:.3f}", f"{walk['requests_per_page']:.1f}",
+                         str(walk["short_pages"])])  # fmt: skip
+    header = ["scenario", "filter", "RCU a page", "RCU an item", "requests a page", "short pages"]
+    return _rows(header, rows)
+
+
+def _cold_start(results: dict[str, Any]) -> str:
+    variants = list(results["ms"])
+    modules = list(results["ms"][variants[0]])
+    rows = [
+        [m, *(f"{results['ms'][v][m]['median']:,.0f} ms" if m in results["ms"][v] else "-"
+              for v in variants)]
+        for m in modules
+    ]  # fmt: skip
+    return _rows(["import (median)", *variants], rows)
+
+
+RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "local_pages": _local_pages,
+    "load": _load,
+    "filters": _filters,
+    "cold_start": _cold_start,
+}
