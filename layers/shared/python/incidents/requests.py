@@ -18,14 +18,21 @@ from incidents.models import (
     Title,
     UserId,
 )
-from incidents.text import clean_text
+from incidents.text import CLEAN_CHARACTERS, REFUSED_CLASS, TEXT_RULES, clean_text
 
 MAX_LIST = 100
 Clean = AfterValidator(clean_text)
 """NFC, no control or bidirectional characters, something visible (`incidents.text`)."""
-CleanTitle = Annotated[Title, Clean]
-CleanName = Annotated[Name, Clean]
-Email = Annotated[str, Field(max_length=254, pattern=r"^[^@\s]+@[^@\s]+$"), Clean]
+DOCUMENTED_TEXT = Field(
+    description=TEXT_RULES,
+    json_schema_extra={"pattern": CLEAN_CHARACTERS},
+)
+"""The rule in the document: the characters as a pattern, the rest in words (a schema cannot
+say "something visible"); `clean_text` enforces all of it."""
+CleanTitle = Annotated[Title, Clean, DOCUMENTED_TEXT]
+CleanName = Annotated[Name, Clean, DOCUMENTED_TEXT]
+EMAIL = f"^[^@\\s{REFUSED_CLASS}]+@[^@\\s{REFUSED_CLASS}]+$"
+Email = Annotated[str, Field(max_length=254, pattern=EMAIL, description=TEXT_RULES), Clean]
 
 
 class CreateIncident(BaseModel):

@@ -16,6 +16,18 @@ BIDI_CONTROLS = frozenset(
     "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 )
 """Marks, embeddings, overrides and isolates that reorder how text is shown."""
+REFUSED_CLASS = (
+    "\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e"
+    "\\u2066-\\u2069\\ufdd0-\\ufdef\\ufffe\\uffff"
+)
+"""The refused characters of the Basic Multilingual Plane, as the inside of a regex class."""
+CLEAN_CHARACTERS = f"^[^{REFUSED_CLASS}]*$"
+"""The refused characters of the Basic Multilingual Plane as a JSON Schema pattern, for the
+document; `clean_text` is what enforces (and also refuses astral noncharacters)."""
+TEXT_RULES = (
+    "Stored in Unicode NFC. No control characters (tab and newline included), bidirectional "
+    "controls or noncharacters; must contain a visible character."
+)
 INVISIBLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 """Fillers (and the blank braille pattern) that are letters or symbols yet show nothing."""
 
