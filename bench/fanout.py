@@ -32,7 +32,7 @@ import matplotlib.pyplot as plt
 
 from bench.fake_dynamodb import FakeQueryClient
 from bench.fanout_peers import PerShardMerge
-from bench.report import RESULTS_DIR, save
+from bench.report import RESULTS_DIR, recording_tables, save
 from bench.teams_data import teams_keys
 from dynashard import (
     CursorCodec,
@@ -460,4 +460,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with recording_tables():
+        main()

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 
 from bench.report import save
 from dynashard import GrowthPolicy, PageBudget, WeightedShards
-from incidents.incident_commands import new_incident_items
 from incidents.incident_queries import (
     CreatedWindow,
     IncidentFilter,
@@ -39,15 +38,14 @@ from incidents.incident_queries import (
     account_incidents,
     my_teams_incidents,
 )
-from incidents.items import details_body
 from incidents.keys import ShardConfig
-from incidents.models import IncidentSummary, Participation, Role, Severity, State, Status
+from incidents.models import IncidentSummary, Severity, State, Status
 from incidents.requests import CreateTeam
 from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA
 from incidents.team_commands import create_team
 from local.clients import create_table, local_client
-from local.demo_data import START, write_batches
+from local.demo_data import START, created_items, write_batches
 from local.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
 
 if TYPE_CHECKING:
@@ -127,14 +125,7 @@ def seed(store: Store, caller: Caller, drawn: list[Drawn], teams: list[str]) -> 
             updated_at=at,
             version=1,
         )
-        copies = [
-            Participation(participant_id=caller.user_id, roles=[Role.CREATOR], incident=summary)
-        ]
-        copies += [
-            Participation(participant_id=teams[t], roles=[Role.TEAM], incident=summary)
-            for t in d.teams
-        ]
-        items += new_incident_items(store, caller.account_id, summary, details_body({}), copies)
+        items += created_items(store, caller, summary, [teams[t] for t in d.teams])
     write_batches(store, items)
 
 

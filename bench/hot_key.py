@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import xxhash
 
-from bench.report import save
+from bench.report import recording_tables, save
 from dynashard import GrowthPolicy, ShardMeta, ShardMetaKey, sharded_key
 from dynashard.planner import WCU_PER_PARTITION, WRITE_UNIT_BYTES, recommend_shard_count
 
@@ -133,6 +133,7 @@ def main() -> None:
     )
     header = " | ".join(f"{a}-{b} s" for a, b in zip((0, *WINDOWS[:-1]), WINDOWS, strict=True))
     print(f"| scenario | {header} | steady | vs baseline | reaches 90% of fixed | counts |")
+    print("|---|" + "---:|" * (len(WINDOWS) + 3) + "---|")
     results = {}
     for name, (admitted, history) in runs.items():
         reached = time_to_reach(admitted, target)
@@ -153,4 +154,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with recording_tables():
+        main()

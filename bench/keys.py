@@ -12,7 +12,7 @@ from collections import Counter
 
 from scipy.stats import chisquare
 
-from bench.report import best_rate, save
+from bench.report import best_rate, recording_tables, save
 from dynashard import build_key, calculated_shard, sharded_key
 
 KEYS = 200_000
@@ -102,4 +102,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with recording_tables():
+        main()

@@ -11,7 +11,7 @@ import hashlib
 import os
 import random
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -216,6 +216,16 @@ def _incident_items(
     ]
     body = details_body({"runbook": f"https://runbooks.example.com/{summary.id}", "seeded": True})
     return new_incident_items(store, account.account_id, summary, body, copies)
+
+
+def created_items(
+    store: Store, caller: Caller, summary: IncidentSummary, teams: Sequence[str] = ()
+) -> list[Item]:
+    """`summary`'s items as a create by `caller` writes them, on `teams`: the summary, empty
+    details, the creator's copy and one copy a team (for seeding benches and tests)."""
+    copies = [Participation(participant_id=caller.user_id, roles=[Role.CREATOR], incident=summary)]
+    copies += [Participation(participant_id=t, roles=[Role.TEAM], incident=summary) for t in teams]
+    return new_incident_items(store, caller.account_id, summary, details_body({}), copies)
 
 
 def _key(item: Item) -> tuple[str, str]:

@@ -1,9 +1,12 @@
 """MkDocs hook: benchmark tables rendered from the bench's result files.
 
-A page writes ``{{ bench: local_pages }}`` (or ``load``, ``filters``, ``cold_start``) where
-a table goes; the figures come from ``bench/results/<name>.json`` as the last ``make bench``
-or ``make load`` wrote them, never typed by hand. The plots the benches draw
-(``bench/results/*.png``) are published with the site under the same path.
+A page writes ``{{ bench: local_pages }}`` (or ``load``, ``filters``, ``cold_start``,
+``many_teams``, ``many_teams.local``, ``patch_refresh``) where a table goes, or
+``{{ bench: fanout#2 }}`` for the second markdown table a bench printed (``bench.fanout``,
+``bench.keys`` and ``bench.hot_key`` record theirs); the figures come from
+``bench/results/<name>.json`` as the last ``make bench`` or ``make load`` wrote them, never
+typed by hand. The plots the benches draw (``bench/results/*.png``) are published with the
+site under the same path.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
 
 RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results"
-PLACEHOLDER = re.compile(r"\{\{\s*bench:\s*(\w+)\s*\}\}")
+PLACEHOLDER = re.compile(r"\{\{\s*bench:\s*(\w+(?:\.\w+)?)(?:#(\d+))?\s*\}\}")
 
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:
@@ -33,14 +36,17 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
 
 def on_page_markdown(markdown: str, **_: Any) -> str:
     """Replace every placeholder by its table (an unknown name fails the build)."""
-    return PLACEHOLDER.sub(lambda m: _render(m.group(1)), markdown)
+    return PLACEHOLDER.sub(lambda m: _render(m.group(1), m.group(2)), markdown)
 
 
-def _render(name: str) -> str:
-    results = json.loads((RESULTS / f"{name}.json").read_text())
-    table = RENDERERS[name](results)
+def _render(name: str, number: str | None) -> str:
+    """`name`'s table: the `number`-th markdown table the bench printed (recorded in its
+    result file), or the one rendered here from its figures."""
+    stem = name.split(".", 1)[0]  # many_teams.local: a second table of many_teams.json
+    results = json.loads((RESULTS / f"{stem}.json").read_text())
+    table = results["tables"][int(number) - 1] if number else RENDERERS[name](results)
     where = f"{results['machine']}, Python {results['python']}"
-    return f"{table}\n\n*From `bench/results/{name}.json` ({where}).*"
+    return f"{table}\n\n*From `bench/results/{stem}.json` ({where}).*"
 
 
 def _rows(header: list[str], rows: list[list[str]]) -> str:
@@ -111,9 +117,49 @@ def _cold_start(results: dict[str, Any]) -> str:
     return _rows(["import (median)", *variants], rows)
 
 
+def _many_teams(results: dict[str, Any]) -> str:
+    rows = [
+        [str(r["teams"]), str(r["page"]), "200 units" if r["budget"] else "none",
+         f"{r['rcu_per_page']:.1f} ({r['rcu_x_oracle']:.2f}x)", f"{r['requests_per_page']:.0f}",
+         str(r["round_trips_p95"]), f"{r['ms_mean']:.0f} / {r['ms_max']:.0f}",
+         str(r["short_pages"])]
+        for r in results["results"]
+    ]  # fmt: skip
+    header = ["teams", "page", "budget", "RCU a page (x oracle)", "requests a page",
+              "round trips p95", "ms mean / max", "pages cut short"]  # fmt: skip
+    return _rows(header, rows)
+
+
+def _many_teams_local(results: dict[str, Any]) -> str:
+    rows = [
+        [str(r["teams"]), f"{r['items']:,}", f"{r['ms_median']:.0f} / {r['ms_max']:.0f}",
+         f"{r['rcu_per_page']:.1f}", f"{r['requests_per_page']:.1f}", str(r["short_pages"])]
+        for r in results["dynamodb_local"]
+    ]  # fmt: skip
+    header = ["teams", "items stored", "ms a page, median / max", "RCU a page",
+              "requests a page", "pages cut short"]  # fmt: skip
+    return _rows(header, rows)
+
+
+def _patch_refresh(results: dict[str, Any]) -> str:
+    before, now = results["before"], results["now"]
+    rows = [
+        ["one `UpdateItem` a copy (before)", str(before["requests"]),
+         f"{before['ms_median']:.0f}"],
+        ["one transaction of conditional updates (now)", str(now["requests"]),
+         f"{now['ms_median']:.0f}"],
+        ["ratio", f"{before['requests'] / now['requests']:.1f}x fewer",
+         f"{before['ms_median'] / now['ms_median']:.1f}x faster"],
+    ]  # fmt: skip
+    return _rows(["refresh", "requests", "ms (median)"], rows)
+
+
 RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
     "local_pages": _local_pages,
     "load": _load,
     "filters": _filters,
     "cold_start": _cold_start,
+    "many_teams": _many_teams,
+    "many_teams.local": _many_teams_local,
+    "patch_refresh": _patch_refresh,
 }

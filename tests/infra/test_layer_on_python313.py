@@ -49,6 +49,20 @@ IMPORT_ALL = (
 )
 
 
+def deployed_environment(dev: Synthesized, group: Group) -> dict[str, str]:
+    """What Lambda gives `group`'s function: its template variables over Lambda's own, and
+    no PYTHONPATH (only the two assets are on the path)."""
+    _, function = function_of(dev, group)
+    template_env = {
+        name: value
+        for name, value in function["Properties"]["Environment"]["Variables"].items()
+        if isinstance(value, str)
+    }
+    env = {**lambda_environment(), **template_env, "PATH": os.environ["PATH"]}
+    env.pop("PYTHONPATH")
+    return env
+
+
 @pytest.fixture(scope="module")
 def assets(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """The functions' asset and the layer, built for this machine's platform."""
@@ -63,14 +77,7 @@ def test_every_handler_imports_from_the_built_assets_on_python_313(
 ) -> None:
     assert PYTHON313 is not None
     task, layer = assets
-    _, function = function_of(dev, Group.INCIDENT_COMMANDS)
-    template_env = {
-        name: value
-        for name, value in function["Properties"]["Environment"]["Variables"].items()
-        if isinstance(value, str)
-    }
-    env = {**lambda_environment(), **template_env, "PATH": os.environ["PATH"]}
-    env.pop("PYTHONPATH")
+    env = deployed_environment(dev, Group.INCIDENT_COMMANDS)
     code = IMPORT_ALL.format(task=str(task), opt=str(layer))
     done = subprocess.run(
         [PYTHON313, "-I", "-S", "-B", "-c", code],
@@ -145,15 +152,8 @@ def test_a_deployed_function_answers_a_browser_with_vary_origin(
     tells caches that the answer depends on it (Powertools' CORSConfig does not add it)."""
     assert PYTHON313 is not None
     task, layer = assets
-    _, function = function_of(dev, Group.TEAMS)
-    template_env = {
-        name: value
-        for name, value in function["Properties"]["Environment"]["Variables"].items()
-        if isinstance(value, str)
-    }
-    origin = json.loads(template_env["CORS_ALLOWED_ORIGINS"])[0]
-    env = {**lambda_environment(), **template_env, "PATH": os.environ["PATH"]}
-    env.pop("PYTHONPATH")
+    env = deployed_environment(dev, Group.TEAMS)
+    origin = json.loads(env["CORS_ALLOWED_ORIGINS"])[0]
     env["POWERTOOLS_TRACE_DISABLED"] = "true"  # no X-Ray daemon here
     (tmp_path / "local_context.py").write_text(CONTEXT)
     event = proxy_event(
