@@ -17,7 +17,12 @@ from aws_cdk import aws_logs as logs
 
 from incidents.keys import DEFAULT_STATE_SHARDS, DEFAULT_SUMMARY_SHARDS
 from lambdas.routes import Group
-from lambdas.settings import ShardSettings, origins_environment
+from lambdas.settings import (
+    SettingsError,
+    ShardSettings,
+    allowed_origins,
+    origins_environment,
+)
 
 EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 REMOVAL_POLICIES = {"retain": RemovalPolicy.RETAIN, "destroy": RemovalPolicy.DESTROY}
@@ -52,6 +57,10 @@ class StageConfig:
                 f"stages.{self.stage}.removalPolicy must be one of {sorted(REMOVAL_POLICIES)}"
             )
         self.shards()  # raises on counts the functions would refuse at cold start
+        try:  # origins the functions would refuse at cold start
+            allowed_origins(self.lambda_environment())
+        except SettingsError as error:
+            raise ValueError(f"stages.{self.stage}.corsOrigins: {error}") from None
         if self.log_retention not in logs.RetentionDays.__members__:
             raise ValueError(
                 f"stages.{self.stage}.logRetention must name a logs.RetentionDays member "

@@ -14,6 +14,7 @@ import pytest
 
 from lambdas.routes import Group
 from lambdas.settings import SettingsError, ShardSettings
+from stacks.config import stage_config
 from tests.infra.conftest import Synthesized, function_of, synthesize
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,3 +113,13 @@ def test_settings_round_trip_through_the_environment() -> None:
     settings = ShardSettings(32, {"OPEN": 4, "CLOSED": 128}, 2, 512)
     assert ShardSettings.from_environment(settings.to_environment()) == settings
     assert ShardSettings.from_environment({}) == ShardSettings()
+
+
+@pytest.mark.parametrize(
+    "origins",
+    [["http://localhost:3000/"], ["localhost:3000"], ["*"], ["https://app.example.com/x"]],
+)
+def test_an_origin_the_functions_would_refuse_fails_the_synth(origins: list[str]) -> None:
+    """Caught at `cdk synth`, not at the first cold start in the cloud."""
+    with pytest.raises(ValueError, match="corsOrigins: CORS_ALLOWED_ORIGINS"):
+        stage_config("x", {"x": {"corsOrigins": origins}})
