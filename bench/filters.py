@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench.report import save
 from dynashard import GrowthPolicy, PageBudget, WeightedShards
+from incidents.incident_commands import new_summary
 from incidents.incident_queries import (
     CreatedWindow,
     IncidentFilter,
@@ -39,8 +40,8 @@ from incidents.incident_queries import (
     my_teams_incidents,
 )
 from incidents.keys import ShardConfig
-from incidents.models import IncidentSummary, Severity, State, Status
-from incidents.requests import CreateTeam
+from incidents.models import Severity, State, Status, timestamp
+from incidents.requests import CreateIncident, CreateTeam
 from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA
 from incidents.team_commands import create_team
@@ -113,18 +114,9 @@ def seed(store: Store, caller: Caller, drawn: list[Drawn], teams: list[str]) -> 
     """`drawn` as a create writes it: the creator's copy, one a team, the summary."""
     items = []
     for d in drawn:
-        at = (START + timedelta(minutes=MINUTES * d.n)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        summary = IncidentSummary(
-            id=new_id("inc"),
-            number=d.n + 1,
-            title=f"incident {d.n}",
-            status=d.status,
-            severity=d.severity,
-            created_by=caller.user_id,
-            created_at=at,
-            updated_at=at,
-            version=1,
-        )
+        at = timestamp(START + timedelta(minutes=MINUTES * d.n))
+        request = CreateIncident(title=f"incident {d.n}", status=d.status, severity=d.severity)
+        summary = new_summary(caller, d.n + 1, request, at)
         items += created_items(store, caller, summary, [teams[t] for t in d.teams])
     write_batches(store, items)
 

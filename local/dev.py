@@ -64,12 +64,11 @@ def ensure_table(client: DynamoDBClient, table_name: str) -> None:
         create_table(client, TABLE_SCHEMA, table_name)
 
 
-def handler_settings(endpoint: str, table_name: str) -> dict[str, str]:
-    """The environment the CDK stack gives the functions, pointed at the local server;
-    a malformed setting raises `SettingsError` (checked before anything starts)."""
+def handler_settings(table_name: str) -> dict[str, str]:
+    """The environment the CDK stack gives the functions (the engine's endpoint is added
+    once it runs); a malformed setting raises `SettingsError`, before anything starts."""
     settings = {
         "TABLE_NAME": table_name,
-        "DYNAMODB_ENDPOINT": endpoint,
         "CURSOR_SECRET": os.environ.get("CURSOR_SECRET") or secrets.token_urlsafe(48),
         "POWERTOOLS_SERVICE_NAME": "incidents",
         "POWERTOOLS_METRICS_NAMESPACE": "IncidentsLocal",
@@ -150,17 +149,17 @@ def _serve(stack: ExitStack) -> None:
     workers = default_concurrency()
     port = int(os.environ.get("PORT", str(DEFAULT_PORT)))
     table_name = os.environ.get("TABLE_NAME", DEFAULT_TABLE)
-    handler_settings("", table_name)  # a bad setting stops here, before anything starts
+    settings = handler_settings(table_name)
     clock = _Stopwatch()
     engine = _engine(stack)
     clock.lap("engine")
-    client = local_client(engine.endpoint)
+    client = local_client(engine.endpoint, max_pool_connections=16)  # seeding's writers too
     ensure_table(client, table_name)
     clock.lap("table")
-    os.environ.update(handler_settings(engine.endpoint, table_name))
+    os.environ.update({**settings, "DYNAMODB_ENDPOINT": engine.endpoint})
     shards = ShardSettings.from_environment(os.environ)  # as the handlers read them
     store = build_store(
-        local_client(engine.endpoint, max_pool_connections=16),
+        client,
         table_name,
         os.environ["CURSOR_SECRET"].encode(),
         config=shards.shard_config(),

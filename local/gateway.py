@@ -128,7 +128,7 @@ class LocalGateway:
             status, headers, payload = self.respond(method, target, _headers(environ), body)
         if status in BODILESS or environ["REQUEST_METHOD"] == "HEAD":
             payload = b""  # HTTP: no body on these (and no Content-Length on a 204)
-        elif status not in BODILESS:
+        else:
             headers = {**headers, "Content-Length": str(len(payload))}
         start_response(f"{status} {HTTPStatus(status).phrase}", list(headers.items()))
         return [payload]

@@ -6,6 +6,7 @@ participant, resolve; and every error parses into the documented `ErrorBody`."""
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import subprocess
 import sys
@@ -31,7 +32,7 @@ def generated(
     root = tmp_path_factory.mktemp("client")
     status, document = local_api.request("GET", "/openapi.json")
     assert status == 200
-    (root / "openapi.json").write_text(__import__("json").dumps(document))
+    (root / "openapi.json").write_text(json.dumps(document))
     tools = Path(sys.executable).parent
     done = subprocess.run(
         [str(tools / "openapi-python-client"), "generate", "--path", str(root / "openapi.json"),

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dynashard import GrowthPolicy
+from incidents.incident_commands import new_summary
 from incidents.incident_queries import (
     CreatedWindow,
     IncidentFilter,
@@ -25,14 +26,13 @@ from incidents.incident_queries import (
     my_teams_incidents,
 )
 from incidents.models import (
-    IncidentSummary,
     Severity,
     State,
     Status,
     state_of,
     timestamp,
 )
-from incidents.requests import CreateTeam
+from incidents.requests import CreateIncident, CreateTeam
 from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA
 from incidents.team_commands import create_team
@@ -83,17 +83,8 @@ def seed(store: Store, caller: Caller, drawn: list[Drawn], teams: list[str]) -> 
     items, ids = [], []
     for n, d in enumerate(drawn):
         at = timestamp(START + timedelta(minutes=d.minute))
-        summary = IncidentSummary(
-            id=new_id("inc"),
-            number=n + 1,
-            title=f"i{n}",
-            status=d.status,
-            severity=d.severity,
-            created_by=caller.user_id,
-            created_at=at,
-            updated_at=at,
-            version=1,
-        )
+        request = CreateIncident(title=f"i{n}", status=d.status, severity=d.severity)
+        summary = new_summary(caller, n + 1, request, at)
         items += created_items(store, caller, summary, [teams[t] for t in d.teams])
         ids.append(summary.id)
     write_batches(store, items)

@@ -49,6 +49,8 @@ def test_add_member_maps_each_cancellation_reason(
 ) -> None:
     store, stubber = stubbed
     stubber.add_response("get_item", {"Item": membership(TEAM)})
+    team = {"PK": {"S": "t"}, "SK": {"S": TEAM}, "member_count": {"N": "1"}}
+    stubber.add_response("get_item", {"Item": team})  # the count the transaction moves
     stubber.add_client_error(
         "transact_write_items",
         service_error_code="TransactionCanceledException",

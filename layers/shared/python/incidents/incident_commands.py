@@ -76,6 +76,21 @@ GROWTH_ATTEMPTS = 3
 """Transactions throttled on a participant's hot partition: grow its shards, retry, at most."""
 
 
+def new_summary(caller: Caller, number: int, request: CreateIncident, now: str) -> IncidentSummary:
+    """Version 1 of an incident `caller` creates at `now`, numbered `number`."""
+    return IncidentSummary(
+        id=new_id("inc"),
+        number=number,
+        title=request.title,
+        status=request.status,
+        severity=request.severity,
+        created_by=caller.user_id,
+        created_at=now,
+        updated_at=now,
+        version=1,
+    )
+
+
 def create_incident(
     store: Store, caller: Caller, request: CreateIncident, request_key: str | None = None
 ) -> Incident:
@@ -108,17 +123,11 @@ def create_incident(
             f"operations; one transaction takes {MAX_TRANSACTION_ITEMS}"
         )
     body = details_body(request.details)
-    now = timestamp(store.clock())
-    summary = IncidentSummary(
-        id=new_id("inc"),
-        number=_next_number(store, caller.account_id),
-        title=request.title,
-        status=request.status,
-        severity=request.severity,
-        created_by=caller.user_id,
-        created_at=now,
-        updated_at=now,
-        version=1,
+    summary = new_summary(
+        caller,
+        _next_number(store, caller.account_id),
+        request,
+        timestamp(store.clock()),
     )
     copies = [
         Participation(participant_id=pid, roles=sorted(roles), incident=summary)
@@ -322,16 +331,7 @@ def _participation_after_commit(
 def remove_participant(store: Store, caller: Caller, incident_id: str, participant_id: str) -> None:
     """Remove a participant (every role) from an incident, and count it out."""
     account = caller.account_id
-    delete = {
-        "Delete": {
-            "TableName": store.table_name,
-            "Key": {
-                "PK": {"S": participations_partition(account, incident_id)},
-                "SK": {"S": participant_id},
-            },
-            "ConditionExpression": "attribute_exists(PK)",
-        }
-    }
+    delete = store.delete_operation(participations_partition(account, incident_id), participant_id)
     missing = NotFoundError(f"{participant_id} does not participate in incident {incident_id}")
     store.transact([delete, _count_participants(store, account, incident_id, -1)], [missing])
 
@@ -348,21 +348,16 @@ def _count_participants(store: Store, account: str, incident_id: str, change: in
         counted = int(details[PARTICIPANT_COUNT]["N"])
     else:
         counted = len(store.query_partition(participations_partition(account, incident_id)))
-    condition = "attribute_exists(PK)"
-    values = {":counted": {"N": str(counted)}, ":change": {"N": str(change)}}
-    if change > 0:
-        condition += " AND (attribute_not_exists(#n) OR #n < :max)"
-        values[":max"] = {"N": str(MAX_PARTICIPANTS - change + 1)}
-    return {
-        "Update": {
-            "TableName": store.table_name,
-            "Key": {"PK": {"S": pk}, "SK": {"S": sk}},
-            "UpdateExpression": "SET #n = if_not_exists(#n, :counted) + :change",
-            "ConditionExpression": condition,
-            "ExpressionAttributeNames": {"#n": PARTICIPANT_COUNT},
-            "ExpressionAttributeValues": values,
-        }
-    }
+    if change <= 0:
+        return store.counter_update(pk, sk, (PARTICIPANT_COUNT, change), counted=counted)
+    return store.counter_update(
+        pk,
+        sk,
+        (PARTICIPANT_COUNT, change),
+        counted=counted,
+        condition=" AND (attribute_not_exists(#n) OR #n < :max)",
+        values={":max": MAX_PARTICIPANTS - change + 1},
+    )
 
 
 def incident_id_by_number(store: Store, caller: Caller, number: int) -> str:

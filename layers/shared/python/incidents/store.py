@@ -7,7 +7,7 @@ from the authorizer's claims.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -89,25 +89,49 @@ class Store:
         )
         return [item for page in pages for item in page.get("Items", [])]
 
-    def delete_existing(self, pk: str, sk: str, missing: DomainError) -> None:
-        """Delete the item ``(pk, sk)``; raise `missing` if there is none."""
-        try:
-            self.client.delete_item(
-                TableName=self.table_name,
-                Key={"PK": {"S": pk}, "SK": {"S": sk}},
-                ConditionExpression="attribute_exists(PK)",
-            )
-        except ClientError as error:
-            if not condition_failed(error):
-                raise
-            raise missing from None
-
     def put_operation(self, item: Item, *, new: bool = False) -> Item:
         """A transaction's Put of `item`; `new` makes it fail if the key exists."""
         put: dict[str, Any] = {"TableName": self.table_name, "Item": item}
         if new:
             put["ConditionExpression"] = "attribute_not_exists(PK)"
         return {"Put": put}
+
+    def delete_operation(self, pk: str, sk: str) -> Item:
+        """A transaction's Delete of the item ``(pk, sk)``, failing if there is none."""
+        return {
+            "Delete": {
+                "TableName": self.table_name,
+                "Key": {"PK": {"S": pk}, "SK": {"S": sk}},
+                "ConditionExpression": "attribute_exists(PK)",
+            }
+        }
+
+    def counter_update(
+        self,
+        pk: str,
+        sk: str,
+        counter: tuple[str, int],
+        *,
+        counted: int,
+        condition: str = "",
+        values: Mapping[str, int] | None = None,
+    ) -> Item:
+        """A transaction's Update moving `counter` (attribute name, change) of the existing
+        item ``(pk, sk)``; an item written before the counter existed starts from `counted`.
+        `condition` is ANDed to the item's existence, the counter named ``#n`` in it and
+        `values` its numbers."""
+        name, change = counter
+        numbers = {":counted": counted, ":change": change, **(values or {})}
+        return {
+            "Update": {
+                "TableName": self.table_name,
+                "Key": {"PK": {"S": pk}, "SK": {"S": sk}},
+                "UpdateExpression": "SET #n = if_not_exists(#n, :counted) + :change",
+                "ConditionExpression": "attribute_exists(PK)" + condition,
+                "ExpressionAttributeNames": {"#n": name},
+                "ExpressionAttributeValues": {k: {"N": str(v)} for k, v in numbers.items()},
+            }
+        }
 
     def exists_check(self, pk: str, sk: str) -> Item:
         """A transaction's ConditionCheck that the item ``(pk, sk)`` exists."""

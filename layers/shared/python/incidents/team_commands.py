@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-
-from botocore.exceptions import ClientError
-
 from dynashard import Item
 from incidents.errors import ConflictError, ForbiddenError, LastMemberError, NotFoundError
 from incidents.items import from_item, to_item
@@ -50,7 +46,7 @@ def add_member(store: Store, caller: Caller, team_id: str, request: AddMember) -
     store.transact(
         [
             store.put_operation(membership_item(caller.account_id, membership), new=True),
-            _member_count_change(store, caller.account_id, team_id, +1),
+            _member_joins(store, caller.account_id, team_id),
             user_check,
         ],
         [
@@ -67,15 +63,12 @@ def remove_member(store: Store, caller: Caller, team_id: str, user_id: str) -> N
     never its last member: a team without members could be read and managed by no one, yet
     incidents could still be assigned to it (409 last_member)."""
     require_member(store, caller, team_id)
-    _backfill_member_count(store, caller.account_id, team_id)
-    membership_key = {
-        "PK": {"S": user_partition(caller.account_id, user_id)},
-        "SK": {"S": membership_sort_key(team_id)},
-    }
-    delete = {"TableName": store.table_name, "Key": membership_key,
-              "ConditionExpression": "attribute_exists(PK)"}  # fmt: skip
+    account = caller.account_id
     store.transact(
-        [{"Delete": delete}, _member_count_change(store, caller.account_id, team_id, -1)],
+        [
+            store.delete_operation(user_partition(account, user_id), membership_sort_key(team_id)),
+            _member_leaves(store, account, team_id),
+        ],
         [
             NotFoundError(f"{user_id} is not a member of {team_id}"),
             LastMemberError(f"{user_id} is the last member of {team_id}; a team keeps one"),
@@ -83,45 +76,45 @@ def remove_member(store: Store, caller: Caller, team_id: str, user_id: str) -> N
     )
 
 
-def _member_count_change(store: Store, account: str, team_id: str, change: int) -> Item:
-    """A transaction's Update moving the team's `MEMBER_COUNT` by `change`: the team must
-    exist, and a removal must leave a member."""
-    condition = "attribute_exists(PK)" + (" AND #count > :one" if change < 0 else "")
-    values = {":change": {"N": str(change)}, **({":one": {"N": "1"}} if change < 0 else {})}
-    return {
-        "Update": {
-            "TableName": store.table_name,
-            "Key": {"PK": {"S": teams_partition(account)}, "SK": {"S": team_id}},
-            "UpdateExpression": "ADD #count :change",
-            "ConditionExpression": condition,
-            "ExpressionAttributeNames": {"#count": MEMBER_COUNT},
-            "ExpressionAttributeValues": values,
-        }
-    }
+def _member_joins(store: Store, account: str, team_id: str) -> Item:
+    """The transaction's update of the team's `MEMBER_COUNT` for one member more."""
+    counted, _ = _members_counted(store, account, team_id)
+    return store.counter_update(
+        teams_partition(account), team_id, (MEMBER_COUNT, 1), counted=counted
+    )
 
 
-def _backfill_member_count(store: Store, account: str, team_id: str) -> None:
-    """Give a team written before `MEMBER_COUNT` existed its count, from its memberships
-    (GSI1); a concurrent request that counted first wins."""
+def _member_leaves(store: Store, account: str, team_id: str) -> Item:
+    """The transaction's update of the team's `MEMBER_COUNT` for one member less; its
+    condition fails unless a member stays."""
+    counted, stored = _members_counted(store, account, team_id)
+    key, counter = (teams_partition(account), team_id), (MEMBER_COUNT, -1)
+    if not stored and counted > 1:  # still uncounted as read: the count is written now
+        condition = " AND attribute_not_exists(#n)"
+        return store.counter_update(*key, counter, counted=counted, condition=condition)
+    condition = " AND #n > :one"  # also fails on a team never counted: none would stay
+    return store.counter_update(
+        *key, counter, counted=counted, condition=condition, values={":one": 1}
+    )
+
+
+def _members_counted(store: Store, account: str, team_id: str) -> tuple[int, bool]:
+    """The team's members and whether the team item holds that count (404 without the
+    team): a team written before `MEMBER_COUNT` existed is counted from its memberships
+    (GSI1), and gets the count in the transaction."""
     team = store.get(teams_partition(account), team_id)
-    if team is None or MEMBER_COUNT in team:
-        return
-    members = store.client.query(
+    if team is None:
+        raise NotFoundError(f"team {team_id} not found")
+    if MEMBER_COUNT in team:
+        return int(team[MEMBER_COUNT]["N"]), True
+    members: int = store.client.query(
         TableName=store.table_name,
         IndexName="GSI1",
         KeyConditionExpression="GSI1PK = :team",
         ExpressionAttributeValues={":team": {"S": team_members_partition(account, team_id)}},
         Select="COUNT",
     )["Count"]
-    with contextlib.suppress(ClientError):
-        store.client.update_item(
-            TableName=store.table_name,
-            Key={"PK": {"S": teams_partition(account)}, "SK": {"S": team_id}},
-            UpdateExpression="SET #count = :members",
-            ConditionExpression="attribute_exists(PK) AND attribute_not_exists(#count)",
-            ExpressionAttributeNames={"#count": MEMBER_COUNT},
-            ExpressionAttributeValues={":members": {"N": str(members)}},
-        )
+    return members, False
 
 
 def my_team_ids(store: Store, caller: Caller) -> list[str]:
