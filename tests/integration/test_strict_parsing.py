@@ -113,6 +113,25 @@ def test_a_team_from_before_the_count_is_counted_once(
     )
 
 
+def test_an_add_to_a_team_from_before_the_count_counts_its_members(
+    api: Api, alice: Caller, dynamodb: DynamoDBClient
+) -> None:
+    """The first add to a team without `member_count` counts the members it has (an ADD
+    on the missing count started it at 1, so a later removal was refused too early)."""
+    team = api.call("create_team", alice, body={"name": "Legacy"}).body["id"]
+    bob, carol = new_api_user(api, alice.account_id), new_api_user(api, alice.account_id)
+    add = {"team_id": team}
+    assert api.call("add_member", alice, add, body={"user_id": bob.user_id}).status == 201
+    key = {"PK": {"S": teams_partition(alice.account_id)}, "SK": {"S": team}}
+    dynamodb.update_item(TableName=API_TABLE, Key=key, UpdateExpression="REMOVE member_count")
+    assert api.call("add_member", alice, add, body={"user_id": carol.user_id}).status == 201
+    item = dynamodb.get_item(TableName=API_TABLE, Key=key, ConsistentRead=True)["Item"]
+    assert item["member_count"] == {"N": "3"}
+    for leaving in (alice, bob):
+        removal = {"team_id": team, "user_id": leaving.user_id}
+        assert api.call("remove_member", leaving, removal).status == 204
+
+
 def test_the_last_member_of_a_team_cannot_leave_it(api: Api, alice: Caller) -> None:
     team = api.call("create_team", alice, body={"name": "SRE"}).body["id"]
     me = {"team_id": team, "user_id": alice.user_id}
