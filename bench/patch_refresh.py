@@ -15,22 +15,16 @@ import time
 from typing import Any
 
 from bench.report import save
-from incidents.incident_commands import (
-    MAX_PARTICIPANTS,
-    _assignments,
-    _copy_fields,
-    _summary_item,
-    add_participant,
-    create_incident,
-    load_summary,
-    update_incident,
-)
+from incidents.copies import copy_fields, set_clause, summary_item
+from incidents.incident_commands import create_incident, update_incident
 from incidents.keys import participations_partition
 from incidents.models import IncidentSummary, Role
+from incidents.participant_commands import MAX_PARTICIPANTS, add_participant
 from incidents.requests import AddParticipant, CreateIncident, CreateTeam, UpdateIncident
 from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA
 from incidents.team_commands import create_team
+from incidents.timeline import require_counted
 from local.clients import create_table, local_client
 from local.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
 
@@ -50,7 +44,7 @@ def full_incident(store: Store, caller: Caller) -> str:
 def one_by_one(store: Store, caller: Caller, incident_id: str, title: str) -> None:
     """The update as it was: summary put and query as now, then an UpdateItem per copy."""
     summary = update_incident_summary_only(store, caller, incident_id, title)
-    assignments, names, values = _assignments(_copy_fields(summary))
+    assignments, names, values = set_clause(copy_fields(summary))
     for copy in store.query_partition(participations_partition(caller.account_id, incident_id)):
         store.client.update_item(
             TableName=store.table_name,
@@ -66,11 +60,12 @@ def update_incident_summary_only(
     store: Store, caller: Caller, incident_id: str, title: str
 ) -> IncidentSummary:
     """The summary write of an update (the refresh is the baseline's own)."""
-    current = load_summary(store, caller, incident_id)
+    counted = require_counted(store, caller, incident_id)
+    current = counted.summary
     updated = current.model_copy(update={"title": title, "version": current.version + 1})
     store.client.put_item(
         TableName=store.table_name,
-        Item=_summary_item(store, caller.account_id, updated),
+        Item=summary_item(store, caller.account_id, updated, event_seq=counted.seq),
         ConditionExpression="#version = :expected",
         ExpressionAttributeNames={"#version": "version"},
         ExpressionAttributeValues={":expected": {"N": str(current.version)}},

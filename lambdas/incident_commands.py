@@ -17,6 +17,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 )
 
 from incidents import incident_commands as commands
+from incidents import participant_commands as participants
 from incidents.errors import DomainError
 from incidents.models import (
     INCIDENT_ID,
@@ -24,8 +25,9 @@ from incidents.models import (
     Incident,
     IncidentSummary,
     Participation,
+    TimelineEvent,
 )
-from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
+from incidents.requests import AddNote, AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller
 from lambdas.api import (
     caller,
@@ -39,6 +41,9 @@ from lambdas.idempotency import ShardedIdempotencyStore, idempotency_config
 from lambdas.runtime import dynamodb, logger, store, table_name
 
 IncidentId = Annotated[str, Path(pattern=INCIDENT_ID)]
+IdempotencyKey = Annotated[
+    str | None, Header(alias="Idempotency-Key", min_length=1, max_length=128)
+]
 
 IDEMPOTENCY = idempotency_config()
 _written: ContextVar[Incident | None] = ContextVar("written", default=None)
@@ -75,33 +80,36 @@ app = new_resolver(
 @route(app, "create_incident")
 def create(
     body: CreateIncident,
-    idempotency_key: Annotated[
-        str | None, Header(alias="Idempotency-Key", min_length=1, max_length=128)
-    ] = None,
+    idempotency_key: IdempotencyKey = None,
 ) -> Incident:
     """Create an incident; with `Idempotency-Key`, a retry returns the incident the first
     request wrote (never a second one)."""
     who = caller(app)
     if idempotency_key is None:
         return commands.create_incident(store(), who, body)
-    request = {
-        "account": who.account_id,
-        "user": who.user_id,
-        "key": idempotency_key,
-        "body": body.model_dump(mode="json"),
-    }
     _written.set(None)
-    try:
-        created = _create_once()(request=request)
-    except IdempotencyPersistenceLayerError:
-        # The record could not be read or written (before or after the create ran): the
-        # create's own guard still makes a second run return the first incident.
-        logger.warning("idempotency record unavailable; the create's guard decides")
-        created = _create(request)
+    created = _keyed(_create, who, idempotency_key, body.model_dump(mode="json"))
     written = _written.get()
     if written is not None and written.summary.id == created["incident_id"]:
         return written
     return commands.get_incident(store(), who, created["incident_id"])  # a replay: as it is now
+
+
+def _keyed(
+    command: Callable[[dict[str, Any]], dict[str, Any]],
+    who: Caller,
+    key: str,
+    body: dict[str, Any],
+) -> dict[str, Any]:
+    """`command` run once per (account, user, Idempotency-Key) with Powertools Idempotency."""
+    request = {"account": who.account_id, "user": who.user_id, "key": key, "body": body}
+    try:
+        return _once(command)(request=request)
+    except IdempotencyPersistenceLayerError:
+        # The record could not be read or written (before or after the command ran): the
+        # command's own guard still makes a second run return what the first one wrote.
+        logger.warning("idempotency record unavailable; the command's guard decides")
+        return command(request)
 
 
 def _create(request: dict[str, Any]) -> dict[str, Any]:
@@ -114,10 +122,19 @@ def _create(request: dict[str, Any]) -> dict[str, Any]:
     return {"incident_id": created.summary.id}
 
 
+def _note(request: dict[str, Any]) -> dict[str, Any]:
+    """The keyed note; its idempotency record keeps the event (under 4 KB)."""
+    who = Caller(account_id=request["account"], user_id=request["user"])
+    body = request["body"]
+    note = AddNote.model_validate({"text": body["text"]})
+    event = commands.add_note(store(), who, body["incident_id"], note, request_key=request["key"])
+    return event.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
 @functools.cache
-def _create_once() -> Callable[..., dict[str, Any]]:
-    """`_create` behind Powertools Idempotency, built on the first keyed create: the records'
-    client is the container's shared one, and a cold start that serves no create skips it."""
+def _once(command: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """`command` behind Powertools Idempotency, built on its first keyed call: the records'
+    client is the container's shared one, and a cold start that serves none skips it."""
     records = ShardedIdempotencyStore(
         table_name=table_name(),
         key_attr="PK",
@@ -127,7 +144,7 @@ def _create_once() -> Callable[..., dict[str, Any]]:
     )
     once: Callable[..., dict[str, Any]] = idempotent_function(
         data_keyword_argument="request", persistence_store=records, config=IDEMPOTENCY
-    )(_create)
+    )(command)
     return once
 
 
@@ -180,7 +197,7 @@ def resolve(incident_id: IncidentId) -> IncidentSummary:
 @route(app, "add_participant")
 def add_participant(incident_id: IncidentId, body: AddParticipant) -> Participation:
     """Add a user or team, or another role to one already there."""
-    return commands.add_participant(store(), caller(app), incident_id, body)
+    return participants.add_participant(store(), caller(app), incident_id, body)
 
 
 @route(app, "remove_participant")
@@ -189,8 +206,23 @@ def remove_participant(
     participant_id: Annotated[str, Path(pattern=PARTICIPANT_ID)],
 ) -> Response[None]:
     """Remove a participant and all their roles."""
-    commands.remove_participant(store(), caller(app), incident_id, participant_id)
+    participants.remove_participant(store(), caller(app), incident_id, participant_id)
     return no_content()
+
+
+@route(app, "add_note")
+def add_note(
+    incident_id: IncidentId,
+    body: AddNote,
+    idempotency_key: IdempotencyKey = None,
+) -> TimelineEvent:
+    """Write a note on the incident's timeline; the answer is its ``note.added`` event.
+    With `Idempotency-Key`, a retry returns the note the first request wrote."""
+    who = caller(app)
+    if idempotency_key is None:
+        return commands.add_note(store(), who, incident_id, body)
+    keyed = {"incident_id": incident_id, "text": body.text}
+    return TimelineEvent.model_validate(_keyed(_note, who, idempotency_key, keyed))
 
 
 def _version(header: str | None) -> int | None:

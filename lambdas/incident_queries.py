@@ -13,6 +13,7 @@ from pydantic import BeforeValidator
 
 from dynashard import PageBudget
 from incidents import incident_queries as queries
+from incidents import timeline_queries as timelines
 from incidents.errors import InvalidFilterError
 from incidents.incident_queries import (
     DEFAULT_LIMIT,
@@ -22,8 +23,19 @@ from incidents.incident_queries import (
     IncidentPage,
     PageRequest,
 )
-from incidents.models import TEAM_ID, IncidentList, Severity, State, Status, TeamId
+from incidents.models import (
+    INCIDENT_ID,
+    TEAM_ID,
+    EventList,
+    EventType,
+    IncidentList,
+    Severity,
+    State,
+    Status,
+    TeamId,
+)
 from incidents.requests import MAX_LIST
+from incidents.timeline_queries import EventPage, EventRequest
 from lambdas.api import caller, lambda_handler, new_resolver, route
 from lambdas.runtime import report_page, store
 
@@ -65,14 +77,18 @@ def _instant_query(when: str, example: str) -> Any:
     """The `since` / `until` parameter: an RFC 3339 instant, documented as a date-time."""
     return Query(
         pattern=RFC3339,
-        description=f"only incidents created {when} this instant (RFC 3339, with offset)",
+        description=f"only {when} this instant (RFC 3339, with offset)",
         examples=[example],
         json_schema_extra={"format": "date-time"},
     )
 
 
-Since = Annotated[str | None, _instant_query("at or after", "2026-11-01T00:00:00Z")]
-Until = Annotated[str | None, _instant_query("before", "2026-11-23T00:00:00+01:00")]
+Since = Annotated[
+    str | None, _instant_query("incidents created at or after", "2026-11-01T00:00:00Z")
+]
+Until = Annotated[
+    str | None, _instant_query("incidents created before", "2026-11-23T00:00:00+01:00")
+]
 
 
 StatusParam = Annotated[
@@ -211,6 +227,65 @@ def account_incidents(
     """Every incident of my account."""
     page = _page_request(ListParams(limit, cursor, order, since, until, status, severity))
     return _list("account_incidents", queries.account_incidents(store(), caller(app), state, page))
+
+
+EventsSince = Annotated[str | None, _instant_query("events at or after", "2026-11-01T00:00:00Z")]
+EventsUntil = Annotated[str | None, _instant_query("events before", "2026-11-23T00:00:00+01:00")]
+EventTypeParam = Annotated[
+    list[EventType] | None,
+    Query(
+        description="only these event types (repeat the parameter)",
+        examples=[["note.added"]],
+    ),
+]
+
+
+@route(app, "incident_timeline")
+def incident_timeline(
+    *,
+    incident_id: Annotated[str, Path(pattern=INCIDENT_ID)],
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+    order: Annotated[
+        Order,
+        Query(
+            description="asc: oldest first (the default: a timeline is read as a story, "
+            "event 1 first); desc: newest first. A cursor keeps the order it was made with",
+            examples=["desc"],
+        ),
+    ] = "asc",
+    type: EventTypeParam = None,
+) -> EventList:
+    """Every change to the incident, in the order they committed (by ``seq``)."""
+    params = ListParams(limit, cursor, order, None, None, None, None)
+    request = EventRequest(_page_request(params), tuple(type or ()))
+    page = timelines.incident_timeline(store(), caller(app), incident_id, request)
+    return _events("incident_timeline", page)
+
+
+@route(app, "account_events")
+def account_events(
+    *,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+    order: OrderParam = "desc",
+    since: Annotated[
+        str | None, _instant_query("events at or after", "2026-11-01T00:00:00Z")
+    ] = None,
+    until: Annotated[
+        str | None, _instant_query("events before", "2026-11-23T00:00:00+01:00")
+    ] = None,
+    type: EventTypeParam = None,
+) -> EventList:
+    """Every event of my account's incidents, by time: the polling alternative to webhooks."""
+    params = ListParams(limit, cursor, order, since, until, None, None)
+    request = EventRequest(_page_request(params), tuple(type or ()))
+    return _events("account_events", timelines.account_events(store(), caller(app), request))
+
+
+def _events(name: str, page: EventPage) -> EventList:
+    report_page(name, page.stats)
+    return EventList(items=page.items, next_cursor=page.next_cursor, has_more=page.has_more)
 
 
 def _list(name: str, page: IncidentPage) -> IncidentList:

@@ -71,6 +71,20 @@ ROUTES: dict[str, Route] = {
         "Remove a participant",
         204,
     ),
+    "add_note": Route(
+        "POST",
+        "/incidents/{incident_id}/notes",
+        Group.INCIDENT_COMMANDS,
+        "Add a note to the timeline",
+        201,
+    ),
+    "incident_timeline": Route(
+        "GET",
+        "/incidents/{incident_id}/timeline",
+        Group.INCIDENT_QUERIES,
+        "An incident's timeline",
+    ),
+    "account_events": Route("GET", "/events", Group.INCIDENT_QUERIES, "The account's events"),
     "my_incidents": Route("GET", "/me/incidents", Group.INCIDENT_QUERIES, "My incidents by state"),
     "my_teams_incidents": Route(
         "GET", "/me/teams/incidents", Group.INCIDENT_QUERIES, "My teams' incidents by state"

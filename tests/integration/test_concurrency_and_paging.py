@@ -12,13 +12,9 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 from incidents.errors import VersionConflictError
-from incidents.incident_commands import (
-    add_participant,
-    create_incident,
-    get_incident,
-    update_incident,
-)
+from incidents.incident_commands import create_incident, get_incident, update_incident
 from incidents.models import Role, Severity
+from incidents.participant_commands import add_participant
 from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller, build_store, new_id
 from tests.api_harness import Api

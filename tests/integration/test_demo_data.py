@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from incidents.incident_commands import (
-    add_participant,
     create_incident,
     get_incident,
     incident_id_by_number,
@@ -15,6 +14,7 @@ from incidents.incident_commands import (
 from incidents.incident_queries import PageRequest, account_incidents
 from incidents.keys import counter_key
 from incidents.models import IncidentSummary, Role, State
+from incidents.participant_commands import add_participant
 from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller, Store
 from incidents.users import get_profile

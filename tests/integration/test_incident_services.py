@@ -13,10 +13,8 @@ from incidents.errors import (
     TooManyParticipantsError,
 )
 from incidents.incident_commands import (
-    add_participant,
     create_incident,
     get_incident,
-    remove_participant,
     resolve_incident,
     update_incident,
 )
@@ -28,6 +26,7 @@ from incidents.incident_queries import (
     team_incidents,
 )
 from incidents.models import Role, State, Status
+from incidents.participant_commands import add_participant, remove_participant
 from incidents.requests import AddMember, AddParticipant, CreateIncident, CreateTeam, UpdateIncident
 from incidents.store import Caller, Store, new_id
 from incidents.team_commands import add_member, create_team, remove_member

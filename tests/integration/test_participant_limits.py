@@ -11,16 +11,10 @@ import pytest
 from botocore.exceptions import EndpointConnectionError
 
 from incidents.errors import TooManyParticipantsError
-from incidents.incident_commands import (
-    MAX_PARTICIPANTS,
-    add_participant,
-    create_incident,
-    get_incident,
-    remove_participant,
-    update_incident,
-)
+from incidents.incident_commands import create_incident, get_incident, update_incident
 from incidents.incident_queries import PageRequest, team_incidents
 from incidents.models import Role, State
+from incidents.participant_commands import MAX_PARTICIPANTS, add_participant, remove_participant
 from incidents.requests import AddParticipant, CreateIncident, CreateTeam, UpdateIncident
 from incidents.store import Caller, Store, new_id
 from incidents.team_commands import create_team

@@ -18,10 +18,11 @@ from incidents.errors import (
     ThrottledError,
     VersionConflictError,
 )
-from incidents.incident_commands import add_participant, create_incident, update_incident
+from incidents.incident_commands import create_incident, update_incident
 from incidents.items import to_item
 from incidents.keys import ShardConfig, participant_meta, summary_key
 from incidents.models import IncidentSummary, Role, Severity, Status
+from incidents.participant_commands import add_participant
 from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller, Store, build_store, new_id
 

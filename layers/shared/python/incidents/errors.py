@@ -90,3 +90,9 @@ class ThrottledError(DomainError):
     def __init__(self, message: str, items: tuple[int, ...] = ()) -> None:
         super().__init__(message)
         self.items = items
+
+
+class KeyReusedError(DomainError):
+    """An Idempotency-Key used before for another kind of request."""
+
+    code, status = "idempotency_key_reused", 409

@@ -1,77 +1,76 @@
-"""Incident commands: create, get, update (and resolve), add and remove participants.
+"""Incident commands: create, get, update (and resolve), notes, lookup by number.
 
-Consistency rules (README "Participation copies"): every participation carries a copy of
-the summary; an update bumps the summary's ``version`` under a condition and then refreshes
-every copy found by a strongly consistent query, each copy only ever moving forward; a
-participant is added in a transaction that checks the summary's version, so an update and
-an addition that race cannot leave a stale copy behind.
+Every change writes its timeline event in its own transaction (`incidents.timeline`);
+participants are `incidents.participant_commands`, the copies of the summary they carry
+`incidents.copies`.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from dynashard import Item, error_code
+from dynashard import Item
+from incidents.copies import (
+    get_refreshed_copies,
+    participation_item,
+    refresh_after_commit,
+    summary_item,
+)
 from incidents.errors import (
     AlreadyCreatedError,
     DomainError,
+    KeyReusedError,
     NotFoundError,
     PreconditionFailedError,
     ThrottledError,
     TooManyParticipantsError,
     VersionConflictError,
 )
-from incidents.items import (
-    check_item_sizes,
-    details_body,
-    from_item,
-    participation_from_item,
-    participation_to_item,
-    serialize,
-    to_item,
-)
+from incidents.items import check_item_sizes, deserialize, details_body, from_item, serialize
 from incidents.keys import (
     counter_key,
     create_once_key,
     details_key,
+    event_key,
     number_index_key,
-    participant_index_key,
-    participant_meta,
-    participant_sort_key,
-    participations_partition,
-    state_index_key,
     summary_key,
     teams_partition,
 )
-from incidents.models import Incident, IncidentSummary, Participation, Role, Status, timestamp
-from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
-from incidents.store import (
-    MAX_TRANSACTION_ITEMS,
-    Caller,
-    Store,
-    cancellation_codes,
-    condition_failed,
-    new_id,
+from incidents.models import (
+    EventType,
+    Incident,
+    IncidentSummary,
+    Note,
+    Participation,
+    Role,
+    Status,
+    TimelineEvent,
+    timestamp,
+)
+from incidents.participant_commands import MAX_PARTICIPANTS, PARTICIPANT_COUNT, grow_participants
+from incidents.requests import AddNote, CreateIncident, UpdateIncident
+from incidents.store import MAX_TRANSACTION_ITEMS, Caller, Store, new_id
+from incidents.timeline import (
+    Counted,
+    backfill_created,
+    change_event,
+    change_operations,
+    counter_condition,
+    created_event,
+    event_from_item,
+    event_item,
+    event_puts,
+    pause_before_retry,
+    require_counted,
 )
 from incidents.users import user_exists_check
 
-logger = logging.getLogger(__name__)
-ADD_PARTICIPANT_ATTEMPTS = 5
-REFRESH_ATTEMPTS = 5
-"""Transactions of one refresh group: each retry drops the copies that failed their
-condition (already newer, or removed), so it ends within as many as there are copies."""
-MAX_PARTICIPANTS = 100
-"""Participants (users and teams) of one incident: every update refreshes each one's copy,
-in one transaction of up to 100 writes, so an update's work stays bounded."""
-PARTICIPANT_COUNT = "participants"
-"""The details item's count of participations, kept in step by every transaction that adds
-or removes one (its condition enforces `MAX_PARTICIPANTS` under concurrent adds)."""
+CHANGE_ATTEMPTS = 8
+"""Transactions an update or a note tries while other changes of the incident (which move
+its event counter, not its version) win the race."""
 CREATE_KEY_SECONDS = 24 * 3600
-"""How long a keyed create's guard lasts: as long as its idempotency record."""
+"""How long a keyed create's (or note's) guard lasts: as long as its idempotency record."""
 GROWTH_ATTEMPTS = 3
 """Transactions throttled on a participant's hot partition: grow its shards, retry, at most."""
 
@@ -116,7 +115,7 @@ def create_incident(
         raise TooManyParticipantsError(
             f"{len(participants)} participants; an incident has at most {MAX_PARTICIPANTS}"
         )
-    needed = 2 + len(participants) + len(teams) + len(checks) + (request_key is not None)
+    needed = 3 + len(participants) + len(teams) + len(checks) + (request_key is not None)
     if needed > MAX_TRANSACTION_ITEMS:
         raise TooManyParticipantsError(
             f"{len(participants)} participants and {len(teams)} teams need {needed} "
@@ -134,15 +133,15 @@ def create_incident(
         for pid, roles in participants.items()
     ]
     account = caller.account_id
-    failures: list[DomainError | None] = [None] * (2 + len(copies))
+    failures: list[DomainError | None] = [None] * (3 + len(copies))
     failures += [NotFoundError(f"team {team} not found") for team in teams]
     failures += [missing for _, missing in checks]
-    guard = _create_guard(store, caller, request_key, summary) if request_key else []
+    guard = _guard(store, caller, request_key, {"incident_id": summary.id}) if request_key else []
     failures += [AlreadyCreatedError("created by an earlier request with this key")] * len(guard)
     for attempt in range(GROWTH_ATTEMPTS):
-        summary_item, *other_items = new_incident_items(store, account, summary, body, copies)
+        first, *other_items = new_incident_items(store, account, summary, body, copies)
         operations = [
-            store.put_operation(summary_item, new=True),
+            store.put_operation(first, new=True),
             *[store.put_operation(item) for item in other_items],
             *[store.exists_check(teams_partition(account), team) for team in teams],
             *[check for check, _ in checks],
@@ -159,44 +158,52 @@ def create_incident(
             return existing
         except ThrottledError as error:
             hot = [copies[i - 2].participant_id for i in error.items if 2 <= i < 2 + len(copies)]
-            if attempt + 1 == GROWTH_ATTEMPTS or not _grow_participants(store, account, hot):
+            if attempt + 1 == GROWTH_ATTEMPTS or not grow_participants(store, account, hot):
                 raise
     return Incident(summary=summary, details=request.details, participants=copies)
 
 
-def _create_guard(
-    store: Store, caller: Caller, request_key: str, summary: IncidentSummary
-) -> list[Item]:
-    """The transaction's Put of the keyed create's guard (expires with the key)."""
+def _guard(store: Store, caller: Caller, request_key: str, written: dict[str, Any]) -> list[Item]:
+    """The transaction's Put of a keyed command's guard, naming what it `written` (expires
+    with the key)."""
     pk, sk = create_once_key(caller.account_id, caller.user_id, request_key)
     expires = int(store.clock().timestamp()) + CREATE_KEY_SECONDS
-    item = serialize(
-        {"PK": pk, "SK": sk, "Type": "create_once", "incident_id": summary.id, "ExpiresAt": expires}
-    )
+    item = serialize({"PK": pk, "SK": sk, "Type": "create_once", **written, "ExpiresAt": expires})
     return [store.put_operation(item, new=True)]
 
 
-def _created_once(store: Store, caller: Caller, request_key: str) -> Incident | None:
-    """The incident an earlier create with `request_key` wrote (strongly consistent)."""
+def _guarded(store: Store, caller: Caller, request_key: str) -> dict[str, Any] | None:
+    """What an earlier keyed command with `request_key` wrote (strongly consistent)."""
     guard = store.get(*create_once_key(caller.account_id, caller.user_id, request_key))
+    return deserialize(guard) if guard else None
+
+
+def _created_once(store: Store, caller: Caller, request_key: str) -> Incident | None:
+    """The incident an earlier create with `request_key` wrote."""
+    guard = _guarded(store, caller, request_key)
     if guard is None:
         return None
-    return get_incident(store, caller, guard["incident_id"]["S"])
+    if "event_seq" in guard:
+        raise KeyReusedError("this Idempotency-Key was used for a note")
+    return get_incident(store, caller, guard["incident_id"])
 
 
 def new_incident_items(
     store: Store, account: str, summary: IncidentSummary, body: str, copies: list[Participation]
 ) -> list[Item]:
-    """A new incident's items: summary, details (`body`, JSON), one per participation.
+    """A new incident's items: summary, details (`body`, JSON), one per participation, and
+    its ``incident.created`` event (its creator is the actor).
 
     The create command writes them in one transaction; demo seeding in batches.
     """
     details_pk, details_sk = details_key(account, summary.id)
     details = {"PK": details_pk, "SK": details_sk, "Type": "details", "body": body}
+    created = created_event(summary, copies, summary.created_by, summary.created_at)
     return [
-        _summary_item(store, account, summary),
+        summary_item(store, account, summary, event_seq=created.seq),
         serialize({**details, PARTICIPANT_COUNT: len(copies)}),
-        *[_participation_item(store, account, copy) for copy in copies],
+        *[participation_item(store, account, copy) for copy in copies],
+        event_item(store, account, created),
     ]
 
 
@@ -205,12 +212,7 @@ def get_incident(store: Store, caller: Caller, incident_id: str) -> Incident:
     summary = load_summary(store, caller, incident_id)
     details = store.get(*details_key(caller.account_id, incident_id))
     body: dict[str, Any] = _details_of(details) if details else {}
-    copies = store.query_partition(participations_partition(caller.account_id, incident_id))
-    participants = [participation_from_item(item) for item in copies]
-    behind = any(_copy_version(copy) < summary.version for copy in copies)
-    # An update's refresh was interrupted: repair the copies it left behind.
-    if behind and _refresh_after_commit(store, caller.account_id, summary, copies):
-        participants = [p.model_copy(update={"incident": summary}) for p in participants]
+    participants = get_refreshed_copies(store, caller.account_id, summary)
     return Incident(summary=summary, details=body, participants=participants)
 
 
@@ -221,36 +223,70 @@ def update_incident(
     request: UpdateIncident,
     if_match: int | None = None,
 ) -> IncidentSummary:
-    """Change title, status or severity; `if_match` makes it conditional on a version."""
-    current = load_summary(store, caller, incident_id)
-    if if_match is not None and if_match != current.version:
-        raise PreconditionFailedError(f"incident is at version {current.version}, not {if_match}")
-    changes = request.model_dump(exclude_none=True)
-    updated = IncidentSummary.model_validate(
-        {
-            **current.model_dump(),
-            **changes,
-            "updated_at": timestamp(store.clock()),
-            "version": current.version + 1,
-        }
-    )
-    item = _summary_item(store, caller.account_id, updated)
-    try:
-        store.client.put_item(
-            TableName=store.table_name,
-            Item=item,
-            ConditionExpression="#version = :expected",
-            ExpressionAttributeNames={"#version": "version"},
-            ExpressionAttributeValues={":expected": {"N": str(current.version)}},
+    """Change title, status or severity, with its event; `if_match` makes it conditional on
+    a version. A request that changes nothing writes nothing and answers the summary."""
+    for attempt in range(CHANGE_ATTEMPTS):
+        counted = require_counted(store, caller, incident_id)
+        current = counted.summary
+        if if_match is not None and if_match != current.version:
+            raise PreconditionFailedError(
+                f"incident is at version {current.version}, not {if_match}"
+            )
+        changes = request.model_dump(exclude_none=True)
+        if all(getattr(current, name) == value for name, value in changes.items()):
+            return current
+        updated = IncidentSummary.model_validate(
+            {
+                **current.model_dump(),
+                **changes,
+                "updated_at": timestamp(store.clock()),
+                "version": current.version + 1,
+            }
         )
-    except ClientError as error:
-        if not condition_failed(error):
-            raise
-        if if_match is not None:
-            raise PreconditionFailedError("the incident changed since that version") from None
-        raise VersionConflictError("the incident changed meanwhile; retry") from None
-    _refresh_after_commit(store, caller.account_id, updated)
-    return updated
+        events = backfill_created(counted)
+        events.append(change_event(current, updated, caller, counted.seq + len(events) + 1))
+        put = _summary_put(store, caller.account_id, updated, counted, len(events))
+        try:
+            store.transact([put, *event_puts(store, caller.account_id, events)], [None])
+        except VersionConflictError:
+            _raise_if_version_moved(store, caller, current, if_match)
+            pause_before_retry(attempt)
+            continue
+        refresh_after_commit(store, caller.account_id, updated)
+        return updated
+    raise VersionConflictError("the incident keeps changing; retry")
+
+
+def _summary_put(
+    store: Store, account: str, updated: IncidentSummary, counted: Counted, events: int
+) -> Item:
+    """The transaction's Put of the updated summary, on the version and counter read."""
+    counter, names, values = counter_condition(counted)
+    return {
+        "Put": {
+            "TableName": store.table_name,
+            "Item": summary_item(store, account, updated, event_seq=counted.seq + events),
+            "ConditionExpression": f"#version = :expected AND {counter}",
+            "ExpressionAttributeNames": {"#version": "version", **names},
+            "ExpressionAttributeValues": {
+                ":expected": {"N": str(counted.summary.version)},
+                **values,
+            },
+        }
+    }
+
+
+def _raise_if_version_moved(
+    store: Store, caller: Caller, read: IncidentSummary, if_match: int | None
+) -> None:
+    """After a lost race: another update won (409, or 412 with If-Match); if only the event
+    counter moved (a participant or a note), the update tries again."""
+    now = require_counted(store, caller, read.id).summary
+    if now.version == read.version:
+        return
+    if if_match is not None:
+        raise PreconditionFailedError("the incident changed since that version")
+    raise VersionConflictError("the incident changed meanwhile; retry")
 
 
 def resolve_incident(store: Store, caller: Caller, incident_id: str) -> IncidentSummary:
@@ -258,106 +294,53 @@ def resolve_incident(store: Store, caller: Caller, incident_id: str) -> Incident
     return update_incident(store, caller, incident_id, UpdateIncident(status=Status.RESOLVED))
 
 
-def add_participant(
-    store: Store, caller: Caller, incident_id: str, request: AddParticipant
-) -> Participation:
-    """Add a user or team (or a role to one already there), with an up-to-date copy; a new
-    participant beyond `MAX_PARTICIPANTS` is refused (400 too_many_participants)."""
-    account = caller.account_id
-    for _ in range(ADD_PARTICIPANT_ATTEMPTS):
-        summary = load_summary(store, caller, incident_id)
-        copy_key = (participations_partition(account, incident_id), request.participant_id)
-        existing = store.get(*copy_key)
-        is_new = existing is None
-        copy_item = _participation_item(
-            store,
-            account,
-            Participation(
-                participant_id=request.participant_id, roles=[request.role], incident=summary
-            ),
+def add_note(
+    store: Store,
+    caller: Caller,
+    incident_id: str,
+    request: AddNote,
+    request_key: str | None = None,
+) -> TimelineEvent:
+    """A ``note.added`` event on the incident's timeline; with `request_key` a retry
+    returns the note the first request wrote (the guard rides in the transaction)."""
+    if request_key is not None:
+        noted = _noted_once(store, caller, request_key)
+        if noted is not None:
+            return noted
+    for attempt in range(CHANGE_ATTEMPTS):
+        counted = require_counted(store, caller, incident_id)
+        note = Note(text=request.text)
+        operations, event = change_operations(
+            store, caller, counted, EventType.NOTE_ADDED, note=note
         )
-        operations = [
-            _add_role(store, copy_item, summary, new=is_new),
-            _summary_unchanged(store, account, summary),
-        ]
-        failures: list[Any] = [None, None]
-        if is_new:
-            operations.append(_count_participants(store, account, incident_id, +1))
-            failures.append(
-                TooManyParticipantsError(f"an incident has at most {MAX_PARTICIPANTS} participants")
-            )
-        if request.role is Role.TEAM:
-            operations.append(store.exists_check(teams_partition(account), request.participant_id))
-            failures.append(NotFoundError(f"team {request.participant_id} not found"))
-        elif request.participant_id != caller.user_id:
-            check, missing = user_exists_check(store, account, request.participant_id)
-            operations.append(check)
-            failures.append(missing)
+        written = {"incident_id": incident_id, "event_seq": event.seq}
+        guard = _guard(store, caller, request_key, written) if request_key else []
+        failures: list[DomainError | None] = [None] * len(operations)
+        failures += [AlreadyCreatedError("written by an earlier request with this key")]
         try:
-            store.transact(operations, failures)
+            store.transact([*operations, *guard], failures)
+        except AlreadyCreatedError:
+            assert request_key is not None, "only a keyed note writes a guard"
+            noted = _noted_once(store, caller, request_key)
+            assert noted is not None, "the guard that failed the transaction exists"
+            return noted
         except VersionConflictError:
+            pause_before_retry(attempt)
             continue
-        except ThrottledError as error:
-            hot = [request.participant_id] if 0 in error.items else []
-            if not _grow_participants(store, account, hot):
-                raise
-            continue
-        return _participation_after_commit(store, copy_key, existing, request, summary)
+        return event
     raise VersionConflictError("the incident keeps changing; retry")
 
 
-def _participation_after_commit(
-    store: Store,
-    key: tuple[str, str],
-    before: Item | None,
-    request: AddParticipant,
-    summary: IncidentSummary,
-) -> Participation:
-    """The participation as stored (a concurrent add may have added a role too); if it
-    cannot be read back, what this add wrote: the committed write is never an error."""
-    try:
-        stored = store.get(*key)
-    except (ClientError, BotoCoreError):
-        logger.warning("could not read a participation back", exc_info=True)
-        stored = None
-    if stored is not None:
-        return participation_from_item(stored)
-    roles = {request.role} | (set(participation_from_item(before).roles) if before else set())
-    return Participation(
-        participant_id=request.participant_id, roles=sorted(roles), incident=summary
-    )
-
-
-def remove_participant(store: Store, caller: Caller, incident_id: str, participant_id: str) -> None:
-    """Remove a participant (every role) from an incident, and count it out."""
-    account = caller.account_id
-    delete = store.delete_operation(participations_partition(account, incident_id), participant_id)
-    missing = NotFoundError(f"{participant_id} does not participate in incident {incident_id}")
-    store.transact([delete, _count_participants(store, account, incident_id, -1)], [missing])
-
-
-def _count_participants(store: Store, account: str, incident_id: str, change: int) -> Item:
-    """The transaction's update of the details item's participant count by `change`; an
-    increase is conditioned on the limit. Incidents written before the count existed get it
-    here, counted once from their copies."""
-    pk, sk = details_key(account, incident_id)
-    details = store.get(pk, sk)
-    if details is None:
-        raise NotFoundError(f"incident {incident_id} not found")
-    if PARTICIPANT_COUNT in details:
-        counted = int(details[PARTICIPANT_COUNT]["N"])
-    else:
-        counted = len(store.query_partition(participations_partition(account, incident_id)))
-    if change <= 0:
-        return store.counter_update(pk, sk, (PARTICIPANT_COUNT, change), counted=counted)
-    return store.counter_update(
-        pk,
-        sk,
-        (PARTICIPANT_COUNT, change),
-        counted=counted,
-        condition=" AND (attribute_not_exists(#n) OR #n < :max)",
-        values={":max": MAX_PARTICIPANTS - change + 1},
-    )
+def _noted_once(store: Store, caller: Caller, request_key: str) -> TimelineEvent | None:
+    """The note an earlier keyed request wrote; 409 if the key was used for a create."""
+    guard = _guarded(store, caller, request_key)
+    if guard is None:
+        return None
+    if "event_seq" not in guard:
+        raise KeyReusedError("this Idempotency-Key was used for a create")
+    item = store.get(*event_key(caller.account_id, guard["incident_id"], int(guard["event_seq"])))
+    assert item is not None, "a guard is written with its event"
+    return event_from_item(item)
 
 
 def incident_id_by_number(store: Store, caller: Caller, number: int) -> str:
@@ -401,20 +384,6 @@ def _participants(caller: Caller, request: CreateIncident) -> dict[str, set[Role
     return roles
 
 
-def _grow_participants(store: Store, account: str, participant_ids: list[str]) -> bool:
-    """Grow the shard count of each participant whose partition throttled a transaction.
-
-    True if any count grew (the caller retries on the wider key space); False within the
-    cooldown or at the maximum, where the throttling goes back to the client as a 429.
-    """
-    grown = False
-    for participant_id in participant_ids:
-        key = participant_meta(account, participant_id)
-        seen = store.counts.get(key)
-        grown |= store.counts.grow(key, seen).shard_count != seen.shard_count
-    return grown
-
-
 def _next_number(store: Store, account: str) -> int:
     """The account's next incident number (atomic counter; a failed create leaves a gap)."""
     pk, sk = counter_key(account)
@@ -427,159 +396,3 @@ def _next_number(store: Store, account: str) -> int:
         ReturnValues="UPDATED_NEW",
     )
     return int(response["Attributes"]["value"]["N"])
-
-
-def _summary_item(store: Store, account: str, summary: IncidentSummary) -> Item:
-    pk, sk = summary_key(account, summary.id, store.config)
-    gsi2pk, gsi2sk = state_index_key(
-        account, summary.state, summary.id, summary.created_at, store.config
-    )
-    gsi3pk, gsi3sk = number_index_key(account, summary.number)
-    keys = {"PK": pk, "SK": sk, "GSI2PK": gsi2pk, "GSI2SK": gsi2sk}
-    return to_item(summary, "incident", {**keys, "GSI3PK": gsi3pk, "GSI3SK": gsi3sk})
-
-
-def _participation_item(store: Store, account: str, copy: Participation) -> Item:
-    summary = copy.incident
-    count = store.counts.get(participant_meta(account, copy.participant_id)).shard_count
-    keys = {
-        "PK": participations_partition(account, summary.id),
-        "SK": copy.participant_id,
-        "GSI1PK": participant_index_key(account, copy.participant_id, summary.id, count),
-        "GSI1SK": participant_sort_key(summary.state, summary.created_at, summary.id),
-    }
-    return participation_to_item(copy, keys)
-
-
-def _summary_unchanged(store: Store, account: str, summary: IncidentSummary) -> Item:
-    pk, sk = summary_key(account, summary.id, store.config)
-    return {
-        "ConditionCheck": {
-            "TableName": store.table_name,
-            "Key": {"PK": {"S": pk}, "SK": {"S": sk}},
-            "ConditionExpression": "#version = :version",
-            "ExpressionAttributeNames": {"#version": "version"},
-            "ExpressionAttributeValues": {":version": {"N": str(summary.version)}},
-        }
-    }
-
-
-def _copy_fields(summary: IncidentSummary) -> Item:
-    """What a participation copies from the summary (and its sort key, which has the state)."""
-    values = {f"incident_{name}": value for name, value in summary.model_dump(mode="json").items()}
-    values["GSI1SK"] = participant_sort_key(summary.state, summary.created_at, summary.id)
-    return serialize(values)
-
-
-def _assignments(values: Item) -> tuple[str, dict[str, str], Item]:
-    """``#a0 = :a0, ...`` for `values`, with its names and values."""
-    names = {f"#a{i}": name for i, name in enumerate(values)}
-    placeholders = {f":a{i}": value for i, value in enumerate(values.values())}
-    return ", ".join(f"#a{i} = :a{i}" for i in range(len(values))), names, placeholders
-
-
-def _add_role(store: Store, copy_item: Item, summary: IncidentSummary, *, new: bool) -> Item:
-    """Create the copy (`new`: only if none exists, since the count goes up with it) or add a
-    role to the existing one, moving its summary fields forward only."""
-    fields = {
-        name: value
-        for name, value in copy_item.items()
-        if name not in {"PK", "SK", "GSI1PK", "roles"}
-    }
-    assignments, names, values = _assignments(fields)
-    names["#roles"] = "roles"
-    values |= {":gsi1pk": copy_item["GSI1PK"], ":roles": copy_item["roles"]}
-    if new:
-        condition = "attribute_not_exists(PK)"
-    else:
-        condition = "attribute_exists(PK) AND #iv <= :version"
-        names["#iv"] = "incident_version"
-        values[":version"] = {"N": str(summary.version)}
-    return {
-        "Update": {
-            "TableName": store.table_name,
-            "Key": {"PK": copy_item["PK"], "SK": copy_item["SK"]},
-            "UpdateExpression": (
-                f"SET {assignments}, GSI1PK = if_not_exists(GSI1PK, :gsi1pk) ADD #roles :roles"
-            ),
-            "ConditionExpression": condition,
-            "ExpressionAttributeNames": names,
-            "ExpressionAttributeValues": values,
-        }
-    }
-
-
-def _refresh_copies(
-    store: Store, account: str, summary: IncidentSummary, copies: list[Item] | None = None
-) -> None:
-    """Bring every copy behind `summary` to it, in transactions of up to 100 conditional
-    updates (one for an incident within `MAX_PARTICIPANTS`). A copy never goes back in
-    version and a removed one is never re-created: a copy that fails its condition (newer,
-    or gone) is dropped from the transaction, which runs again without it."""
-    if copies is None:
-        copies = store.query_partition(participations_partition(account, summary.id))
-    stale = [copy for copy in copies if _copy_version(copy) < summary.version]
-    assignments, names, values = _assignments(_copy_fields(summary))
-    names["#iv"] = "incident_version"
-    values[":version"] = {"N": str(summary.version)}
-    for start in range(0, len(stale), MAX_TRANSACTION_ITEMS):
-        keys = [
-            {"PK": c["PK"], "SK": c["SK"]} for c in stale[start : start + MAX_TRANSACTION_ITEMS]
-        ]
-        _refresh_group(store, keys, f"SET {assignments}", names, values)
-
-
-def _refresh_group(
-    store: Store, keys: list[Item], update: str, names: dict[str, str], values: Item
-) -> None:
-    for _ in range(REFRESH_ATTEMPTS):
-        if not keys:
-            return
-        operations = [
-            {
-                "Update": {
-                    "TableName": store.table_name,
-                    "Key": key,
-                    "UpdateExpression": update,
-                    "ConditionExpression": "attribute_exists(PK) AND #iv < :version",
-                    "ExpressionAttributeNames": names,
-                    "ExpressionAttributeValues": values,
-                }
-            }
-            for key in keys
-        ]
-        try:
-            store.client.transact_write_items(TransactItems=operations)  # type: ignore[arg-type]
-            return
-        except ClientError as error:
-            if error_code(error) != "TransactionCanceledException":
-                raise
-            codes = cancellation_codes(error)
-            keys = [
-                key
-                for key, code in zip(keys, codes, strict=False)
-                if code != "ConditionalCheckFailed"
-            ]
-    raise VersionConflictError("copies kept changing during the refresh; the next update retries")
-
-
-def _copy_version(copy: Item) -> int:
-    return int(copy["incident_version"]["N"])
-
-
-def _refresh_after_commit(
-    store: Store, account: str, summary: IncidentSummary, copies: list[Item] | None = None
-) -> bool:
-    """`_refresh_copies` where the summary is already written: a failure must not turn the
-    committed write into an error. The copies left behind keep their older version; the next
-    update, or the next GET of the incident, brings them forward. True if all are current."""
-    try:
-        _refresh_copies(store, account, summary, copies)
-    except (ClientError, BotoCoreError, DomainError):
-        logger.warning(
-            "participation copies left behind; the next update or GET refreshes them",
-            exc_info=True,
-            extra={"incident_id": summary.id, "version": summary.version},
-        )
-        return False
-    return True

@@ -18,6 +18,9 @@ COUNTER_SK = "incident_number"
 CREATE_ONCE_SHARDS = 16
 DEFAULT_SUMMARY_SHARDS = 16
 DEFAULT_STATE_SHARDS = {State.OPEN.value: 8, State.CLOSED.value: 32}
+DEFAULT_EVENT_SHARDS = 16
+EVENT_PREFIX = "event"
+SEQ_DIGITS = 10
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,7 @@ class ShardConfig:
     state_shards: WeightedShards = field(
         default_factory=lambda: WeightedShards(DEFAULT_STATE_SHARDS)
     )
+    event_shards: int = DEFAULT_EVENT_SHARDS
 
 
 def summary_base(account: str) -> str:
@@ -130,3 +134,29 @@ def create_once_key(account: str, user_id: str, request_key: str) -> tuple[str, 
     sort_key = build_key(user_id, digest, kind="sort")
     shard = calculated_shard(base, sort_key, CREATE_ONCE_SHARDS)
     return sharded_key(base, shard, CREATE_ONCE_SHARDS), sort_key
+
+
+def event_key(account: str, incident_id: str, seq: int) -> tuple[str, str]:
+    """(PK, SK) of an incident's event `seq`: beside its details, ``event#<seq>`` with a
+    fixed width, so the timeline sorts by number."""
+    return build_key(account, incident_id), build_key(
+        EVENT_PREFIX, f"{seq:0{SEQ_DIGITS}d}", kind="sort"
+    )
+
+
+def timeline_prefix() -> str:
+    """The sort-key prefix of every event of an incident's partition."""
+    return EVENT_PREFIX + "#"
+
+
+def events_base(account: str) -> str:
+    """``<acct>#events``: the base of GSI2's account-wide event index."""
+    return build_key(account, "events")
+
+
+def event_index_key(account: str, event_id: str, at: str, config: ShardConfig) -> tuple[str, str]:
+    """(GSI2PK, GSI2SK) of an event: calculated shard by its id, ``<at>#<event id>``, so
+    the account's events spread over `config.event_shards` keys and merge back by time."""
+    base = events_base(account)
+    shard = calculated_shard(base, event_id, config.event_shards)
+    return sharded_key(base, shard, config.event_shards), build_key(at, event_id, kind="sort")

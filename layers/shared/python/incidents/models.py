@@ -17,11 +17,13 @@ INCIDENT_ID = rf"^inc_{KSUID}$"
 TEAM_ID = rf"^team_{KSUID}$"
 USER_ID = rf"^user_{KSUID}$"
 PARTICIPANT_ID = rf"^(user|team)_{KSUID}$"
+EVENT_ID = rf"^evt_{KSUID}$"
 ACCOUNT_ID = rf"^acct_{KSUID}$"
 IncidentId = Annotated[str, StringConstraints(pattern=INCIDENT_ID)]
 TeamId = Annotated[str, StringConstraints(pattern=TEAM_ID)]
 UserId = Annotated[str, StringConstraints(pattern=USER_ID)]
 ParticipantId = Annotated[str, StringConstraints(pattern=PARTICIPANT_ID)]
+EventId = Annotated[str, StringConstraints(pattern=EVENT_ID)]
 """A user or a team: both can take part in an incident."""
 Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
 """An RFC 3339 instant in UTC, as `timestamp` writes it."""
@@ -161,3 +163,94 @@ class TeamList(BaseModel):
     """The caller's teams."""
 
     items: list[Team]
+
+
+class EventType(StrEnum):
+    """What happened to an incident: one event type per kind of change."""
+
+    CREATED = "incident.created"
+    UPDATED = "incident.updated"
+    RESOLVED = "incident.resolved"
+    REOPENED = "incident.reopened"
+    PARTICIPANT_ADDED = "participant.added"
+    PARTICIPANT_REMOVED = "participant.removed"
+    NOTE_ADDED = "note.added"
+
+
+class Actor(BaseModel):
+    """Who made a change: the user of the authorizer's claims, never a request field."""
+
+    model_config = ConfigDict(frozen=True)
+
+    user_id: UserId
+
+
+class FieldChange(BaseModel):
+    """One field's value before and after a change."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
+
+    from_: str = Field(alias="from")
+    to: str
+
+
+class EventParticipant(BaseModel):
+    """The participant an event is about, with the role it was added or removed with."""
+
+    model_config = ConfigDict(frozen=True)
+
+    participant_id: ParticipantId
+    role: Role
+
+
+class Note(BaseModel):
+    """A note written on the timeline."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+
+
+class TimelineEvent(BaseModel):
+    """One change to an incident. Every event has the fields up to ``version``; the others
+    depend on ``type``: ``changes`` (incident.updated, .resolved, .reopened), ``participant``
+    (participant.added, .removed), ``note`` (note.added), ``incident``, ``participants`` and
+    ``participant_count`` (incident.created). The incident's details are never in an event
+    (they may be 350 KB; an event stays one write unit): read them from the incident."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: EventId
+    incident_id: IncidentId
+    seq: int = Field(ge=1, description="1, 2, 3... per incident, with no gap")
+    type: EventType
+    at: Timestamp
+    actor: Actor
+    version: int = Field(ge=1, description="the incident summary's version after the change")
+    changes: dict[str, FieldChange] | None = Field(
+        default=None, description="each changed field (title, status, severity): from and to"
+    )
+    participant: EventParticipant | None = None
+    note: Note | None = None
+    incident: IncidentSummary | None = Field(
+        default=None, description="incident.created: the first summary"
+    )
+    participants: list[EventParticipant] | None = Field(
+        default=None, description="incident.created: the first participants (at most 20)"
+    )
+    participant_count: int | None = Field(
+        default=None, description="incident.created: how many participants it started with"
+    )
+    backfilled: bool | None = Field(
+        default=None,
+        description="incident.created written by the first change of an incident created "
+        "before the timeline existed (its participants are not known)",
+    )
+
+
+class EventList(BaseModel):
+    """One page of events; pass `next_cursor` back to get the next page."""
+
+    items: list[TimelineEvent]
+    next_cursor: str | None
+    has_more: bool

@@ -122,6 +122,47 @@ class AddParticipant(BaseModel):
         return self
 
 
+NOTE_MAX_CHARACTERS = 1000
+NOTE_MAX_BYTES = 2000
+NOTE_RULES = (
+    f"{TEXT_RULES} At most {NOTE_MAX_CHARACTERS:,} characters and {NOTE_MAX_BYTES:,} bytes "
+    "of UTF-8, counted after normalization (what is stored), so that a note event stays "
+    "one write unit."
+)
+
+
+def note_text(value: str) -> str:
+    """A note as stored: clean (`clean_text`), then within its limits."""
+    text = clean_text(value).strip()
+    if not text:
+        raise ValueError("must contain a visible character")
+    if len(text) > NOTE_MAX_CHARACTERS or len(text.encode()) > NOTE_MAX_BYTES:
+        raise ValueError(
+            f"is {len(text):,} characters ({len(text.encode()):,} bytes of UTF-8) once "
+            f"normalized; at most {NOTE_MAX_CHARACTERS:,} ({NOTE_MAX_BYTES:,} bytes)"
+        )
+    return text
+
+
+NoteText = Annotated[
+    str,
+    AfterValidator(note_text),
+    Field(
+        min_length=1,
+        description=NOTE_RULES,
+        json_schema_extra={"pattern": CLEAN_CHARACTERS, "maxLength": NOTE_MAX_CHARACTERS},
+    ),
+]
+
+
+class AddNote(BaseModel):
+    """A note for the incident's timeline (what was tried, what was learned)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: NoteText
+
+
 class CreateTeam(BaseModel):
     """A new team; its creator becomes its first member."""
 

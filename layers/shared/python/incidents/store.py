@@ -64,6 +64,8 @@ class Store:
     counts: ShardCounts
     config: ShardConfig = field(default_factory=ShardConfig)
     clock: Callable[[], datetime] = utc_now
+    event_retention_days: int | None = None
+    """Days a timeline event is kept (through the table's TTL); None: for ever."""
 
     def get(self, pk: str, sk: str, *, consistent: bool = True) -> Item | None:
         """One item by key, or None."""
@@ -186,6 +188,7 @@ def build_store(
     participant_policy: GrowthPolicy | None = None,
     on_growth: GrowthHook = log_growth,
     max_workers: int = 16,
+    event_retention_days: int | None = None,
 ) -> Store:
     """A `Store` on `client`, whose connection pool must hold `max_workers` connections."""
     return Store(
@@ -196,4 +199,5 @@ def build_store(
             client, table_name, TABLE_SCHEMA, policy=participant_policy, on_growth=on_growth
         ),
         config=config or ShardConfig(),
+        event_retention_days=event_retention_days,
     )

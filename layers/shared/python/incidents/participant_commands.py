@@ -1,0 +1,184 @@
+"""Participants of an incident: add (a user or team, or a role), remove, and count them.
+
+Each change is one transaction with its timeline event (`incidents.timeline`): the copy,
+the details' participant count, the summary's event counter and the event commit together.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from dynashard import Item
+from incidents.copies import add_role, participation_item
+from incidents.errors import (
+    DomainError,
+    NotFoundError,
+    ThrottledError,
+    TooManyParticipantsError,
+    VersionConflictError,
+)
+from incidents.items import participation_from_item
+from incidents.keys import (
+    details_key,
+    participant_meta,
+    participations_partition,
+    teams_partition,
+)
+from incidents.models import EventParticipant, EventType, IncidentSummary, Participation, Role
+from incidents.requests import AddParticipant
+from incidents.store import Caller, Store
+from incidents.timeline import change_operations, pause_before_retry, require_counted
+from incidents.users import user_exists_check
+
+logger = logging.getLogger(__name__)
+CHANGE_ATTEMPTS = 8
+"""Transactions one participant change tries: each concurrent change of the incident (its
+event counter moved) costs one, with a jittered pause between them."""
+MAX_PARTICIPANTS = 100
+"""Participants (users and teams) of one incident: every update refreshes each one's copy,
+in one transaction of up to 100 writes, so an update's work stays bounded."""
+PARTICIPANT_COUNT = "participants"
+"""The details item's count of participations, kept in step by every transaction that adds
+or removes one (its condition enforces `MAX_PARTICIPANTS` under concurrent adds)."""
+
+
+def add_participant(
+    store: Store, caller: Caller, incident_id: str, request: AddParticipant
+) -> Participation:
+    """Add a user or team (or a role to one already there), with an up-to-date copy and a
+    ``participant.added`` event; a new participant beyond `MAX_PARTICIPANTS` is refused."""
+    account = caller.account_id
+    for attempt in range(CHANGE_ATTEMPTS):
+        counted = require_counted(store, caller, incident_id)
+        summary = counted.summary
+        copy_key = (participations_partition(account, incident_id), request.participant_id)
+        existing = store.get(*copy_key)
+        is_new = existing is None
+        copy_item = participation_item(
+            store,
+            account,
+            Participation(
+                participant_id=request.participant_id, roles=[request.role], incident=summary
+            ),
+        )
+        joined = EventParticipant(participant_id=request.participant_id, role=request.role)
+        operations = [add_role(store, copy_item, summary, new=is_new)]
+        failures: list[DomainError | None] = [None]
+        operations += change_operations(
+            store, caller, counted, EventType.PARTICIPANT_ADDED, participant=joined
+        )[0]
+        failures += [None] * (len(operations) - len(failures))
+        if is_new:
+            operations.append(count_participants(store, account, incident_id, +1))
+            failures.append(
+                TooManyParticipantsError(f"an incident has at most {MAX_PARTICIPANTS} participants")
+            )
+        if request.role is Role.TEAM:
+            operations.append(store.exists_check(teams_partition(account), request.participant_id))
+            failures.append(NotFoundError(f"team {request.participant_id} not found"))
+        elif request.participant_id != caller.user_id:
+            check, missing = user_exists_check(store, account, request.participant_id)
+            operations.append(check)
+            failures.append(missing)
+        try:
+            store.transact(operations, failures)
+        except VersionConflictError:
+            pause_before_retry(attempt)
+            continue
+        except ThrottledError as error:
+            hot = [request.participant_id] if 0 in error.items else []
+            if not grow_participants(store, account, hot):
+                raise
+            continue
+        return _participation_after_commit(store, copy_key, existing, request, summary)
+    raise VersionConflictError("the incident keeps changing; retry")
+
+
+def remove_participant(store: Store, caller: Caller, incident_id: str, participant_id: str) -> None:
+    """Remove a participant (every role) from an incident, count it out, and record a
+    ``participant.removed`` event (with the participant's first role)."""
+    account = caller.account_id
+    key = (participations_partition(account, incident_id), participant_id)
+    missing = NotFoundError(f"{participant_id} does not participate in incident {incident_id}")
+    for attempt in range(CHANGE_ATTEMPTS):
+        counted = require_counted(store, caller, incident_id)
+        existing = store.get(*key)
+        if existing is None:
+            raise missing
+        roles = participation_from_item(existing).roles
+        left = EventParticipant(participant_id=participant_id, role=roles[0])
+        operations = [
+            store.delete_operation(*key),
+            count_participants(store, account, incident_id, -1),
+            *change_operations(
+                store, caller, counted, EventType.PARTICIPANT_REMOVED, participant=left
+            )[0],
+        ]
+        try:
+            store.transact(operations, [missing])
+            return
+        except VersionConflictError:
+            pause_before_retry(attempt)
+    raise VersionConflictError("the incident keeps changing; retry")
+
+
+def _participation_after_commit(
+    store: Store,
+    key: tuple[str, str],
+    before: Item | None,
+    request: AddParticipant,
+    summary: IncidentSummary,
+) -> Participation:
+    """The participation as stored (a concurrent add may have added a role too); if it
+    cannot be read back, what this add wrote: the committed write is never an error."""
+    try:
+        stored = store.get(*key)
+    except (ClientError, BotoCoreError):
+        logger.warning("could not read a participation back", exc_info=True)
+        stored = None
+    if stored is not None:
+        return participation_from_item(stored)
+    roles = {request.role} | (set(participation_from_item(before).roles) if before else set())
+    return Participation(
+        participant_id=request.participant_id, roles=sorted(roles), incident=summary
+    )
+
+
+def count_participants(store: Store, account: str, incident_id: str, change: int) -> Item:
+    """The transaction's update of the details item's participant count by `change`; an
+    increase is conditioned on the limit. Incidents written before the count existed get it
+    here, counted once from their copies."""
+    pk, sk = details_key(account, incident_id)
+    details = store.get(pk, sk)
+    if details is None:
+        raise NotFoundError(f"incident {incident_id} not found")
+    if PARTICIPANT_COUNT in details:
+        counted = int(details[PARTICIPANT_COUNT]["N"])
+    else:
+        counted = len(store.query_partition(participations_partition(account, incident_id)))
+    if change <= 0:
+        return store.counter_update(pk, sk, (PARTICIPANT_COUNT, change), counted=counted)
+    return store.counter_update(
+        pk,
+        sk,
+        (PARTICIPANT_COUNT, change),
+        counted=counted,
+        condition=" AND (attribute_not_exists(#n) OR #n < :max)",
+        values={":max": MAX_PARTICIPANTS - change + 1},
+    )
+
+
+def grow_participants(store: Store, account: str, participant_ids: list[str]) -> bool:
+    """Grow the shard count of each participant whose partition throttled a transaction.
+
+    True if any count grew (the caller retries on the wider key space); False within the
+    cooldown or at the maximum, where the throttling goes back to the client as a 429.
+    """
+    grown = False
+    for participant_id in participant_ids:
+        key = participant_meta(account, participant_id)
+        seen = store.counts.get(key)
+        grown |= store.counts.grow(key, seen).shard_count != seen.shard_count
+    return grown

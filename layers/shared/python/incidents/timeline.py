@@ -1,0 +1,235 @@
+"""The incident's timeline: one event per change, written in the change's own transaction.
+
+The transactional outbox (README "Timeline and events"): every command that changes an
+incident moves the summary's event counter (``event_seq``) from n to n+1 under a condition
+and puts event n+1 in the same ``TransactWriteItems``, so a change and its event commit
+together or not at all, and the events of one incident are numbered 1..n with no gap and
+no repeat whatever runs concurrently. The table's stream carries them out.
+
+Events live beside the details (``<acct>#<incident id>`` / ``event#<seq>``) and in a
+sharded account-wide index by time (GSI2, ``<acct>#events#<shard>``) for ``GET /events``.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from dynashard import Item
+from incidents.copies import SEQ_ATTRIBUTE
+from incidents.errors import NotFoundError
+from incidents.items import from_item, serialize
+from incidents.keys import event_index_key, event_key, summary_key
+from incidents.models import (
+    Actor,
+    EventParticipant,
+    EventType,
+    FieldChange,
+    IncidentSummary,
+    Participation,
+    State,
+    TimelineEvent,
+    timestamp,
+)
+from incidents.store import Caller, Store, new_id
+
+CREATED_PARTICIPANTS = 20
+"""Participants an ``incident.created`` event lists (the incident has up to 100): an event
+stays one write unit (under 1 KB with 20); the rest are in the incident and its
+``participant.added`` events do not exist for them, so the event says how many there were."""
+UPDATE_FIELDS = ("title", "status", "severity")
+
+
+@dataclass(frozen=True)
+class Counted:
+    """A summary as read, with its event counter (0: written before the timeline)."""
+
+    summary: IncidentSummary
+    seq: int
+
+
+def load_counted(store: Store, caller: Caller, incident_id: str) -> Counted | None:
+    """The summary and its event counter, by one strongly consistent point read."""
+    item = store.get(*summary_key(caller.account_id, incident_id, store.config))
+    if item is None:
+        return None
+    seq = int(item[SEQ_ATTRIBUTE]["N"]) if SEQ_ATTRIBUTE in item else 0
+    return Counted(from_item(IncidentSummary, item), seq)
+
+
+def require_counted(store: Store, caller: Caller, incident_id: str) -> Counted:
+    """`load_counted`, or 404 if the incident is not in the caller's account."""
+    counted = load_counted(store, caller, incident_id)
+    if counted is None:
+        raise NotFoundError(f"incident {incident_id} not found")
+    return counted
+
+
+def pause_before_retry(attempt: int) -> None:
+    """Full jitter before another try: concurrent changes of one incident spread out."""
+    time.sleep(random.uniform(0, 0.01 * 2**attempt))
+
+
+def change_operations(
+    store: Store, caller: Caller, counted: Counted, kind: EventType, **fields: Any
+) -> tuple[list[Item], TimelineEvent]:
+    """A change's counter move and event Puts (after the backfilled ``incident.created``
+    of an incident written before the timeline), and its event."""
+    events = backfill_created(counted)
+    seq = counted.seq + len(events) + 1
+    events.append(plain_event(kind, counted.summary, caller, seq, at_now(store), **fields))
+    account = caller.account_id
+    moved = counter_move(store, account, counted, len(events))
+    return [moved, *event_puts(store, account, events)], events[-1]
+
+
+def created_event(
+    summary: IncidentSummary, participants: Sequence[Participation], actor: str, at: str
+) -> TimelineEvent:
+    """Event 1 of an incident: its first summary and (some of) its participants."""
+    listed = [
+        EventParticipant(participant_id=p.participant_id, role=role)
+        for p in participants
+        for role in p.roles
+    ]
+    return TimelineEvent(
+        id=new_id("evt"),
+        incident_id=summary.id,
+        seq=1,
+        type=EventType.CREATED,
+        at=at,
+        actor=Actor(user_id=actor),
+        version=summary.version,
+        incident=summary,
+        participants=listed[:CREATED_PARTICIPANTS],
+        participant_count=len(participants),
+    )
+
+
+def change_event(
+    before: IncidentSummary, after: IncidentSummary, caller: Caller, seq: int
+) -> TimelineEvent:
+    """The event of an update: resolved, reopened or updated, with every changed field."""
+    changes = {
+        name: FieldChange.model_validate({"from": old, "to": new})
+        for name in UPDATE_FIELDS
+        if (old := str(getattr(before, name))) != (new := str(getattr(after, name)))
+    }
+    kind = EventType.UPDATED
+    if before.state is State.OPEN and after.state is State.CLOSED:
+        kind = EventType.RESOLVED
+    elif before.state is State.CLOSED and after.state is State.OPEN:
+        kind = EventType.REOPENED
+    return TimelineEvent(
+        id=new_id("evt"),
+        incident_id=after.id,
+        seq=seq,
+        type=kind,
+        at=after.updated_at,
+        actor=Actor(user_id=caller.user_id),
+        version=after.version,
+        changes=changes,
+    )
+
+
+def plain_event(
+    kind: EventType, summary: IncidentSummary, caller: Caller, seq: int, at: str, **fields: object
+) -> TimelineEvent:
+    """A participant or note event (`fields`: ``participant`` or ``note``)."""
+    return TimelineEvent.model_validate(
+        {
+            "id": new_id("evt"),
+            "incident_id": summary.id,
+            "seq": seq,
+            "type": kind,
+            "at": at,
+            "actor": {"user_id": caller.user_id},
+            "version": summary.version,
+            **fields,
+        }
+    )
+
+
+def backfill_created(counted: Counted) -> list[TimelineEvent]:
+    """For an incident written before the timeline, the ``incident.created`` event its first
+    change writes before its own (from the summary as it is: the creator and creation time
+    are known, earlier changes are not)."""
+    if counted.seq:
+        return []
+    summary = counted.summary
+    first = created_event(summary, [], summary.created_by, summary.created_at)
+    return [first.model_copy(update={"participant_count": None, "backfilled": True})]
+
+
+def event_item(store: Store, account: str, event: TimelineEvent) -> Item:
+    """The event as an item: in its incident's partition and in the account's index."""
+    pk, sk = event_key(account, event.incident_id, event.seq)
+    gsi2pk, gsi2sk = event_index_key(account, event.id, event.at, store.config)
+    values = {
+        **event.model_dump(mode="json", exclude_none=True, by_alias=True),
+        "PK": pk,
+        "SK": sk,
+        "GSI2PK": gsi2pk,
+        "GSI2SK": gsi2sk,
+        "Type": "event",
+        "ExpiresAt": _expires(store, event.at),
+    }
+    return serialize(values)
+
+
+def event_puts(store: Store, account: str, events: Sequence[TimelineEvent]) -> list[Item]:
+    """The transaction's Puts of `events`, each refused if its number is taken."""
+    return [store.put_operation(event_item(store, account, e), new=True) for e in events]
+
+
+def counter_move(store: Store, account: str, counted: Counted, moved: int) -> Item:
+    """The transaction's Update moving the summary's event counter on by `moved`, only if
+    it is still where it was read and the summary is at the version read."""
+    pk, sk = summary_key(account, counted.summary.id, store.config)
+    condition = "#version = :version AND " + (
+        "#seq = :seq" if counted.seq else "attribute_not_exists(#seq)"
+    )
+    values = {":version": counted.summary.version, ":next": counted.seq + moved}
+    if counted.seq:
+        values[":seq"] = counted.seq
+    return {
+        "Update": {
+            "TableName": store.table_name,
+            "Key": {"PK": {"S": pk}, "SK": {"S": sk}},
+            "UpdateExpression": "SET #seq = :next",
+            "ConditionExpression": condition,
+            "ExpressionAttributeNames": {"#seq": SEQ_ATTRIBUTE, "#version": "version"},
+            "ExpressionAttributeValues": {k: {"N": str(v)} for k, v in values.items()},
+        }
+    }
+
+
+def counter_condition(counted: Counted) -> tuple[str, dict[str, str], Item]:
+    """The condition a summary Put adds for the counter: still where it was read."""
+    names = {"#seq": SEQ_ATTRIBUTE}
+    if not counted.seq:
+        return "attribute_not_exists(#seq)", names, {}
+    return "#seq = :seq", names, {":seq": {"N": str(counted.seq)}}
+
+
+def _expires(store: Store, at: str) -> int | None:
+    """When the event's item expires (``ExpiresAt``), if the stage keeps events for a
+    number of days; None keeps it for ever."""
+    if store.event_retention_days is None:
+        return None
+    written = datetime.fromisoformat(at.replace("Z", "+00:00"))
+    return int((written + timedelta(days=store.event_retention_days)).timestamp())
+
+
+def event_from_item(item: Item) -> TimelineEvent:
+    """The event stored in `item`."""
+    return from_item(TimelineEvent, item)
+
+
+def at_now(store: Store) -> str:
+    """The instant an event happens, as events and summaries write it."""
+    return timestamp(store.clock())

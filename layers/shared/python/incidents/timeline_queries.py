@@ -1,0 +1,117 @@
+"""Reading events: one incident's timeline, and the account's events (``GET /events``).
+
+Both go through the fan-out engine, so they page like every list (signed cursor bound to
+the caller, the route and the filters; the same page budget): the timeline is one stream
+(the incident's partition, by number), the account's events a stream per shard of its
+GSI2 index (by time), merged in exact order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dynashard import FanOutQuery, PageStats, SortKeyRange, Stream, shard_keys
+from incidents.incident_queries import PageRequest
+from incidents.keys import event_key, events_base, timeline_prefix
+from incidents.models import EventType, TimelineEvent
+from incidents.store import Caller, Store
+from incidents.timeline import event_from_item, require_counted
+
+
+@dataclass(frozen=True)
+class EventPage:
+    """One page of events, the cursor for the next one, and what it cost."""
+
+    items: list[TimelineEvent]
+    next_cursor: str | None
+    has_more: bool
+    stats: PageStats = field(default_factory=PageStats)
+
+
+@dataclass(frozen=True)
+class EventRequest:
+    """A page of events: position and budget (`PageRequest`) and the types to keep."""
+
+    page: PageRequest
+    types: tuple[EventType, ...] = ()
+
+    def stream_options(self) -> dict[str, Any]:
+        """`Stream` fields keeping only `types` (a filter expression: DynamoDB reads, and
+        bills, every event of the range and returns the matching ones)."""
+        if not self.types:
+            return {}
+        chosen = sorted(set(self.types))
+        values = {f":t{n}": {"S": kind.value} for n, kind in enumerate(chosen)}
+        return {
+            "filter_expression": f"#type IN ({', '.join(values)})",
+            "expression_names": {"#type": "type"},
+            "expression_values": values,
+        }
+
+    def binding(self, caller: Caller, route: str, *scope: str) -> str:
+        """Everything a cursor is valid for."""
+        kinds = ",".join(sorted({kind.value for kind in self.types}))
+        parts = [caller.account_id, caller.user_id, route, *scope, f"type={kinds}"]
+        return "\x1f".join([*parts, *self.page.window.binding()])
+
+
+def incident_timeline(
+    store: Store, caller: Caller, incident_id: str, request: EventRequest
+) -> EventPage:
+    """The incident's events by number (oldest first unless asked otherwise); 404 if the
+    incident is not in the caller's account (checked on the first page: a cursor is bound
+    to the incident it came from)."""
+    if request.page.cursor is None:
+        require_counted(store, caller, incident_id)
+    pk, _ = event_key(caller.account_id, incident_id, 1)
+    stream = Stream(
+        store.table_name,
+        "PK",
+        pk,
+        "SK",
+        SortKeyRange.begins_with(timeline_prefix()),
+        **request.stream_options(),
+    )
+    binding = request.binding(caller, "timeline", incident_id)
+    return _page(store, [stream], binding, request.page)
+
+
+def account_events(store: Store, caller: Caller, request: EventRequest) -> EventPage:
+    """The account's events across its incidents, by time (newest first by default), within
+    the window on the events' time."""
+    window = request.page.window.sort_range("")
+    streams = [
+        Stream(
+            store.table_name,
+            "GSI2PK",
+            pk,
+            "GSI2SK",
+            window,
+            index_name="GSI2",
+            **request.stream_options(),
+        )
+        for pk in shard_keys(events_base(caller.account_id), store.config.event_shards)
+    ]
+    return _page(store, streams, request.binding(caller, "events"), request.page)
+
+
+def _page(store: Store, streams: Sequence[Stream], binding: str, page: PageRequest) -> EventPage:
+    query = FanOutQuery(
+        list(streams),
+        binding,
+        limit=page.limit,
+        descending=page.descending,
+        writes_ahead=not page.descending,  # oldest first: new events land ahead
+        identity=lambda item: item["id"]["S"],
+        cursor=page.cursor,
+        budget=page.budget,
+    )
+    result = store.engine.page(query)
+    return EventPage(
+        items=[event_from_item(item) for item in result.items],
+        next_cursor=result.next_cursor,
+        has_more=result.has_more,
+        stats=result.stats,
+    )
