@@ -150,6 +150,5 @@ def _was(before: dict[str, float] | None, key: str) -> str:
     return "-" if before is None else f"{before[key]:.1f}"
 
 
-
 if __name__ == "__main__":
     main()

@@ -20,7 +20,7 @@ from aws_lambda_powertools.utilities import parameters
 
 from dynashard import GrowthEvent, PageStats, client_config
 from incidents.store import Store, build_store
-from lambdas.settings import ShardSettings
+from lambdas.settings import ShardSettings, event_retention_days
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -30,6 +30,7 @@ warnings.filterwarnings("ignore", message="No application metrics to publish", c
 """Commands and team routes emit no metric; Powertools would warn on each such invocation."""
 SHARDS = ShardSettings.from_environment(os.environ)
 """Read at cold start: a bad stage setting stops the container here, before any request."""
+EVENT_RETENTION = event_retention_days(os.environ)
 logger = Logger(service="incidents")
 tracer = Tracer(service="incidents")
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "Incidents"))
@@ -75,6 +76,7 @@ def _store_for(table: str, secret: bytes) -> Store:
         participant_policy=SHARDS.participants(),
         on_growth=report_growth,
         max_workers=MAX_WORKERS,
+        event_retention_days=EVENT_RETENTION,
     )
 
 

@@ -23,6 +23,7 @@ STATE_SHARDS = "STATE_SHARDS"
 PARTICIPANT_DEFAULT_SHARDS = "PARTICIPANT_DEFAULT_SHARDS"
 PARTICIPANT_MAX_SHARDS = "PARTICIPANT_MAX_SHARDS"
 CORS_ALLOWED_ORIGINS = "CORS_ALLOWED_ORIGINS"
+EVENT_RETENTION_DAYS = "EVENT_RETENTION_DAYS"
 
 
 class SettingsError(ValueError):
@@ -120,6 +121,22 @@ def _counts(env: Mapping[str, str], name: str, default: Mapping[str, int]) -> di
     if not valid:
         raise SettingsError(f"{name} must map each state to a whole number, got {text[:60]!r}")
     return {str(state): int(count) for state, count in counts.items()}
+
+
+def event_retention_days(env: Mapping[str, str]) -> int | None:
+    """Days a timeline event is kept (`EVENT_RETENTION_DAYS`); unset or empty: for ever."""
+    text = env.get(EVENT_RETENTION_DAYS, "").strip()
+    if not text:
+        return None
+    days = _integer(env, EVENT_RETENTION_DAYS, 0)
+    if days < 1:
+        raise SettingsError(f"{EVENT_RETENTION_DAYS} must be at least 1 day, got {days}")
+    return days
+
+
+def retention_environment(days: int | None) -> dict[str, str]:
+    """The variable `event_retention_days` reads (none for ever)."""
+    return {} if days is None else {EVENT_RETENTION_DAYS: str(days)}
 
 
 def origins_environment(origins: Sequence[str]) -> dict[str, str]:

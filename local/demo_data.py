@@ -25,18 +25,23 @@ from incidents.incident_commands import new_incident_items
 from incidents.items import details_body
 from incidents.keys import counter_key
 from incidents.models import (
+    EventParticipant,
+    EventType,
     IncidentSummary,
     Membership,
+    Note,
     Participation,
     Role,
     Severity,
     Status,
     Team,
+    TimelineEvent,
     User,
     timestamp,
 )
 from incidents.store import Caller, Store, condition_failed
 from incidents.team_commands import membership_item, team_item
+from incidents.timeline import change_event, created_event, plain_event
 from incidents.users import profile_item
 
 START = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
@@ -210,12 +215,104 @@ def _incident_items(
         roles.setdefault(user.id, set()).add(Role.ASSIGNEE)
     for team in rng.sample(account.teams, rng.choice([1, 1, 1, 2, 3])):
         roles.setdefault(team.id, set()).add(Role.TEAM)
+    first = summary.model_copy(
+        update={"status": Status.TRIGGERED, "updated_at": summary.created_at}
+    )
+    story = _Story(ids, rng, account, first, roles)
+    story.tell(status)
     copies = [
-        Participation(participant_id=pid, roles=sorted(r), incident=summary)
+        Participation(participant_id=pid, roles=sorted(r), incident=story.summary)
         for pid, r in roles.items()
     ]
     body = details_body({"runbook": f"https://runbooks.example.com/{summary.id}", "seeded": True})
-    return new_incident_items(store, account.account_id, summary, body, copies)
+    return new_incident_items(
+        store, account.account_id, story.summary, body, copies, history=story.events(copies)
+    )
+
+
+@dataclass
+class _Story:
+    """An incident's timeline as people make it: triggered, a note, a responder joins,
+    acknowledged, mitigated, resolved; the summary ends where the story ends."""
+
+    ids: _Ids
+    rng: random.Random
+    account: DemoAccount
+    summary: IncidentSummary
+    roles: dict[str, set[Role]]
+    later: list[TimelineEvent] = field(default_factory=list)
+    clock: str = ""
+    """When the story is (each step a few minutes after the one before)."""
+
+    def tell(self, status: Status) -> None:
+        service = self.summary.title.split(":", maxsplit=1)[0]
+        self._note(f"Investigating: {service} dashboards open, paging the owners")
+        self._responder_joins()
+        if status is not Status.TRIGGERED:
+            self._change(Status.ACKNOWLEDGED)
+            self._note(f"Mitigated: rolled back the last {service.lower()} deploy")
+        if status is Status.RESOLVED:
+            self._change(Status.RESOLVED)
+
+    def events(self, copies: list[Participation]) -> list[TimelineEvent]:
+        """Event 1 (the creation, with the first participants) and the rest."""
+        creator = self.summary.created_by
+        at = self.summary.created_at
+        initial = [c for c in copies if Role.RESPONDER not in c.roles]
+        first = self.summary.model_copy(
+            update={"status": Status.TRIGGERED, "version": 1, "updated_at": at}
+        )
+        created = created_event(first, initial, creator, at)
+        return [self._own_id(created), *self.later]
+
+    def _next_at(self) -> str:
+        moment = datetime.fromisoformat(
+            (self.clock or self.summary.created_at).replace("Z", "+00:00")
+        )
+        self.clock = timestamp(moment + timedelta(minutes=self.rng.randint(2, 40)))
+        return self.clock
+
+    def _actor(self) -> Caller:
+        return Caller(self.account.account_id, self.rng.choice(self.account.users).id)
+
+    def _own_id(self, event: TimelineEvent) -> TimelineEvent:
+        at = datetime.fromisoformat(event.at.replace("Z", "+00:00"))
+        return event.model_copy(update={"id": self.ids.new("evt", at)})
+
+    def _add(self, event: TimelineEvent) -> None:
+        self.later.append(self._own_id(event))
+
+    def _note(self, text: str) -> None:
+        at = self._next_at()
+        seq = len(self.later) + 2
+        self._add(
+            plain_event(
+                EventType.NOTE_ADDED, self.summary, self._actor(), seq, at, note=Note(text=text)
+            )
+        )
+
+    def _responder_joins(self) -> None:
+        user = self.rng.choice(self.account.users).id
+        if user in self.roles:
+            return
+        self.roles[user] = {Role.RESPONDER}
+        at = self._next_at()
+        joined = EventParticipant(participant_id=user, role=Role.RESPONDER)
+        seq = len(self.later) + 2
+        actor = Caller(self.account.account_id, user)
+        self._add(
+            plain_event(
+                EventType.PARTICIPANT_ADDED, self.summary, actor, seq, at, participant=joined
+            )
+        )
+
+    def _change(self, status: Status) -> None:
+        before = self.summary
+        after = before.model_copy(
+            update={"status": status, "version": before.version + 1, "updated_at": self._next_at()}
+        )
+        self.summary = after
+        self._add(change_event(before, after, self._actor(), len(self.later) + 2))
 
 
 def created_items(

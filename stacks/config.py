@@ -21,7 +21,9 @@ from lambdas.settings import (
     SettingsError,
     ShardSettings,
     allowed_origins,
+    event_retention_days,
     origins_environment,
+    retention_environment,
 )
 
 EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
@@ -50,6 +52,9 @@ class StageConfig:
     account_concurrency_limit: int = 1000
     table_max_read_request_units: int = 4000
     table_max_write_request_units: int = 2000
+    event_retention_days: int | None = None
+    """Days the timeline's events are kept (the table's TTL deletes them after); None: for
+    ever (the default: a timeline is a record)."""
 
     def __post_init__(self) -> None:
         if self.removal_policy not in REMOVAL_POLICIES:
@@ -68,6 +73,10 @@ class StageConfig:
             )
         self._check_notifications()
         self._check_capacity()
+        try:
+            event_retention_days(self.lambda_environment())
+        except SettingsError as error:
+            raise ValueError(f"stages.{self.stage}.eventRetentionDays: {error}") from None
 
     def _check_notifications(self) -> None:
         for email in self.alarm_emails:
@@ -121,7 +130,11 @@ class StageConfig:
 
     def lambda_environment(self) -> dict[str, str]:
         """What `lambdas.settings` reads back at cold start to build the same store."""
-        return {**self.shards().to_environment(), **origins_environment(self.cors_origins)}
+        return {
+            **self.shards().to_environment(),
+            **origins_environment(self.cors_origins),
+            **retention_environment(self.event_retention_days),
+        }
 
     @property
     def removal(self) -> RemovalPolicy:

@@ -36,8 +36,9 @@ def table_from_schema(
 ) -> dynamodb.TableV2:
     """An on-demand TableV2 with exactly the keys and indexes of `schema`.
 
-    Point-in-time recovery and CloudWatch Contributor Insights (the hottest keys of the
-    table and of every index: what sharding is about) are on; deletion protection is on
+    The stream carries new images (the timeline's events go out from it: the transactional
+    outbox's relay). Point-in-time recovery and CloudWatch Contributor Insights (the hottest
+    keys of the table and of every index: what sharding is about) are on; deletion protection is on
     whenever the table is retained. Encryption uses the AWS owned key (decision 003).
     """
     table = dynamodb.TableV2(
@@ -67,6 +68,7 @@ def table_from_schema(
         contributor_insights_specification=dynamodb.ContributorInsightsSpecification(enabled=True),
         encryption=dynamodb.TableEncryptionV2.dynamo_owned_key(),
         deletion_protection=removal_policy == RemovalPolicy.RETAIN,
+        dynamo_stream=dynamodb.StreamViewType(schema.stream_view) if schema.stream_view else None,
         removal_policy=removal_policy,
     )
     _replica_indexes(table, schema, max_throughput.read)

@@ -41,3 +41,6 @@ def test_local_table_matches_the_synthesized_one(
     assert local["BillingModeSummary"]["BillingMode"] == synthesized["BillingMode"]
     ttl = dynamodb.describe_time_to_live(TableName=table_name)["TimeToLiveDescription"]
     assert ttl.get("AttributeName") == synthesized["TimeToLiveSpecification"]["AttributeName"]
+    stream = local["StreamSpecification"]
+    assert stream == {"StreamEnabled": True, **synthesized["StreamSpecification"]}
+    assert stream["StreamViewType"] == "NEW_IMAGE"

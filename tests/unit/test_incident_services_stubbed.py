@@ -9,7 +9,7 @@ from typing import Any
 
 import boto3
 import pytest
-from botocore.stub import ANY, Stubber
+from botocore.stub import Stubber
 
 from dynashard import GrowthPolicy
 from incidents.errors import (
@@ -22,7 +22,7 @@ from incidents.incident_commands import create_incident, update_incident
 from incidents.items import to_item
 from incidents.keys import ShardConfig, participant_meta, summary_key
 from incidents.models import IncidentSummary, Role, Severity, Status
-from incidents.participant_commands import add_participant
+from incidents.participant_commands import CHANGE_ATTEMPTS, add_participant
 from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller, Store, build_store, new_id
 
@@ -70,12 +70,18 @@ def cancelled(stubber: Stubber, *codes: str) -> None:
     )
 
 
+def moved_on() -> dict[str, Any]:
+    """The summary as another update left it (version 4)."""
+    return to_item(SUMMARY.model_copy(update={"version": 4}), "incident", {"PK": "p", "SK": "s"})
+
+
 def test_update_losing_a_race_without_if_match_is_a_version_conflict(
     stubbed: tuple[Store, Stubber],
 ) -> None:
     store, stubber = stubbed
     stubber.add_response("get_item", {"Item": summary_item()})
-    stubber.add_client_error("put_item", service_error_code="ConditionalCheckFailedException")
+    cancelled(stubber, "ConditionalCheckFailed", "None", "None")
+    stubber.add_response("get_item", {"Item": moved_on()})  # who won: another update
     with pytest.raises(VersionConflictError):
         update_incident(store, CALLER, SUMMARY.id, UpdateIncident(title="x"))
 
@@ -83,19 +89,32 @@ def test_update_losing_a_race_without_if_match_is_a_version_conflict(
 def test_update_losing_a_race_with_if_match_is_412(stubbed: tuple[Store, Stubber]) -> None:
     store, stubber = stubbed
     stubber.add_response("get_item", {"Item": summary_item()})
-    stubber.add_client_error(
-        "put_item",
-        service_error_code="ConditionalCheckFailedException",
-        expected_params={
-            "TableName": "tbl",
-            "Item": ANY,
-            "ConditionExpression": "#version = :expected",
-            "ExpressionAttributeNames": {"#version": "version"},
-            "ExpressionAttributeValues": {":expected": {"N": "3"}},
-        },
-    )
+    cancelled(stubber, "ConditionalCheckFailed", "None", "None")
+    stubber.add_response("get_item", {"Item": moved_on()})
     with pytest.raises(PreconditionFailedError):
         update_incident(store, CALLER, SUMMARY.id, UpdateIncident(title="x"), if_match=3)
+
+
+def test_update_losing_to_a_note_or_participant_tries_again(
+    stubbed: tuple[Store, Stubber],
+) -> None:
+    """Only the event counter moved (same version): the update is not the client's problem."""
+    store, stubber = stubbed
+    stubber.add_response("get_item", {"Item": summary_item()})
+    cancelled(stubber, "ConditionalCheckFailed", "None", "None")
+    stubber.add_response("get_item", {"Item": summary_item()})  # still version 3
+    stubber.add_response("get_item", {"Item": summary_item()})  # the second try reads again
+    stubber.add_response("transact_write_items", {})
+    stubber.add_response("query", {"Items": []})
+    updated = update_incident(store, CALLER, SUMMARY.id, UpdateIncident(title="x"), if_match=3)
+    assert (updated.version, updated.title) == (4, "x")
+
+
+def test_an_update_that_changes_nothing_writes_nothing(stubbed: tuple[Store, Stubber]) -> None:
+    store, stubber = stubbed
+    stubber.add_response("get_item", {"Item": summary_item()})
+    same = update_incident(store, CALLER, SUMMARY.id, UpdateIncident(severity=SUMMARY.severity))
+    assert same == SUMMARY
 
 
 def copy_at(user: str, version: int) -> dict[str, Any]:
@@ -107,7 +126,7 @@ def test_update_refreshes_copies_in_one_transaction_dropping_newer_ones(
 ) -> None:
     store, stubber = stubbed
     stubber.add_response("get_item", {"Item": summary_item()})
-    stubber.add_response("put_item", {})
+    stubber.add_response("transact_write_items", {})
     copies = [copy_at("user_a", 3), copy_at("user_b", 3), copy_at("user_c", 5)]
     stubber.add_response("query", {"Items": copies})
     # user_c is already newer: not even sent. user_b moved on meanwhile: dropped, then again.
@@ -123,7 +142,7 @@ def test_an_update_whose_refresh_fails_still_answers_with_the_committed_summary(
 ) -> None:
     store, stubber = stubbed
     stubber.add_response("get_item", {"Item": summary_item()})
-    stubber.add_response("put_item", {})
+    stubber.add_response("transact_write_items", {})
     stubber.add_response("query", {"Items": [copy_at("user_a", 3)]})
     stubber.add_client_error("transact_write_items", service_error_code="InternalServerError")
     updated = update_incident(store, CALLER, SUMMARY.id, UpdateIncident(severity=Severity.SEV1))
@@ -140,7 +159,8 @@ def test_create_with_an_unknown_team_names_it(stubbed: tuple[Store, Stubber]) ->
     store, stubber = stubbed
     team = new_id("team")
     expect_create_reads(stubber, participants=2)
-    cancelled(stubber, "None", "None", "None", "None", "ConditionalCheckFailed")
+    # summary, details, creator's and team's copies, created event, then the team's check
+    cancelled(stubber, "None", "None", "None", "None", "None", "ConditionalCheckFailed")
     with pytest.raises(NotFoundError, match=team):
         create_incident(store, CALLER, CreateIncident(title="t", teams=[team]))
 
@@ -203,7 +223,7 @@ def test_add_participant_retries_when_the_summary_moved(stubbed: tuple[Store, St
 def test_add_participant_gives_up_after_repeated_conflicts(stubbed: tuple[Store, Stubber]) -> None:
     store, stubber = stubbed
     user = new_id("user")
-    expect_cancelled_attempts(stubber, 5, "TransactionConflict", "None")
+    expect_cancelled_attempts(stubber, CHANGE_ATTEMPTS, "TransactionConflict", "None")
     with pytest.raises(VersionConflictError, match="keeps changing"):
         add_participant(
             store, CALLER, SUMMARY.id, AddParticipant(participant_id=user, role=Role.ASSIGNEE)

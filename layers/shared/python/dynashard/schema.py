@@ -22,12 +22,15 @@ class IndexSchema:
 
 @dataclass(frozen=True)
 class TableSchema:
-    """Key attributes (all strings), GSIs and the TTL attribute of one on-demand table."""
+    """Key attributes (all strings), GSIs, the TTL attribute and the stream of one on-demand
+    table."""
 
     partition_key: str
     sort_key: str
     indexes: tuple[IndexSchema, ...] = field(default=())
     ttl_attribute: str | None = None
+    stream_view: str | None = None
+    """``StreamViewType`` of the table's stream (``NEW_IMAGE``, ...); None: no stream."""
 
     def index(self, name: str) -> IndexSchema:
         """The index called `name`; a KeyError names the ones that exist."""
@@ -62,6 +65,11 @@ class TableSchema:
                 }
                 for index in self.indexes
             ]
+        if self.stream_view:
+            request["StreamSpecification"] = {
+                "StreamEnabled": True,
+                "StreamViewType": self.stream_view,
+            }
         return request
 
 

@@ -8,6 +8,7 @@ participants are `incidents.participant_commands`, the copies of the summary the
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from dynashard import Item
@@ -189,21 +190,28 @@ def _created_once(store: Store, caller: Caller, request_key: str) -> Incident | 
 
 
 def new_incident_items(
-    store: Store, account: str, summary: IncidentSummary, body: str, copies: list[Participation]
+    store: Store,
+    account: str,
+    summary: IncidentSummary,
+    body: str,
+    copies: list[Participation],
+    *,
+    history: Sequence[TimelineEvent] | None = None,
 ) -> list[Item]:
     """A new incident's items: summary, details (`body`, JSON), one per participation, and
-    its ``incident.created`` event (its creator is the actor).
+    its timeline: `history`, or only its ``incident.created`` event (by its creator).
 
     The create command writes them in one transaction; demo seeding in batches.
     """
     details_pk, details_sk = details_key(account, summary.id)
     details = {"PK": details_pk, "SK": details_sk, "Type": "details", "body": body}
-    created = created_event(summary, copies, summary.created_by, summary.created_at)
+    if history is None:
+        history = [created_event(summary, copies, summary.created_by, summary.created_at)]
     return [
-        summary_item(store, account, summary, event_seq=created.seq),
+        summary_item(store, account, summary, event_seq=len(history)),
         serialize({**details, PARTICIPANT_COUNT: len(copies)}),
         *[participation_item(store, account, copy) for copy in copies],
-        event_item(store, account, created),
+        *[event_item(store, account, event) for event in history],
     ]
 
 
