@@ -159,13 +159,11 @@ def throttled_once(store: Store) -> Iterator[Callable[[], None]]:
         if armed.is_set():
             armed.clear()
             reasons = [{"Code": "ThrottlingError"} for _ in params["TransactItems"]]
-            raise ClientError(
-                {
-                    "Error": {"Code": "TransactionCanceledException", "Message": "throttled"},
-                    "CancellationReasons": reasons,
-                },
-                "TransactWriteItems",
-            )
+            response: Any = {
+                "Error": {"Code": "TransactionCanceledException", "Message": "throttled"},
+                "CancellationReasons": reasons,
+            }
+            raise ClientError(response, "TransactWriteItems")
 
     events = store.client.meta.events
     events.register("provide-client-params.dynamodb.TransactWriteItems", throttle)
