@@ -151,8 +151,9 @@ def test_a_failed_condition_writes_neither_change_nor_event(store: Store, alice:
 
 @pytest.fixture
 def throttled_once(store: Store) -> Iterator[Callable[[], None]]:
-    """Arms one throttled TransactWriteItems, answered as DynamoDB does: cancelled with a
-    ThrottlingError reason, after the request reached the engine and wrote nothing."""
+    """Arms one throttled TransactWriteItems, answered as DynamoDB answers one (cancelled,
+    a ThrottlingError reason per item, nothing written): DynamoDB Local never throttles,
+    so the answer is given before the request reaches it."""
     armed = threading.Event()
 
     def throttle(params: dict[str, Any], **_: Any) -> None:
