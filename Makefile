@@ -52,6 +52,8 @@ bench: $(STAMP)
 	$(PY) -m bench.fanout
 	$(PY) -m bench.many_teams
 	$(PY) -m bench.patch_refresh
+	$(PY) -m bench.write_cost
+	$(PY) -m bench.timeline_reads
 	$(PY) -m bench.filters
 	$(PY) -m bench.hot_key
 	$(PY) -m bench.local_pages

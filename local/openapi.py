@@ -42,8 +42,18 @@ LINKS: dict[tuple[str, int], dict[str, Link]] = {
     ("create_incident", 201): {
         **{
             name: (name, {"incident_id": "$response.body#/summary/id"}, None)
-            for name in ("get_incident", "update_incident", "resolve_incident")
+            for name in (
+                "get_incident",
+                "update_incident",
+                "resolve_incident",
+                "incident_timeline",
+            )
         },
+        "add_note": (
+            "add_note",
+            {"incident_id": "$response.body#/summary/id"},
+            {"text": "Investigating"},
+        ),
         "add_participant": (
             "add_participant",
             {"incident_id": "$response.body#/summary/id"},
@@ -84,6 +94,14 @@ LINKS: dict[tuple[str, int], dict[str, Link]] = {
         "next_page": ("team_incidents", {**NEXT_PAGE, "team_id": "$request.path.team_id"}, None)
     },
     ("account_incidents", 200): {"next_page": ("account_incidents", NEXT_PAGE, None)},
+    ("incident_timeline", 200): {
+        "next_page": (
+            "incident_timeline",
+            {**NEXT_PAGE, "incident_id": "$request.path.incident_id"},
+            None,
+        )
+    },
+    ("account_events", 200): {"next_page": ("account_events", NEXT_PAGE, None)},
 }
 """OpenAPI links: what a response lets a client (and schemathesis' stateful phase) call next."""
 

@@ -115,6 +115,54 @@ def test_the_workflow_through_a_generated_client(
     assert resolved.status == m.Status.RESOLVED
 
 
+def test_the_timeline_through_a_generated_client(
+    local_api: LocalApi, generated: ModuleType
+) -> None:
+    m = models(generated)
+    commands = api(generated, "incident_commands")
+    queries = api(generated, "incident_queries")
+    me = generated.AuthenticatedClient(
+        base_url=local_api.url, token=local_api.token(0, 0), prefix=""
+    )
+    created = commands.create_incident.sync(client=me, body=m.CreateIncident(title="Queue backlog"))
+    assert isinstance(created, m.Incident)
+    incident = created.summary.id
+    commands.update_incident.sync(
+        incident, client=me, body=m.UpdateIncident(severity=m.Severity.SEV1)
+    )
+    commands.resolve_incident.sync(incident, client=me)
+
+    key = str(uuid.uuid4())
+    note = m.AddNote(text="Rolled back deploy 4812")
+    noted = commands.add_note.sync_detailed(incident, client=me, body=note, idempotency_key=key)
+    retried = commands.add_note.sync_detailed(incident, client=me, body=note, idempotency_key=key)
+    assert (noted.status_code, retried.status_code) == (201, 201)
+    assert isinstance(noted.parsed, m.TimelineEvent)
+    assert retried.parsed.id == noted.parsed.id, "a retried note is written once"
+    story = queries.incident_timeline.sync(incident, client=me, limit=2)
+    events: list[Any] = []
+    while True:
+        assert isinstance(story, m.EventList)
+        events += story.items
+        if not story.has_more:
+            break
+        story = queries.incident_timeline.sync(
+            incident, client=me, limit=2, cursor=story.next_cursor
+        )
+    assert [e.type_ for e in events] == [
+        m.EventType.INCIDENT_CREATED,
+        m.EventType.INCIDENT_UPDATED,
+        m.EventType.INCIDENT_RESOLVED,
+        m.EventType.NOTE_ADDED,
+    ]
+    assert [e.seq for e in events] == [1, 2, 3, 4]
+    assert events[1].changes["severity"].to == "SEV1"
+    assert events[-1].note.text == "Rolled back deploy 4812"
+    feed = queries.account_events.sync(client=me, type_=[m.EventType.NOTE_ADDED], limit=5)
+    assert isinstance(feed, m.EventList)
+    assert feed.items[0].id == noted.parsed.id
+
+
 def test_every_error_parses_into_the_documented_type(
     local_api: LocalApi, generated: ModuleType
 ) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import EndpointConnectionError
 
+from incidents import copies
 from incidents.errors import TooManyParticipantsError
 from incidents.incident_commands import create_incident, get_incident, update_incident
 from incidents.incident_queries import PageRequest, team_incidents
@@ -79,7 +80,8 @@ def test_an_update_refreshes_every_copy_in_one_transaction(store: Store) -> None
     incident_id, _ = full_incident(store, caller)
     calls = count_requests(store)
     updated = update_incident(store, caller, incident_id, UpdateIncident(title="renamed"))
-    assert calls == ["GetItem", "PutItem", "Query", "TransactWriteItems"]
+    # the summary and its event in one transaction, then the copies in another
+    assert calls == ["GetItem", "TransactWriteItems", "Query", "TransactWriteItems"]
     copies = get_incident(store, caller, incident_id).participants
     assert {copy.incident.version for copy in copies} == {updated.version}
 
@@ -96,7 +98,7 @@ def test_a_refresh_cut_off_half_way_is_repaired_by_the_next_get(
         raise EndpointConnectionError(endpoint_url="injected: the refresh was cut off")
 
     with monkeypatch.context() as patch:
-        patch.setattr(store.client, "transact_write_items", cut_off)
+        patch.setattr(copies, "_refresh_group", lambda *_, **__: cut_off())
         updated = update_incident(store, caller, incident_id, UpdateIncident(title="after"))
     assert updated.title == "after", "the committed summary is the answer"
     listed = team_incidents(store, caller, teams[0], State.OPEN, PageRequest(limit=10))

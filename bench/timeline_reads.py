@@ -1,0 +1,147 @@
+"""What reading events costs: a timeline page and a ``GET /events`` page, against the
+one-wave oracle.
+
+Reproduce: ``make bench`` (or ``PYTHONPATH=layers/shared/python:. python -m
+bench.timeline_reads``). On AWS DynamoDB Local, one account gets `INCIDENTS` incidents
+through the real commands, each with `NOTES` notes and a resolve (so `/events` merges 16
+shards of a busy account), and one incident a long timeline of `LONG` events. Each list is
+walked for `PAGES` pages at limits 25 and 100 with the handlers' own budget. The oracle is
+`bench.fanout`'s: one request per stream that supplied the page, reading exactly the page's
+items from it (at least one 4 KB unit a request, halved for eventually consistent reads).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from bench.report import recording_tables, save
+from dynashard import PageBudget, query_read_units
+from incidents.incident_commands import add_note, create_incident, resolve_incident
+from incidents.incident_queries import PageRequest
+from incidents.models import TimelineEvent
+from incidents.requests import AddNote, CreateIncident
+from incidents.store import Caller, Store, build_store, new_id
+from incidents.table import TABLE_SCHEMA
+from incidents.timeline import event_item
+from incidents.timeline_queries import EventPage, EventRequest, account_events, incident_timeline
+from lambdas.incident_queries import PAGE_READ_UNITS, PAGE_SECONDS
+from local.clients import create_table, local_client
+from local.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
+
+INCIDENTS = 120
+NOTES = 3
+LONG = 600
+PAGES = 10
+LIMITS = (25, 100)
+
+
+def seed(store: Store, caller: Caller) -> str:
+    """The account's incidents and events; returns the incident with the long timeline."""
+    for n in range(INCIDENTS):
+        incident = create_incident(store, caller, CreateIncident(title=f"incident {n}"))
+        for k in range(NOTES):
+            add_note(store, caller, incident.summary.id, AddNote(text=f"step {k} of {n}"))
+        resolve_incident(store, caller, incident.summary.id)
+    long = create_incident(store, caller, CreateIncident(title="the long one")).summary.id
+    for k in range(LONG - 1):
+        add_note(store, caller, long, AddNote(text=f"Observed p99 {k} ms after rollback {k}"))
+    return long
+
+
+def oracle(store: Store, caller: Caller, items: Sequence[TimelineEvent], by_index: bool) -> float:
+    """One request per stream that supplied `items`, reading exactly them."""
+    streams: dict[str, list[Any]] = defaultdict(list)
+    for event in items:
+        item = event_item(store, caller.account_id, event)
+        streams[item["GSI2PK"]["S"] if by_index else item["PK"]["S"]].append(item)
+    return sum(query_read_units(group, consistent=False) for group in streams.values())
+
+
+def walk(
+    store: Store,
+    caller: Caller,
+    read: Callable[[PageRequest], EventPage],
+    limit: int,
+    by_index: bool,
+) -> dict[str, float]:
+    """`PAGES` pages of one list: means a page of RCU, oracle RCU, requests, round trips;
+    the median milliseconds."""
+    cursor, pages, millis = None, [], []
+    for _ in range(PAGES):
+        budget = PageBudget.within(PAGE_SECONDS, PAGE_READ_UNITS)
+        began = time.perf_counter()
+        page = read(PageRequest(limit, cursor, budget))
+        millis.append((time.perf_counter() - began) * 1000)
+        pages.append((page.stats, oracle(store, caller, page.items, by_index)))
+        cursor = page.next_cursor
+        if not page.has_more:
+            break
+    count = len(pages)
+    rcu = sum(stats.read_units for stats, _ in pages) / count
+    floor = sum(units for _, units in pages) / count
+    return {
+        "pages": count,
+        "rcu": rcu,
+        "oracle_rcu": floor,
+        "over_oracle": rcu / floor if floor else 0.0,
+        "requests": sum(stats.requests for stats, _ in pages) / count,
+        "round_trips": sum(stats.round_trips for stats, _ in pages) / count,
+        "ms_median": statistics.median(millis),
+    }
+
+
+def main() -> None:
+    """Seed once, then walk both lists at each limit."""
+    with local_engine(DYNAMODB_LOCAL) as engine:
+        client = local_client(engine.endpoint, max_pool_connections=16)
+        create_table(client, TABLE_SCHEMA, "bench-timeline")
+        store = build_store(client, "bench-timeline", b"bench-cursor-secret-" * 2)
+        caller = Caller(new_id("acct"), new_id("user"))
+        long = seed(store, caller)
+        rows = []
+        for limit in LIMITS:
+            rows.append(
+                (
+                    f"timeline of {LONG} events, limit {limit}",
+                    walk(
+                        store,
+                        caller,
+                        lambda page: incident_timeline(store, caller, long, EventRequest(page)),
+                        limit,
+                        by_index=False,
+                    ),
+                )
+            )
+            rows.append(
+                (
+                    f"/events over {store.config.event_shards} shards, limit {limit}",
+                    walk(
+                        store,
+                        caller,
+                        lambda page: account_events(store, caller, EventRequest(page)),
+                        limit,
+                        by_index=True,
+                    ),
+                )
+            )
+        store.engine.close()
+    with recording_tables():
+        print(f"Reading events, mean of up to {PAGES} pages ({engine.description})")
+        print()
+        print("| list | RCU a page | oracle RCU | x oracle | requests | round trips | ms p50 |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for name, r in rows:
+            print(
+                f"| {name} | {r['rcu']:.1f} | {r['oracle_rcu']:.1f} | {r['over_oracle']:.2f}x "
+                f"| {r['requests']:.1f} | {r['round_trips']:.1f} | {r['ms_median']:.1f} |"
+            )
+        payload = {"incidents": INCIDENTS, "long": LONG, "rows": dict(rows)}
+        print(f"written to {save('timeline_reads', payload)}")
+
+
+if __name__ == "__main__":
+    main()
