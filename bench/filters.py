@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench.report import save
 from dynashard import GrowthPolicy, PageBudget, WeightedShards
-from incidents.incident_commands import new_summary
+from incidents.incident_create import new_summary
 from incidents.incident_queries import (
     CreatedWindow,
     IncidentFilter,

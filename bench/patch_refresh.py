@@ -16,7 +16,8 @@ from typing import Any
 
 from bench.report import save
 from incidents.copies import copy_fields, set_clause, summary_item
-from incidents.incident_commands import create_incident, update_incident
+from incidents.incident_commands import update_incident
+from incidents.incident_create import create_incident
 from incidents.keys import participations_partition
 from incidents.models import IncidentSummary, Role
 from incidents.participant_commands import MAX_PARTICIPANTS, add_participant

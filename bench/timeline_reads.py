@@ -20,7 +20,8 @@ from typing import Any
 
 from bench.report import recording_tables, save
 from dynashard import PageBudget, query_read_units
-from incidents.incident_commands import add_note, create_incident, resolve_incident
+from incidents.incident_commands import add_note, resolve_incident
+from incidents.incident_create import create_incident
 from incidents.incident_queries import PageRequest
 from incidents.models import TimelineEvent
 from incidents.requests import AddNote, CreateIncident

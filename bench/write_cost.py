@@ -20,6 +20,7 @@ from typing import Any
 
 from bench.report import RESULTS_DIR, recording_tables, save
 from incidents import incident_commands as commands
+from incidents import incident_create as creating
 from incidents import participant_commands as participants
 from incidents.models import Role, Severity
 from incidents.requests import (
@@ -102,13 +103,13 @@ def commands_to_measure(store: Store, caller: Caller) -> dict[str, Callable[[int
     save_profile(store, other, SaveProfile(name="Other"))
     team = create_team(store, caller, CreateTeam(name="Bench team")).id
     request = CreateIncident(title="bench", assignees=[other.user_id], teams=[team])
-    made = [commands.create_incident(store, caller, request).summary.id for _ in range(ROUNDS)]
+    made = [creating.create_incident(store, caller, request).summary.id for _ in range(ROUNDS)]
     joiner = Caller(caller.account_id, new_id("user"))
     save_profile(store, joiner, SaveProfile(name="Joiner"))
     add = AddParticipant(participant_id=joiner.user_id, role=Role.RESPONDER)
     severities = [Severity.SEV1, Severity.SEV2]
     return {
-        "create": lambda n: commands.create_incident(store, caller, request),
+        "create": lambda n: creating.create_incident(store, caller, request),
         "update": lambda n: commands.update_incident(
             store, caller, made[n], UpdateIncident(severity=severities[n % 2])
         ),

@@ -17,6 +17,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 )
 
 from incidents import incident_commands as commands
+from incidents import incident_create as creating
 from incidents import participant_commands as participants
 from incidents.errors import DomainError
 from incidents.models import (
@@ -86,7 +87,7 @@ def create(
     request wrote (never a second one)."""
     who = caller(app)
     if idempotency_key is None:
-        return commands.create_incident(store(), who, body)
+        return creating.create_incident(store(), who, body)
     _written.set(None)
     created = _keyed(_create, who, idempotency_key, body.model_dump(mode="json"))
     written = _written.get()
@@ -117,7 +118,7 @@ def _create(request: dict[str, Any]) -> dict[str, Any]:
     whatever the details, so saving it cannot fail on DynamoDB's 400 KB item limit)."""
     who = Caller(account_id=request["account"], user_id=request["user"])
     body = CreateIncident.model_validate(request["body"])
-    created = commands.create_incident(store(), who, body, request_key=request["key"])
+    created = creating.create_incident(store(), who, body, request_key=request["key"])
     _written.set(created)
     return {"incident_id": created.summary.id}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
@@ -126,15 +126,24 @@ class ListParams:
     severity: list[Severity] | None
 
 
-def _instant(text: str | None) -> datetime | None:
-    """An RFC 3339 instant (its pattern already checked) as an aware datetime; a date that
-    does not exist (month 13, February 30) is a 400 validation_error."""
+def _instant(text: str | None, name: str) -> datetime | None:
+    """An RFC 3339 instant (its pattern already checked) as an aware datetime in UTC; a date
+    that does not exist (month 13, February 30, offset 24:00) is a 400 naming `name`.
+
+    An instant that Python cannot hold in UTC (``0001-01-01T00:00:00+01:00`` is in year 0,
+    ``9999-12-31T23:59:59-01:00`` in year 10000) lies before or after every incident: it is
+    clamped to the first or last instant, which answers the same list."""
     if text is None:
         return None
     try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise InvalidFilterError(f"{text!r} is not a date and time") from None
+        raise InvalidFilterError(f"{name}: {text!r} is not a date and time") from None
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        east = (moment.utcoffset() or timedelta(0)) > timedelta(0)
+        return (datetime.min if east else datetime.max).replace(tzinfo=UTC)
 
 
 def _page_request(params: ListParams) -> PageRequest:
@@ -146,7 +155,7 @@ def _page_request(params: ListParams) -> PageRequest:
         params.cursor,
         PageBudget.within(seconds, PAGE_READ_UNITS),
         descending=params.order == "desc",
-        window=CreatedWindow(_instant(params.since), _instant(params.until)),
+        window=CreatedWindow(_instant(params.since, "since"), _instant(params.until, "until")),
         filter=IncidentFilter(tuple(params.status or ()), tuple(params.severity or ())),
     )
 

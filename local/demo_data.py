@@ -21,7 +21,7 @@ from botocore.exceptions import ClientError
 from ksuid import Ksuid
 
 from dynashard import Item
-from incidents.incident_commands import new_incident_items
+from incidents.incident_create import new_incident_items
 from incidents.items import details_body
 from incidents.keys import counter_key
 from incidents.models import (

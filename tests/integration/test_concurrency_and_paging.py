@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 from incidents.errors import VersionConflictError
-from incidents.incident_commands import create_incident, get_incident, update_incident
+from incidents.incident_commands import get_incident, update_incident
+from incidents.incident_create import create_incident
 from incidents.models import Role, Severity
 from incidents.participant_commands import add_participant
 from incidents.requests import AddParticipant, CreateIncident, UpdateIncident

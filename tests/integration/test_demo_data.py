@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from incidents.incident_commands import (
-    create_incident,
-    get_incident,
-    incident_id_by_number,
-    update_incident,
-)
+from incidents.incident_commands import get_incident, incident_id_by_number, update_incident
+from incidents.incident_create import create_incident
 from incidents.incident_queries import PageRequest, account_incidents
 from incidents.keys import counter_key
 from incidents.models import IncidentSummary, Role, State

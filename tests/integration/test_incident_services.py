@@ -12,12 +12,8 @@ from incidents.errors import (
     PreconditionFailedError,
     TooManyParticipantsError,
 )
-from incidents.incident_commands import (
-    create_incident,
-    get_incident,
-    resolve_incident,
-    update_incident,
-)
+from incidents.incident_commands import get_incident, resolve_incident, update_incident
+from incidents.incident_create import create_incident
 from incidents.incident_queries import (
     PageRequest,
     account_incidents,

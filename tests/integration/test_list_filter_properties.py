@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dynashard import GrowthPolicy
-from incidents.incident_commands import new_summary
+from incidents.incident_create import new_summary
 from incidents.incident_queries import (
     CreatedWindow,
     IncidentFilter,

@@ -12,7 +12,8 @@ from botocore.exceptions import EndpointConnectionError
 
 from incidents import copies
 from incidents.errors import TooManyParticipantsError
-from incidents.incident_commands import create_incident, get_incident, update_incident
+from incidents.incident_commands import get_incident, update_incident
+from incidents.incident_create import create_incident
 from incidents.incident_queries import PageRequest, team_incidents
 from incidents.models import Role, State
 from incidents.participant_commands import MAX_PARTICIPANTS, add_participant, remove_participant

@@ -19,13 +19,8 @@ from incidents.errors import (
     ThrottledError,
     VersionConflictError,
 )
-from incidents.incident_commands import (
-    add_note,
-    create_incident,
-    get_incident,
-    resolve_incident,
-    update_incident,
-)
+from incidents.incident_commands import add_note, get_incident, resolve_incident, update_incident
+from incidents.incident_create import create_incident
 from incidents.incident_queries import PageRequest
 from incidents.keys import event_key, summary_key
 from incidents.models import EventType, Note, Role, Severity, Status, TimelineEvent
@@ -358,3 +353,15 @@ def test_account_events_merge_every_incident_newest_first_with_filters(
     )
     assert sorted(e.incident_id for e in resolved.items) == sorted(incidents[1::2])
     assert resolved.has_more is False
+
+
+def test_concurrent_creates_take_every_number_once(store: Store, alice: Caller) -> None:
+    """The number is claimed in the create's transaction: racing creates retry, none
+    repeats a number and none leaves a gap."""
+
+    def create(n: int) -> int:
+        return create_incident(store, alice, CreateIncident(title=f"c{n}")).summary.number
+
+    with ThreadPoolExecutor(6) as pool:
+        numbers = sorted(pool.map(create, range(30)))
+    assert numbers == list(range(1, 31))

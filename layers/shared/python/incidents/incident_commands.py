@@ -1,4 +1,5 @@
-"""Incident commands: create, get, update (and resolve), notes, lookup by number.
+"""Incident commands: get, update (and resolve), notes, lookup by number (create is
+`incidents.incident_create`).
 
 Every change writes its timeline event in its own transaction (`incidents.timeline`);
 participants are `incidents.participant_commands`, the copies of the summary they carry
@@ -8,13 +9,11 @@ participants are `incidents.participant_commands`, the copies of the summary the
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
 from dynashard import Item
 from incidents.copies import (
     get_refreshed_copies,
-    participation_item,
     refresh_after_commit,
     summary_item,
 )
@@ -24,195 +23,42 @@ from incidents.errors import (
     KeyReusedError,
     NotFoundError,
     PreconditionFailedError,
-    ThrottledError,
-    TooManyParticipantsError,
     VersionConflictError,
 )
-from incidents.items import check_item_sizes, deserialize, details_body, from_item, serialize
+from incidents.items import from_item
+from incidents.keyed import guard_operations, guarded
 from incidents.keys import (
-    counter_key,
-    create_once_key,
     details_key,
     event_key,
     number_index_key,
     summary_key,
-    teams_partition,
 )
 from incidents.models import (
     EventType,
     Incident,
     IncidentSummary,
     Note,
-    Participation,
-    Role,
     Status,
     TimelineEvent,
     timestamp,
 )
-from incidents.participant_commands import MAX_PARTICIPANTS, PARTICIPANT_COUNT, grow_participants
-from incidents.requests import AddNote, CreateIncident, UpdateIncident
-from incidents.store import MAX_TRANSACTION_ITEMS, Caller, Store, new_id
+from incidents.requests import AddNote, UpdateIncident
+from incidents.store import Caller, Store
 from incidents.timeline import (
     Counted,
     backfill_created,
     change_event,
     change_operations,
     counter_condition,
-    created_event,
     event_from_item,
-    event_item,
     event_puts,
     pause_before_retry,
     require_counted,
 )
-from incidents.users import user_exists_check
 
 CHANGE_ATTEMPTS = 8
 """Transactions an update or a note tries while other changes of the incident (which move
 its event counter, not its version) win the race."""
-CREATE_KEY_SECONDS = 24 * 3600
-"""How long a keyed create's (or note's) guard lasts: as long as its idempotency record."""
-GROWTH_ATTEMPTS = 3
-"""Transactions throttled on a participant's hot partition: grow its shards, retry, at most."""
-
-
-def new_summary(caller: Caller, number: int, request: CreateIncident, now: str) -> IncidentSummary:
-    """Version 1 of an incident `caller` creates at `now`, numbered `number`."""
-    return IncidentSummary(
-        id=new_id("inc"),
-        number=number,
-        title=request.title,
-        status=request.status,
-        severity=request.severity,
-        created_by=caller.user_id,
-        created_at=now,
-        updated_at=now,
-        version=1,
-    )
-
-
-def create_incident(
-    store: Store, caller: Caller, request: CreateIncident, request_key: str | None = None
-) -> Incident:
-    """Summary, details and every participation in one transaction, numbered per account.
-
-    With `request_key` (the client's Idempotency-Key) the transaction also writes a guard
-    that names the incident: a second create with the same key, whatever path it takes
-    (a retry after the idempotency record was lost or expired early), fails on the guard
-    and returns the incident the first one wrote, never a second incident.
-    """
-    if request_key is not None:
-        existing = _created_once(store, caller, request_key)
-        if existing is not None:
-            return existing
-    participants = _participants(caller, request)
-    teams = list(dict.fromkeys(request.teams))
-    checks = [
-        user_exists_check(store, caller.account_id, user)
-        for user in dict.fromkeys(request.assignees)
-        if user != caller.user_id
-    ]
-    if len(participants) > MAX_PARTICIPANTS:
-        raise TooManyParticipantsError(
-            f"{len(participants)} participants; an incident has at most {MAX_PARTICIPANTS}"
-        )
-    needed = 3 + len(participants) + len(teams) + len(checks) + (request_key is not None)
-    if needed > MAX_TRANSACTION_ITEMS:
-        raise TooManyParticipantsError(
-            f"{len(participants)} participants and {len(teams)} teams need {needed} "
-            f"operations; one transaction takes {MAX_TRANSACTION_ITEMS}"
-        )
-    body = details_body(request.details)
-    summary = new_summary(
-        caller,
-        _next_number(store, caller.account_id),
-        request,
-        timestamp(store.clock()),
-    )
-    copies = [
-        Participation(participant_id=pid, roles=sorted(roles), incident=summary)
-        for pid, roles in participants.items()
-    ]
-    account = caller.account_id
-    failures: list[DomainError | None] = [None] * (3 + len(copies))
-    failures += [NotFoundError(f"team {team} not found") for team in teams]
-    failures += [missing for _, missing in checks]
-    guard = _guard(store, caller, request_key, {"incident_id": summary.id}) if request_key else []
-    failures += [AlreadyCreatedError("created by an earlier request with this key")] * len(guard)
-    for attempt in range(GROWTH_ATTEMPTS):
-        first, *other_items = new_incident_items(store, account, summary, body, copies)
-        operations = [
-            store.put_operation(first, new=True),
-            *[store.put_operation(item) for item in other_items],
-            *[store.exists_check(teams_partition(account), team) for team in teams],
-            *[check for check, _ in checks],
-            *guard,
-        ]
-        check_item_sizes(operations)
-        try:
-            store.transact(operations, failures)
-            break
-        except AlreadyCreatedError:
-            assert request_key is not None, "only a keyed create writes a guard"
-            existing = _created_once(store, caller, request_key)
-            assert existing is not None, "the guard that failed the transaction exists"
-            return existing
-        except ThrottledError as error:
-            hot = [copies[i - 2].participant_id for i in error.items if 2 <= i < 2 + len(copies)]
-            if attempt + 1 == GROWTH_ATTEMPTS or not grow_participants(store, account, hot):
-                raise
-    return Incident(summary=summary, details=request.details, participants=copies)
-
-
-def _guard(store: Store, caller: Caller, request_key: str, written: dict[str, Any]) -> list[Item]:
-    """The transaction's Put of a keyed command's guard, naming what it `written` (expires
-    with the key)."""
-    pk, sk = create_once_key(caller.account_id, caller.user_id, request_key)
-    expires = int(store.clock().timestamp()) + CREATE_KEY_SECONDS
-    item = serialize({"PK": pk, "SK": sk, "Type": "create_once", **written, "ExpiresAt": expires})
-    return [store.put_operation(item, new=True)]
-
-
-def _guarded(store: Store, caller: Caller, request_key: str) -> dict[str, Any] | None:
-    """What an earlier keyed command with `request_key` wrote (strongly consistent)."""
-    guard = store.get(*create_once_key(caller.account_id, caller.user_id, request_key))
-    return deserialize(guard) if guard else None
-
-
-def _created_once(store: Store, caller: Caller, request_key: str) -> Incident | None:
-    """The incident an earlier create with `request_key` wrote."""
-    guard = _guarded(store, caller, request_key)
-    if guard is None:
-        return None
-    if "event_seq" in guard:
-        raise KeyReusedError("this Idempotency-Key was used for a note")
-    return get_incident(store, caller, guard["incident_id"])
-
-
-def new_incident_items(
-    store: Store,
-    account: str,
-    summary: IncidentSummary,
-    body: str,
-    copies: list[Participation],
-    *,
-    history: Sequence[TimelineEvent] | None = None,
-) -> list[Item]:
-    """A new incident's items: summary, details (`body`, JSON), one per participation, and
-    its timeline: `history`, or only its ``incident.created`` event (by its creator).
-
-    The create command writes them in one transaction; demo seeding in batches.
-    """
-    details_pk, details_sk = details_key(account, summary.id)
-    details = {"PK": details_pk, "SK": details_sk, "Type": "details", "body": body}
-    if history is None:
-        history = [created_event(summary, copies, summary.created_by, summary.created_at)]
-    return [
-        summary_item(store, account, summary, event_seq=len(history)),
-        serialize({**details, PARTICIPANT_COUNT: len(copies)}),
-        *[participation_item(store, account, copy) for copy in copies],
-        *[event_item(store, account, event) for event in history],
-    ]
 
 
 def get_incident(store: Store, caller: Caller, incident_id: str) -> Incident:
@@ -322,7 +168,7 @@ def add_note(
             store, caller, counted, EventType.NOTE_ADDED, note=note
         )
         written = {"incident_id": incident_id, "event_seq": event.seq}
-        guard = _guard(store, caller, request_key, written) if request_key else []
+        guard = guard_operations(store, caller, request_key, written) if request_key else []
         failures: list[DomainError | None] = [None] * len(operations)
         failures += [AlreadyCreatedError("written by an earlier request with this key")]
         try:
@@ -341,7 +187,7 @@ def add_note(
 
 def _noted_once(store: Store, caller: Caller, request_key: str) -> TimelineEvent | None:
     """The note an earlier keyed request wrote; 409 if the key was used for a create."""
-    guard = _guarded(store, caller, request_key)
+    guard = guarded(store, caller, request_key)
     if guard is None:
         return None
     if "event_seq" not in guard:
@@ -381,26 +227,3 @@ def _details_of(item: Item) -> dict[str, Any]:
     """The details JSON stored in a details item."""
     body: dict[str, Any] = json.loads(item["body"]["S"])
     return body
-
-
-def _participants(caller: Caller, request: CreateIncident) -> dict[str, set[Role]]:
-    roles: dict[str, set[Role]] = {caller.user_id: {Role.CREATOR}}
-    for user in request.assignees:
-        roles.setdefault(user, set()).add(Role.ASSIGNEE)
-    for team in request.teams:
-        roles.setdefault(team, set()).add(Role.TEAM)
-    return roles
-
-
-def _next_number(store: Store, account: str) -> int:
-    """The account's next incident number (atomic counter; a failed create leaves a gap)."""
-    pk, sk = counter_key(account)
-    response = store.client.update_item(
-        TableName=store.table_name,
-        Key={"PK": {"S": pk}, "SK": {"S": sk}},
-        UpdateExpression="ADD #value :one",
-        ExpressionAttributeNames={"#value": "value"},
-        ExpressionAttributeValues={":one": {"N": "1"}},
-        ReturnValues="UPDATED_NEW",
-    )
-    return int(response["Attributes"]["value"]["N"])

@@ -27,8 +27,11 @@ EventId = Annotated[str, StringConstraints(pattern=EVENT_ID)]
 """A user or a team: both can take part in an incident."""
 Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
 """An RFC 3339 instant in UTC, as `timestamp` writes it."""
-Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+TITLE_MAX = 200
+NAME_MAX = 100
+EMAIL_MAX = 254
+Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=TITLE_MAX)]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=NAME_MAX)]
 
 
 class Status(StrEnum):
@@ -77,7 +80,8 @@ def utc_now() -> datetime:
 
 def timestamp(moment: datetime) -> str:
     """ISO-8601 UTC with a fixed width (``2026-11-23T06:50:50.000000Z``), so it sorts as text."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    utc = moment.astimezone(UTC)
+    return f"{utc.year:04d}-" + utc.strftime("%m-%dT%H:%M:%S.%fZ")  # %Y does not pad 999
 
 
 class IncidentSummary(BaseModel):
@@ -148,7 +152,7 @@ class User(BaseModel):
 
     id: UserId
     name: Name
-    email: Annotated[str, StringConstraints(max_length=254)] | None = None
+    email: Annotated[str, StringConstraints(max_length=EMAIL_MAX)] | None = None
 
 
 class IncidentList(BaseModel):

@@ -4,35 +4,73 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
 
 from incidents.models import (
+    EMAIL_MAX,
+    NAME_MAX,
     TEAM_ID,
+    TITLE_MAX,
     USER_ID,
-    Name,
     ParticipantId,
     Role,
     Severity,
     Status,
     TeamId,
-    Title,
     UserId,
 )
 from incidents.text import CLEAN_CHARACTERS, REFUSED_CLASS, TEXT_RULES, clean_text
 
 MAX_LIST = 100
-Clean = AfterValidator(clean_text)
-"""NFC, no control or bidirectional characters, something visible (`incidents.text`)."""
-DOCUMENTED_TEXT = Field(
-    description=TEXT_RULES,
-    json_schema_extra={"pattern": CLEAN_CHARACTERS},
-)
+DOCUMENTED_TEXT = {"pattern": CLEAN_CHARACTERS}
 """The rule in the document: the characters as a pattern, the rest in words (a schema cannot
 say "something visible"); `clean_text` enforces all of it."""
-CleanTitle = Annotated[Title, Clean, DOCUMENTED_TEXT]
-CleanName = Annotated[Name, Clean, DOCUMENTED_TEXT]
+
+
+def stored_text(max_characters: int, max_bytes: int | None = None) -> AfterValidator:
+    """Text as it is stored (`clean_text`: NFC, nothing refused, something visible), then
+    its limits counted on that: some characters grow under NFC (U+FB2C is three code
+    points), so a limit checked before would let them through to a 500."""
+
+    def check(value: str) -> str:
+        text = clean_text(value).strip()
+        size = len(text.encode())
+        if len(text) > max_characters or (max_bytes is not None and size > max_bytes):
+            limit = f"{max_characters:,}" + (f" ({max_bytes:,} bytes)" if max_bytes else "")
+            raise ValueError(
+                f"is {len(text):,} characters ({size:,} bytes of UTF-8) once normalized to "
+                f"NFC; at most {limit}"
+            )
+        return text
+
+    return AfterValidator(check)
+
+
+def documented(max_characters: int, rules: str = "") -> Any:
+    """The rules in the document: the characters as a pattern, the limit as ``maxLength``,
+    the rest in words."""
+    words = rules or f"{TEXT_RULES} At most {max_characters:,} characters, counted in NFC."
+    return Field(
+        description=words, json_schema_extra={**DOCUMENTED_TEXT, "maxLength": max_characters}
+    )
+
+
+OneLine = StringConstraints(strip_whitespace=True, min_length=1)
+CleanTitle = Annotated[str, OneLine, stored_text(TITLE_MAX), documented(TITLE_MAX)]
+CleanName = Annotated[str, OneLine, stored_text(NAME_MAX), documented(NAME_MAX)]
 EMAIL = f"^[^@\\s{REFUSED_CLASS}]+@[^@\\s{REFUSED_CLASS}]+$"
-Email = Annotated[str, Field(max_length=254, pattern=EMAIL, description=TEXT_RULES), Clean]
+Email = Annotated[
+    str,
+    Field(pattern=EMAIL, description=TEXT_RULES, json_schema_extra={"maxLength": EMAIL_MAX}),
+    stored_text(EMAIL_MAX),
+]
 
 
 class CreateIncident(BaseModel):
@@ -124,33 +162,15 @@ class AddParticipant(BaseModel):
 
 NOTE_MAX_CHARACTERS = 1000
 NOTE_MAX_BYTES = 2000
-NOTE_RULES = (
-    f"{TEXT_RULES} At most {NOTE_MAX_CHARACTERS:,} characters and {NOTE_MAX_BYTES:,} bytes "
-    "of UTF-8, counted after normalization (what is stored), so that a note event stays "
-    "one write unit."
-)
-
-
-def note_text(value: str) -> str:
-    """A note as stored: clean (`clean_text`), then within its limits."""
-    text = clean_text(value).strip()
-    if not text:
-        raise ValueError("must contain a visible character")
-    if len(text) > NOTE_MAX_CHARACTERS or len(text.encode()) > NOTE_MAX_BYTES:
-        raise ValueError(
-            f"is {len(text):,} characters ({len(text.encode()):,} bytes of UTF-8) once "
-            f"normalized; at most {NOTE_MAX_CHARACTERS:,} ({NOTE_MAX_BYTES:,} bytes)"
-        )
-    return text
-
-
 NoteText = Annotated[
     str,
-    AfterValidator(note_text),
-    Field(
-        min_length=1,
-        description=NOTE_RULES,
-        json_schema_extra={"pattern": CLEAN_CHARACTERS, "maxLength": NOTE_MAX_CHARACTERS},
+    StringConstraints(min_length=1),
+    stored_text(NOTE_MAX_CHARACTERS, NOTE_MAX_BYTES),
+    documented(
+        NOTE_MAX_CHARACTERS,
+        f"{TEXT_RULES} At most {NOTE_MAX_CHARACTERS:,} characters and {NOTE_MAX_BYTES:,} "
+        "bytes of UTF-8, counted in NFC (what is stored), so that a note event stays one "
+        "write unit.",
     ),
 ]
 

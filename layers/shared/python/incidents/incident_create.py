@@ -1,0 +1,205 @@
+"""Creating an incident: summary, details, participations, its first event and its number,
+in one transaction (`create_incident`); the same items for seeding (`new_incident_items`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dynashard import Item
+from incidents.copies import participation_item, summary_item
+from incidents.errors import (
+    AlreadyCreatedError,
+    DomainError,
+    KeyReusedError,
+    NotFoundError,
+    ThrottledError,
+    TooManyParticipantsError,
+    VersionConflictError,
+)
+from incidents.incident_commands import get_incident
+from incidents.items import check_item_sizes, details_body, serialize
+from incidents.keyed import guard_operations, guarded
+from incidents.keys import counter_key, details_key, teams_partition
+from incidents.models import (
+    Incident,
+    IncidentSummary,
+    Participation,
+    Role,
+    TimelineEvent,
+    timestamp,
+)
+from incidents.participant_commands import MAX_PARTICIPANTS, PARTICIPANT_COUNT, grow_participants
+from incidents.requests import CreateIncident
+from incidents.store import MAX_TRANSACTION_ITEMS, Caller, Store, new_id
+from incidents.timeline import created_event, event_item, pause_before_retry
+from incidents.users import user_exists_check
+
+CREATE_ATTEMPTS = 12
+"""Transactions a create tries while other creates of the account take the next number."""
+GROWTH_ATTEMPTS = 3
+"""Transactions throttled on a participant's hot partition: grow its shards, retry, at most."""
+
+
+def new_summary(caller: Caller, number: int, request: CreateIncident, now: str) -> IncidentSummary:
+    """Version 1 of an incident `caller` creates at `now`, numbered `number`."""
+    return IncidentSummary(
+        id=new_id("inc"),
+        number=number,
+        title=request.title,
+        status=request.status,
+        severity=request.severity,
+        created_by=caller.user_id,
+        created_at=now,
+        updated_at=now,
+        version=1,
+    )
+
+
+def create_incident(
+    store: Store, caller: Caller, request: CreateIncident, request_key: str | None = None
+) -> Incident:
+    """Summary, details and every participation in one transaction, numbered per account.
+
+    With `request_key` (the client's Idempotency-Key) the transaction also writes a guard
+    that names the incident: a second create with the same key, whatever path it takes
+    (a retry after the idempotency record was lost or expired early), fails on the guard
+    and returns the incident the first one wrote, never a second incident.
+    """
+    if request_key is not None:
+        existing = _created_once(store, caller, request_key)
+        if existing is not None:
+            return existing
+    participants = _participants(caller, request)
+    teams = list(dict.fromkeys(request.teams))
+    checks = [
+        user_exists_check(store, caller.account_id, user)
+        for user in dict.fromkeys(request.assignees)
+        if user != caller.user_id
+    ]
+    if len(participants) > MAX_PARTICIPANTS:
+        raise TooManyParticipantsError(
+            f"{len(participants)} participants; an incident has at most {MAX_PARTICIPANTS}"
+        )
+    needed = 3 + len(participants) + len(teams) + len(checks) + (request_key is not None)
+    if needed > MAX_TRANSACTION_ITEMS:
+        raise TooManyParticipantsError(
+            f"{len(participants)} participants and {len(teams)} teams need {needed} "
+            f"operations; one transaction takes {MAX_TRANSACTION_ITEMS}"
+        )
+    body = details_body(request.details)
+    account = caller.account_id
+    now = timestamp(store.clock())
+    grown = 0
+    for attempt in range(CREATE_ATTEMPTS):
+        number, claim = _number_claim(store, account)
+        summary = new_summary(caller, number, request, now)
+        copies = [
+            Participation(participant_id=pid, roles=sorted(roles), incident=summary)
+            for pid, roles in participants.items()
+        ]
+        guard = (
+            guard_operations(store, caller, request_key, {"incident_id": summary.id})
+            if request_key
+            else []
+        )
+        first, *other_items = new_incident_items(store, account, summary, body, copies)
+        operations = [
+            store.put_operation(first, new=True),
+            *[store.put_operation(item) for item in other_items],
+            claim,
+            *[store.exists_check(teams_partition(account), team) for team in teams],
+            *[check for check, _ in checks],
+            *guard,
+        ]
+        failures: list[DomainError | None] = [None] * (2 + len(other_items))
+        failures += [NotFoundError(f"team {team} not found") for team in teams]
+        failures += [missing for _, missing in checks]
+        failures += [AlreadyCreatedError("created by an earlier request with this key")] * len(
+            guard
+        )
+        check_item_sizes(operations)
+        try:
+            store.transact(operations, failures)
+            break
+        except AlreadyCreatedError:
+            assert request_key is not None, "only a keyed create writes a guard"
+            existing = _created_once(store, caller, request_key)
+            assert existing is not None, "the guard that failed the transaction exists"
+            return existing
+        except VersionConflictError:  # another create took the number first
+            pause_before_retry(attempt)
+        except ThrottledError as error:
+            hot = [copies[i - 2].participant_id for i in error.items if 2 <= i < 2 + len(copies)]
+            grown += 1
+            if grown == GROWTH_ATTEMPTS or not grow_participants(store, account, hot):
+                raise
+    else:
+        raise VersionConflictError("the account's incident numbers keep moving; retry")
+    return Incident(summary=summary, details=request.details, participants=copies)
+
+
+def _created_once(store: Store, caller: Caller, request_key: str) -> Incident | None:
+    """The incident an earlier create with `request_key` wrote."""
+    guard = guarded(store, caller, request_key)
+    if guard is None:
+        return None
+    if "event_seq" in guard:
+        raise KeyReusedError("this Idempotency-Key was used for a note")
+    return get_incident(store, caller, guard["incident_id"])
+
+
+def new_incident_items(
+    store: Store,
+    account: str,
+    summary: IncidentSummary,
+    body: str,
+    copies: list[Participation],
+    *,
+    history: Sequence[TimelineEvent] | None = None,
+) -> list[Item]:
+    """A new incident's items: summary, details (`body`, JSON), one per participation, and
+    its timeline: `history`, or only its ``incident.created`` event (by its creator).
+
+    The create command writes them in one transaction; demo seeding in batches.
+    """
+    details_pk, details_sk = details_key(account, summary.id)
+    details = {"PK": details_pk, "SK": details_sk, "Type": "details", "body": body}
+    if history is None:
+        history = [created_event(summary, copies, summary.created_by, summary.created_at)]
+    return [
+        summary_item(store, account, summary, event_seq=len(history)),
+        serialize({**details, PARTICIPANT_COUNT: len(copies)}),
+        *[participation_item(store, account, copy) for copy in copies],
+        *[event_item(store, account, event) for event in history],
+    ]
+
+
+def _participants(caller: Caller, request: CreateIncident) -> dict[str, set[Role]]:
+    roles: dict[str, set[Role]] = {caller.user_id: {Role.CREATOR}}
+    for user in request.assignees:
+        roles.setdefault(user, set()).add(Role.ASSIGNEE)
+    for team in request.teams:
+        roles.setdefault(team, set()).add(Role.TEAM)
+    return roles
+
+
+def _number_claim(store: Store, account: str) -> tuple[int, Item]:
+    """The account's next incident number and the transaction's Update that claims it: the
+    create takes its number only if it commits (a refused create leaves no gap), and two
+    creates that read the same number cannot both commit."""
+    pk, sk = counter_key(account)
+    counter = store.get(pk, sk)
+    seen = int(counter["value"]["N"]) if counter and "value" in counter else 0
+    condition = "#value = :seen" if seen else "attribute_not_exists(#value)"
+    values = {":next": {"N": str(seen + 1)}} | ({":seen": {"N": str(seen)}} if seen else {})
+    claim = {
+        "Update": {
+            "TableName": store.table_name,
+            "Key": {"PK": {"S": pk}, "SK": {"S": sk}},
+            "UpdateExpression": "SET #value = :next",
+            "ConditionExpression": condition,
+            "ExpressionAttributeNames": {"#value": "value"},
+            "ExpressionAttributeValues": values,
+        }
+    }
+    return seen + 1, claim
