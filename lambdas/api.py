@@ -232,12 +232,34 @@ def route(app: APIGatewayRestResolver, name: str) -> Callable[[F], F]:
     return decorator
 
 
+PLUS_HINT = " (a + in a query string means a space: write it as %2B, e.g. +01:00 as %2B01:00)"
+
+
 def _describe(error: RequestValidationError) -> str:
     parts = []
     for problem in error.errors()[:5]:
-        where = ".".join(str(part)[:MAX_LOCATION_PART] for part in problem.get("loc", ()))
-        parts.append(f"{where}: {problem.get('msg', 'invalid')}")
+        location = problem.get("loc", ())
+        where = ".".join(str(part)[:MAX_LOCATION_PART] for part in location)
+        given = problem.get("input")
+        hint = PLUS_HINT if location[:1] == ("query",) and " " in str(given) else ""
+        parts.append(f"{where}: {problem.get('msg', 'invalid')}{hint}")
     return "; ".join(parts) or "invalid request"
+
+
+def _slash_in_path_parameter(event: Mapping[str, Any]) -> dict[str, Any] | None:
+    """API Gateway decodes ``%2F`` into a path parameter (``/incidents/by-number/1%2F`` is
+    ``number = "1/"``) while the resolver matches the decoded path, where it reads as a
+    separator: no parameter of this API holds a ``/``, so it is refused here, naming it."""
+    for name, value in (event.get("pathParameters") or {}).items():
+        if "/" in str(value):
+            body = {"code": "validation_error", "message": f"path.{name}: must not contain '/'"}
+            return {
+                "statusCode": 400,
+                "multiValueHeaders": {"Content-Type": [content_types.APPLICATION_JSON]},
+                "body": json.dumps(body),
+                "isBase64Encoded": False,
+            }
+    return None
 
 
 def lambda_handler(
@@ -252,7 +274,7 @@ def lambda_handler(
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         if before:
             before(context)
-        response = app.resolve(event, context)
+        response = _slash_in_path_parameter(event) or app.resolve(event, context)
         return vary_on_origin(response) if browser_origins else response
 
     return handler

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Annotated, Any
@@ -49,10 +50,10 @@ IdempotencyKey = Annotated[
 IDEMPOTENCY = idempotency_config()
 _written: ContextVar[Incident | None] = ContextVar("written", default=None)
 """The incident this request's create wrote (a replay has none and reads it back)."""
-IF_MATCH = r'^(W/)?"?[0-9]{1,20}"?$'
+IF_MATCH = r'^((W/)?"[0-9]{1,20}"|[0-9]{1,20})$'
+"""What `_version` accepts, documented (checked there, to answer 400 invalid_if_match)."""
 INCIDENT_NUMBER = r"^[1-9][0-9]{0,17}$"
 """A positive decimal number, no sign, no leading zero (what ``#859`` means)."""
-"""What `_version` accepts, documented (checked there, to answer 400 invalid_if_match)."""
 
 
 class InvalidIfMatchError(DomainError):
@@ -227,13 +228,16 @@ def add_note(
 
 
 def _version(header: str | None) -> int | None:
-    """``If-Match`` as a version: ``3``, ``"3"`` and ``W/"3"`` are accepted."""
+    """``If-Match`` as a version: ``3``, ``"3"`` and ``W/"3"`` (at most 20 digits, quotes
+    in pairs) are accepted; anything else is a 400, never a 412."""
     if header is None:
         return None
-    text = header.strip().removeprefix("W/").strip('"')
-    if not text.isdecimal() or not text.isascii():
-        raise InvalidIfMatchError(f"If-Match must be an incident version, got {header!r}")
-    return int(text)
+    text = header.strip()
+    if not re.fullmatch(IF_MATCH, text):
+        raise InvalidIfMatchError(
+            f'If-Match must be an incident version (3, "3" or W/"3"), got {text[:40]!r}'
+        )
+    return int(text.removeprefix("W/").strip('"'))
 
 
 handler = lambda_handler(app, before=IDEMPOTENCY.register_lambda_context)
