@@ -40,7 +40,7 @@ from local.clients import create_table, local_client, use_local_credentials
 from local.demo_data import DemoAccount, DemoSize, callers, prepare_demo
 from local.embedded_dynamodb import Engine, backend_from_env, local_engine
 from local.gateway import LocalGateway
-from local.server import LocalServer, default_concurrency
+from local.server import default_concurrency, serve
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -178,10 +178,7 @@ def _serve(stack: ExitStack) -> None:
         print(banner(url, engine, accounts, workers), flush=True)
         print(f"started in {clock.summary()}", file=sys.stderr, flush=True)
 
-    server = LocalServer(
-        lambda: worker_gateway(table_name, tokens), f"127.0.0.1:{port}", workers, ready
-    )
-    server.run()
+    serve(lambda: worker_gateway(table_name, tokens), ("127.0.0.1", port), workers, ready)
 
 
 def worker_gateway(table_name: str, tokens: dict[str, Caller]) -> LocalGateway:

@@ -44,16 +44,24 @@ class DevProcess:
         self.process.send_signal(signum)
         return self.process.wait(timeout=STOP_SECONDS)
 
+    def master(self) -> int:
+        """gunicorn's master: the child of ``local.dev`` that is not the engine's JVM."""
+        (pid,) = [
+            pid
+            for pid in children(self.process.pid)
+            if b"java" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+        ]
+        return pid
+
     def workers(self) -> list[int]:
-        """The worker processes' ids (the master's children other than the engine's JVM)."""
-        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
-        pids = [int(pid) for pid in children.read_text().split()]
-        return [pid for pid in pids if b"java" not in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        """The worker processes' ids (the master's children)."""
+        return children(self.master())
 
     def peak_rss_mb(self) -> float:
-        """The largest peak resident memory so far (Linux ``VmHWM``) of the master and each
-        worker, in MB: each is a container of its own."""
-        return max(peak_rss_mb(pid) for pid in [self.process.pid, *self.workers()])
+        """The largest peak resident memory so far (Linux ``VmHWM``) of the front, the
+        master and each worker, in MB: each worker is a container of its own."""
+        pids = [self.process.pid, self.master(), *self.workers()]
+        return max(peak_rss_mb(pid) for pid in pids)
 
     def log_tail(self, chars: int = 3000) -> str:
         """The end of what it printed."""
@@ -106,6 +114,12 @@ def _wait_until_serving(running: DevProcess, tokens_file: Path) -> None:
     raise DevServerError(
         f"local.dev did not serve within {STARTUP_SECONDS} s:\n{running.log_tail()}"
     )
+
+
+def children(pid: int) -> list[int]:
+    """The ids of process `pid`'s children (Linux ``/proc``)."""
+    listed = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [int(child) for child in listed]
 
 
 def peak_rss_mb(pid: int) -> float:

@@ -27,6 +27,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from local.clients import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, free_port
+from local.orphans import exit_with_parent
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -175,6 +176,7 @@ def _jvm(java: str, jar: Path, data_dir: Path | None, log: Path) -> Iterator[str
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,  # a terminal's Ctrl-C reaches us; we stop it in order
+                preexec_fn=exit_with_parent,  # noqa: PLW1509 - a killed parent takes it along
             )
         at_exit = partial(stop, process)
         atexit.register(at_exit)

@@ -22,8 +22,9 @@ import contextlib
 import json
 import signal
 import socket
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from http import HTTPStatus
 
 import h11
 
@@ -40,10 +41,14 @@ UPSTREAM_SECONDS = 60.0
 """What a worker may take to answer one forwarded request (pages are bounded to 3 s)."""
 DRAIN_SECONDS = 5.0
 READ_BYTES = 65_536
-HOP_BY_HOP = {b"connection", b"keep-alive", b"transfer-encoding", b"te", b"upgrade"}
+HOP_BY_HOP = {b"connection", b"keep-alive", b"transfer-encoding", b"te", b"upgrade", b"expect"}
+"""Headers about this hop, not the request: the front answers ``Expect: 100-continue``
+itself and forwards the body it has read with one Content-Length."""
+CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+Read = Callable[[int], Awaitable[bytes]]
 
 
-class Refused(Exception):
+class RefusedError(Exception):
     """A request the front answers itself: status, code and message."""
 
     def __init__(self, status: int, code: str, message: str) -> None:
@@ -69,8 +74,9 @@ class WholeRequest:
         return b"\r\n".join(lines) + b"\r\n\r\n" + self.body
 
 
-async def read_request(reader: asyncio.StreamReader) -> WholeRequest:
-    """One request from `reader`, parsed and checked by h11; `Refused` if it is not one."""
+async def read_request(read: Read, send: Callable[[bytes], None]) -> WholeRequest:
+    """One request from `read`, parsed and checked by h11 (`send` answers a client that
+    waits for ``100 Continue``); `RefusedError` if it is not a request this API takes."""
     parser = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
     request: h11.Request | None = None
     body = bytearray()
@@ -80,58 +86,65 @@ async def read_request(reader: asyncio.StreamReader) -> WholeRequest:
         except h11.RemoteProtocolError as error:
             raise _refusal(error) from None
         if event is h11.NEED_DATA:
-            data = await reader.read(READ_BYTES)
-            parser.receive_data(data)
-            if not data and request is None and not parser.trailing_data[0]:
-                raise Refused(400, "bad_request", "the connection closed before a request")
+            if parser.they_are_waiting_for_100_continue:
+                send(CONTINUE)
+            if len(body) + _chunk_remaining(parser) > MAX_BODY_BYTES:
+                raise RefusedError(413, "payload_too_large", "the request body is above 10 MB")
+            parser.receive_data(await read(READ_BYTES))
             continue
         if isinstance(event, h11.Request):
             request = _checked(event)
         elif isinstance(event, h11.Data):
             body += event.data
             if len(body) > MAX_BODY_BYTES:
-                raise Refused(413, "payload_too_large", "the request body is above 10 MB")
+                raise RefusedError(413, "payload_too_large", "the request body is above 10 MB")
         elif isinstance(event, h11.EndOfMessage) and request is not None:
-            return WholeRequest(request.method, request.target, list(request.headers), bytes(body))
+            headers = list(request.headers)
+            return WholeRequest(request.method, request.target, headers, bytes(body))
         elif isinstance(event, h11.ConnectionClosed):
-            raise Refused(400, "bad_request", "the connection closed mid-request")
+            raise RefusedError(400, "bad_request", "the connection closed mid-request")
+
+
+def _chunk_remaining(parser: h11.Connection) -> int:
+    """Bytes the chunk being read still announces (h11 0.16's chunked reader keeps them):
+    a chunk size of 20 hex digits is refused at once instead of waited for."""
+    return int(getattr(getattr(parser, "_reader", None), "_bytes_in_chunk", 0) or 0)
 
 
 def _checked(request: h11.Request) -> h11.Request:
+    names = {name for name, _ in request.headers}
+    if {b"content-length", b"transfer-encoding"} <= names:
+        # RFC 9112 6.1: ought to be handled as an error (the way requests are smuggled).
+        raise RefusedError(400, "bad_request", "Content-Length and Transfer-Encoding together")
+    size = len(request.method) + len(request.target) + 10  # "GET <target> HTTP/1.1"
+    size += sum(len(name) + len(value) + 4 for name, value in request.headers)
+    if size > MAX_HEAD_BYTES:
+        message = f"the request line and headers are above {MAX_HEAD_BYTES:,} bytes"
+        raise RefusedError(431, "headers_too_large", message)
     if len(request.headers) > MAX_HEADERS:
-        raise Refused(431, "headers_too_large", f"more than {MAX_HEADERS} headers")
+        raise RefusedError(431, "headers_too_large", f"more than {MAX_HEADERS} headers")
     for name, value in request.headers:
         if name == b"content-length" and int(value) > MAX_BODY_BYTES:
-            raise Refused(413, "payload_too_large", "the request body is above 10 MB")
+            raise RefusedError(413, "payload_too_large", "the request body is above 10 MB")
     return request
 
 
-def _refusal(error: h11.RemoteProtocolError) -> Refused:
+def _refusal(error: h11.RemoteProtocolError) -> RefusedError:
     status = error.error_status_hint
     if status == 431 or "exceeds" in str(error).lower():
         message = f"the request line and headers are above {MAX_HEAD_BYTES:,} bytes"
-        return Refused(431, "headers_too_large", message)
-    return Refused(status if 400 <= status < 500 else 400, "bad_request", str(error)[:200])
+        return RefusedError(431, "headers_too_large", message)
+    return RefusedError(status if 400 <= status < 500 else 400, "bad_request", str(error)[:200])
 
 
 def json_error(status: int, code: str, message: str) -> bytes:
     """A complete response in the API's error shape; the connection closes after it."""
     body = json.dumps({"code": code, "message": message}).encode()
-    reason = h11_reason(status)
     head = (
-        f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\n"
+        f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     )
     return head.encode("latin-1") + body
-
-
-def h11_reason(status: int) -> str:
-    from http import HTTPStatus
-
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return "Error"
 
 
 class Front:
@@ -141,6 +154,8 @@ class Front:
         self.host, self.port, self.upstream = host, port, upstream
         self._server: asyncio.Server | None = None
         self._open: set[asyncio.Task[None]] = set()
+        self.stopping = False
+        """Draining: requests begun are answered, new connections refused with a 503."""
 
     async def start(self, sock: socket.socket | None = None) -> None:
         """Listen (on `sock` if given, already bound)."""
@@ -152,11 +167,15 @@ class Front:
             )
 
     async def stop(self) -> None:
-        """Stop accepting, let the requests in flight finish (at most `DRAIN_SECONDS`)."""
+        """Answer the requests begun (at most `DRAIN_SECONDS`), refusing new connections
+        meanwhile (those waiting in the backlog get a 503, not a reset), then close."""
+        self.stopping = True
+        begun = set(self._open)
+        if begun:
+            await asyncio.wait(begun, timeout=DRAIN_SECONDS)
+        await asyncio.sleep(0.1)  # connections already queued are accepted and refused
         if self._server is not None:
             self._server.close()
-        if self._open:
-            await asyncio.wait(self._open, timeout=DRAIN_SECONDS)
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -164,7 +183,7 @@ class Front:
         self._open.add(task)
         try:
             writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            writer.write(await self._answer(reader))
+            writer.write(await self._answer(reader, writer))
             await writer.drain()
         except (ConnectionError, OSError):
             pass  # the client went away: nothing to answer
@@ -174,19 +193,26 @@ class Front:
             with contextlib.suppress(ConnectionError, OSError):
                 await writer.wait_closed()
 
-    async def _answer(self, reader: asyncio.StreamReader) -> bytes:
+    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes:
+        if self.stopping:
+            return json_error(503, "shutting_down", "the local API is stopping; retry later")
         try:
             first = await asyncio.wait_for(reader.read(1), IDLE_SECONDS)
         except TimeoutError:
-            return b""  # an idle connection: closed without a word, as before
+            return b""  # a connection that says nothing is closed without a word
         if not first:
             return b""
-        reader.feed_data(b"")  # no-op; keeps the type checker quiet about the read byte
+        pending = [first]
+
+        async def read(size: int) -> bytes:
+            return pending.pop() if pending else await reader.read(size)
+
         try:
-            request = await asyncio.wait_for(read_request(_Prefixed(first, reader)), REQUEST_SECONDS)
+            request = await asyncio.wait_for(read_request(read, writer.write), REQUEST_SECONDS)
         except TimeoutError:
-            return json_error(408, "request_timeout", f"the request took over {REQUEST_SECONDS:.0f} s to arrive")
-        except Refused as refused:
+            message = f"the whole request must arrive within {REQUEST_SECONDS:.0f} s"
+            return json_error(408, "request_timeout", message)
+        except RefusedError as refused:
             return json_error(refused.status, refused.code, str(refused))
         return await self._forward(request)
 
@@ -208,20 +234,9 @@ class Front:
                 await writer.wait_closed()
 
 
-class _Prefixed:
-    """`reader` with one byte already read put back in front."""
-
-    def __init__(self, first: bytes, reader: asyncio.StreamReader) -> None:
-        self._first, self._reader = first, reader
-
-    async def read(self, size: int) -> bytes:
-        if self._first:
-            first, self._first = self._first, b""
-            return first
-        return await self._reader.read(size)
-
-
-def run_front(sock: socket.socket, upstream: str, on_stop: Callable[[], None] | None = None) -> None:
+def run_front(
+    sock: socket.socket, upstream: str, on_stop: Callable[[], None] | None = None
+) -> None:
     """Serve on the bound `sock` until SIGTERM or SIGINT, then drain and return."""
 
     async def main() -> None:
@@ -235,5 +250,3 @@ def run_front(sock: socket.socket, upstream: str, on_stop: Callable[[], None] | 
         await front.stop()
 
     asyncio.run(main())
-    if on_stop:
-        on_stop()

@@ -1,24 +1,28 @@
-"""The local API's HTTP server: gunicorn, shaped like Lambda's concurrency model.
+"""The local API's HTTP server: a front that reads whole requests, and gunicorn workers
+shaped like Lambda's concurrency model behind it.
 
-Each worker process is one container: it imports the handlers once (its cold start, logged
-with its duration) and serves one event at a time: gunicorn's sync worker accepts a
-connection only when it is idle, so `DEV_CONCURRENCY` workers serve that many requests at
-once and a slow page in one never delays another's. gunicorn parses HTTP (chunked bodies,
-a single Content-Length, request line and header limits); a connection carries one request
-(``Connection: close``), and one that stays idle is closed; what gunicorn refuses is
-answered in the API's JSON error shape. Ctrl-C or SIGTERM drains in-flight requests (at most
-`DRAIN_SECONDS`) before the workers stop. Why gunicorn, and why its sync workers:
-docs/decisions/007-local-server-gunicorn-sync-workers.md.
+The front (`local.front`, in this process) accepts every connection and reads each request
+completely, under one deadline, before a worker sees it, as API Gateway does; a slow, idle
+or reopening client costs the front a coroutine, never a worker. Complete requests go to
+gunicorn over a Unix socket. gunicorn's master runs in a child process (so it reaps only
+its workers, not the engine's JVM), and every worker is one container: it imports the
+handlers once (its cold start, logged with its duration) and serves one event at a time,
+so `DEV_CONCURRENCY` workers serve that many requests at once. Workers and master die with
+their parent (`local.orphans`). Ctrl-C or SIGTERM drains: the front answers what it has
+begun (at most `DRAIN_SECONDS`), then the workers stop. Why gunicorn, and why its sync
+workers: docs/decisions/007-local-server-gunicorn-sync-workers.md.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import select
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any, cast
@@ -29,7 +33,9 @@ from gunicorn.util import close_on_exec, write_nonblock
 from gunicorn.workers.sync import SyncWorker
 
 from lambdas.settings import SettingsError
+from local.front import MAX_HEADERS, run_front
 from local.gateway import LocalGateway
+from local.orphans import exit_with_parent
 
 DRAIN_SECONDS = 5
 """In-flight requests may finish for this long after Ctrl-C; then workers are killed."""
@@ -37,7 +43,8 @@ IDLE_SECONDS = 5
 """A connection that sends nothing (or stalls mid-request) is closed after this long."""
 WORKER_TIMEOUT_SECONDS = 30
 """A worker that stops answering its master's heartbeat for this long is replaced."""
-ACCESS_LOG_FORMAT = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms'
+ACCESS_LOG_FORMAT = '"%(r)s" %(s)s %(b)s %(M)sms'
+FRONT_BACKLOG = 512
 
 
 def default_concurrency() -> int:
@@ -60,16 +67,10 @@ class LambdaLikeWorker(SyncWorker):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def accept(self, listener: socket.socket) -> None:
-        """A connection that sends nothing for `IDLE_SECONDS` is closed, and no read of its
-        request may stall longer: an idle client must not hold a worker."""
+        """A connection from the front carries one whole request: it is read at once (the
+        timeout only guards against a front that died mid-write)."""
         client, addr = listener.accept()
         close_on_exec(client.fileno())
-        # The status line and headers go out before the body: without this, Nagle's
-        # algorithm holds the body back until the client's delayed ACK (about 9 ms a page).
-        client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        if not select.select([client], [], [], IDLE_SECONDS)[0]:
-            client.close()
-            return
         client.settimeout(IDLE_SECONDS)
         self.handle(listener, client, addr)
 
@@ -116,23 +117,24 @@ ERROR_CODES = {
 
 
 class _DrainingArbiter(Arbiter):
-    """A master whose Ctrl-C (SIGINT) drains like SIGTERM, instead of gunicorn's quick
-    shutdown that drops in-flight requests."""
+    """A master that stops when its parent says so (SIGTERM, after the front has drained):
+    a terminal's Ctrl-C reaches the whole process group, and gunicorn's quick shutdown on
+    SIGINT would drop the requests the front is still handing over."""
 
     def handle_int(self) -> None:
-        self.handle_term()
+        """Ignored: the parent drains the front first, then sends SIGTERM."""
 
 
 class LocalServer(BaseApplication):
     """gunicorn run from Python: `gateway` is called in each worker after the fork (its cold
-    start); `on_ready` runs in the master once it listens."""
+    start); `on_ready` runs in the master once it listens on `bind`."""
 
     def __init__(
         self,
         gateway: Callable[[], LocalGateway],
         bind: str,
         workers: int,
-        on_ready: Callable[[str], None],
+        on_ready: Callable[[], None],
     ) -> None:
         self._gateway, self._bind, self._workers, self._on_ready = gateway, bind, workers, on_ready
         super().__init__()
@@ -140,12 +142,12 @@ class LocalServer(BaseApplication):
     def load_config(self) -> None:
         on_ready = self._on_ready
 
-        def when_ready(server: Arbiter) -> None:
-            host, port = server.LISTENERS[0].sock.getsockname()[:2]
-            on_ready(f"http://{host}:{port}")
+        def when_ready(_: Arbiter) -> None:
+            on_ready()
 
         settings = {
             "bind": self._bind,
+            "post_fork": lambda _server, _worker: exit_with_parent(),
             "workers": self._workers,
             "worker_class": f"{__name__}.LambdaLikeWorker",
             "timeout": WORKER_TIMEOUT_SECONDS,
@@ -156,6 +158,10 @@ class LocalServer(BaseApplication):
             "loglevel": "warning",
             "when_ready": when_ready,
             "proc_name": "incidents-local",
+            # The front enforces API Gateway's limits; what it forwards is within them.
+            "limit_request_line": 0,
+            "limit_request_field_size": 0,
+            "limit_request_fields": MAX_HEADERS + 10,
         }
         for name, value in settings.items():
             self.cfg.set(name, value)
@@ -169,9 +175,9 @@ class LocalServer(BaseApplication):
         return gateway
 
     def run(self) -> None:
-        """Serve until Ctrl-C or SIGTERM, then drain; returns in the master (gunicorn would
-        exit). A worker leaves here too, with gunicorn's SystemExit: it must end at once,
-        not unwind into the master's code (which stops the engine)."""
+        """Serve until SIGTERM, then drain; returns in the master (gunicorn would exit). A
+        worker leaves here too, with gunicorn's SystemExit: it must end at once, not unwind
+        into the master's code."""
         master = os.getpid()
         try:
             _DrainingArbiter(self).run()
@@ -182,3 +188,71 @@ class LocalServer(BaseApplication):
                 os._exit(stop.code if isinstance(stop.code, int) else 1)
             if stop.code not in (0, None):
                 raise
+
+
+def serve(
+    gateway: Callable[[], LocalGateway],
+    address: tuple[str, int],
+    workers: int,
+    on_ready: Callable[[str], None],
+) -> None:
+    """The front on `address` and `workers` gunicorn workers behind it, until Ctrl-C or
+    SIGTERM; then the front drains, the workers stop, and this returns."""
+    listener = socket.create_server(address, backlog=FRONT_BACKLOG)
+    folder = tempfile.mkdtemp(prefix="incidents-local-")
+    upstream = os.path.join(folder, "workers.sock")
+    master = _start_master(gateway, upstream, workers, listener)
+    try:
+        host, port = listener.getsockname()[:2]
+        on_ready(f"http://{host}:{port}")
+        run_front(listener, upstream)
+    finally:
+        listener.close()
+        _stop_master(master)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _start_master(
+    gateway: Callable[[], LocalGateway], upstream: str, workers: int, listener: socket.socket
+) -> int:
+    """Fork gunicorn's master (it dies with this process); returns once its workers serve."""
+    ready_read, ready_write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the master
+        listener.close()
+        os.close(ready_read)
+        exit_with_parent(signal.SIGTERM)
+        server = LocalServer(gateway, f"unix:{upstream}", workers, lambda: _say_ready(ready_write))
+        code = 0
+        try:
+            server.run()
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else 1
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    os.close(ready_write)
+    with os.fdopen(ready_read, "rb") as ready:
+        if ready.read(1) != b"1":
+            os.waitpid(pid, 0)
+            raise RuntimeError("the local API's workers did not start (see the log above)")
+    return pid
+
+
+def _say_ready(pipe: int) -> None:
+    os.write(pipe, b"1")
+    os.close(pipe)
+
+
+def _stop_master(pid: int) -> None:
+    """SIGTERM gunicorn's master (it drains its workers) and reap it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + DRAIN_SECONDS + 5
+    while time.monotonic() < deadline:
+        if os.waitpid(pid, os.WNOHANG)[0]:
+            return
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
