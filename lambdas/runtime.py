@@ -17,6 +17,7 @@ import boto3
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities import parameters
+from botocore.config import Config
 
 from dynashard import GrowthEvent, PageStats, client_config
 from incidents.store import Store, build_store
@@ -36,13 +37,27 @@ tracer = Tracer(service="incidents")
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "Incidents"))
 
 
+CONNECT_SECONDS = 1.0
+READ_SECONDS = 3.0
+"""A DynamoDB request answers in milliseconds; botocore's 60 s defaults would outlive the
+function's 10 s timeout (and, locally, hang a worker on a dead engine): a request that
+cannot connect in 1 s or answer in 3 s fails, and the standard retry mode tries it again
+(3 attempts in all), so a dead engine is an error within about 10 s, not a hang."""
+
+
+def client_settings() -> Config:
+    """The container's client configuration: the fan-out pool, retries and timeouts."""
+    timeouts = Config(connect_timeout=CONNECT_SECONDS, read_timeout=READ_SECONDS)
+    return client_config(MAX_WORKERS).merge(timeouts)
+
+
 @functools.cache
 def dynamodb() -> DynamoDBClient:
     """The container's DynamoDB client (``DYNAMODB_ENDPOINT`` points it at a local server)."""
     return boto3.client(
         "dynamodb",
         endpoint_url=os.environ.get("DYNAMODB_ENDPOINT") or None,
-        config=client_config(MAX_WORKERS),
+        config=client_settings(),
     )
 
 
