@@ -14,6 +14,7 @@ import statistics
 import time
 from typing import Any
 
+from bench.local_store import local_store
 from bench.report import save
 from incidents.copies import copy_fields, set_clause, summary_item
 from incidents.incident_commands import update_incident
@@ -22,12 +23,9 @@ from incidents.keys import participations_partition
 from incidents.models import IncidentSummary, Role
 from incidents.participant_commands import MAX_PARTICIPANTS, add_participant
 from incidents.requests import AddParticipant, CreateIncident, CreateTeam, UpdateIncident
-from incidents.store import Caller, Store, build_store, new_id
-from incidents.table import TABLE_SCHEMA
+from incidents.store import Caller, Store
 from incidents.team_commands import create_team
 from incidents.timeline import require_counted
-from local.clients import create_table, local_client
-from local.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
 
 ROUNDS = 15
 
@@ -96,15 +94,10 @@ def measure(store: Store, caller: Caller, incident_id: str, batched: bool) -> di
 
 def main() -> None:
     """Both ways on one incident, alternately measured."""
-    with local_engine(DYNAMODB_LOCAL) as engine:
-        client = local_client(engine.endpoint, max_pool_connections=16)
-        create_table(client, TABLE_SCHEMA, "bench-patch")
-        store = build_store(client, "bench-patch", b"bench-cursor-secret-" * 2)
-        caller = Caller(new_id("acct"), new_id("user"))
+    with local_store("bench-patch") as (store, caller, engine):
         incident_id = full_incident(store, caller)
         before = measure(store, caller, incident_id, batched=False)
         after = measure(store, caller, incident_id, batched=True)
-        store.engine.close()
     print(f"PATCH of an incident with {MAX_PARTICIPANTS} participants, {engine.description}")
     print(f"median of {ROUNDS}     requests      ms")
     for name, figures in (("one UpdateItem a copy", before), ("one transaction", after)):

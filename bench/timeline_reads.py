@@ -18,6 +18,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from bench.local_store import local_store
 from bench.report import recording_tables, save
 from dynashard import PageBudget, query_read_units
 from incidents.incident_commands import add_note, resolve_incident
@@ -25,13 +26,10 @@ from incidents.incident_create import create_incident
 from incidents.incident_queries import PageRequest
 from incidents.models import TimelineEvent
 from incidents.requests import AddNote, CreateIncident
-from incidents.store import Caller, Store, build_store, new_id
-from incidents.table import TABLE_SCHEMA
+from incidents.store import Caller, Store
 from incidents.timeline import event_item
 from incidents.timeline_queries import EventPage, EventRequest, account_events, incident_timeline
 from lambdas.incident_queries import PAGE_READ_UNITS, PAGE_SECONDS
-from local.clients import create_table, local_client
-from local.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
 
 INCIDENTS = 120
 NOTES = 3
@@ -97,11 +95,7 @@ def walk(
 
 def main() -> None:
     """Seed once, then walk both lists at each limit."""
-    with local_engine(DYNAMODB_LOCAL) as engine:
-        client = local_client(engine.endpoint, max_pool_connections=16)
-        create_table(client, TABLE_SCHEMA, "bench-timeline")
-        store = build_store(client, "bench-timeline", b"bench-cursor-secret-" * 2)
-        caller = Caller(new_id("acct"), new_id("user"))
+    with local_store("bench-timeline") as (store, caller, engine):
         long = seed(store, caller)
         rows = []
         for limit in LIMITS:
@@ -129,7 +123,6 @@ def main() -> None:
                     ),
                 )
             )
-        store.engine.close()
     with recording_tables():
         print(f"Reading events, mean of up to {PAGES} pages ({engine.description})")
         print()

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.local_store import local_store
 from bench.report import RESULTS_DIR, recording_tables, save
 from incidents import incident_commands as commands
 from incidents import incident_create as creating
@@ -31,12 +32,9 @@ from incidents.requests import (
     SaveProfile,
     UpdateIncident,
 )
-from incidents.store import Caller, Store, build_store, new_id
-from incidents.table import TABLE_SCHEMA
+from incidents.store import Caller, Store, new_id
 from incidents.team_commands import create_team
 from incidents.users import save_profile
-from local.clients import create_table, local_client
-from local.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
 
 ROUNDS = 30
 BASELINE = RESULTS_DIR / "write_cost_baseline.json"
@@ -124,15 +122,10 @@ def commands_to_measure(store: Store, caller: Caller) -> dict[str, Callable[[int
 
 def main() -> None:
     """Every command measured in turn on one table."""
-    with local_engine(DYNAMODB_LOCAL) as engine:
-        client = local_client(engine.endpoint, max_pool_connections=16)
-        create_table(client, TABLE_SCHEMA, "bench-writes")
-        store = build_store(client, "bench-writes", b"bench-cursor-secret-" * 2)
-        caller = Caller(new_id("acct"), new_id("user"))
+    with local_store("bench-writes") as (store, caller, engine):
         runs = commands_to_measure(store, caller)
         meter = metered(store)
         figures = {name: measure(store, meter, run) for name, run in runs.items()}
-        store.engine.close()
     before = json.loads(BASELINE.read_text())["commands"]
     with recording_tables():
         print(f"Write cost per command, mean of {ROUNDS} ({engine.description})")

@@ -66,15 +66,19 @@ def models(generated: ModuleType) -> Any:
     return importlib.import_module(f"{PACKAGE}.models")
 
 
-def test_the_workflow_through_a_generated_client(
-    local_api: LocalApi, generated: ModuleType
-) -> None:
-    m = models(generated)
-    commands = api(generated, "incident_commands")
-    queries = api(generated, "incident_queries")
+def workflow(local_api: LocalApi, generated: ModuleType) -> tuple[Any, Any, Any, Any]:
+    """The models, the incident operations and a client signed in as the first demo user."""
     me = generated.AuthenticatedClient(
         base_url=local_api.url, token=local_api.token(0, 0), prefix=""
     )
+    commands = api(generated, "incident_commands")
+    return models(generated), commands, api(generated, "incident_queries"), me
+
+
+def test_the_workflow_through_a_generated_client(
+    local_api: LocalApi, generated: ModuleType
+) -> None:
+    m, commands, queries, me = workflow(local_api, generated)
     colleague = local_api.user_id(0, 1)
 
     key = str(uuid.uuid4())
@@ -118,12 +122,7 @@ def test_the_workflow_through_a_generated_client(
 def test_the_timeline_through_a_generated_client(
     local_api: LocalApi, generated: ModuleType
 ) -> None:
-    m = models(generated)
-    commands = api(generated, "incident_commands")
-    queries = api(generated, "incident_queries")
-    me = generated.AuthenticatedClient(
-        base_url=local_api.url, token=local_api.token(0, 0), prefix=""
-    )
+    m, commands, queries, me = workflow(local_api, generated)
     created = commands.create_incident.sync(client=me, body=m.CreateIncident(title="Queue backlog"))
     assert isinstance(created, m.Incident)
     incident = created.summary.id

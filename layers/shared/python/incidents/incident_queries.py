@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from dynashard import (
     Bound,
@@ -38,14 +38,20 @@ MAX_TEAMS = 100
 page's first wave): a member of more names up to this many with ``team=``."""
 
 
+T = TypeVar("T")
+
+
 @dataclass(frozen=True)
-class IncidentPage:
+class ListPage(Generic[T]):
     """One page of a list, the cursor for the next one, and what it cost."""
 
-    items: list[IncidentSummary]
+    items: list[T]
     next_cursor: str | None
     has_more: bool
     stats: PageStats = field(default_factory=PageStats)
+
+
+IncidentPage = ListPage[IncidentSummary]
 
 
 @dataclass(frozen=True)
@@ -191,20 +197,9 @@ def account_incidents(
     """Every incident of the caller's account in `state` (GSI2, weighted shards per state)."""
     page.filter.require_state(state)  # before any read
     count = store.config.state_shards.count_for(state)
-    window = page.window.sort_range("")
-    streams = [
-        Stream(
-            store.table_name,
-            "GSI2PK",
-            pk,
-            "GSI2SK",
-            window,
-            index_name="GSI2",
-            **page.filter.stream_options(""),
-        )
-        for pk in shard_keys(state_base(caller.account_id, state), count)
-    ]
-    return _page(
+    base = state_base(caller.account_id, state)
+    streams = gsi2_streams(store, base, count, page.window, page.filter.stream_options(""))
+    return fanout_page(
         store,
         streams,
         _binding(caller, "account", state, page),
@@ -238,7 +233,7 @@ def _participant_streams(
 def _participations_page(
     store: Store, streams: list[Stream], binding: str, page: PageRequest
 ) -> IncidentPage:
-    return _page(
+    return fanout_page(
         store,
         streams,
         binding,
@@ -248,29 +243,50 @@ def _participations_page(
     )
 
 
-def _page(
+def gsi2_streams(
+    store: Store, base: str, count: int, window: CreatedWindow, options: dict[str, Any]
+) -> list[Stream]:
+    """One stream per shard of `base` on GSI2, within `window` (on the time the sort keys
+    start with), filtered by `options` (`Stream` fields)."""
+    return [
+        Stream(
+            store.table_name,
+            "GSI2PK",
+            pk,
+            "GSI2SK",
+            window.sort_range(""),
+            index_name="GSI2",
+            **options,
+        )
+        for pk in shard_keys(base, count)
+    ]
+
+
+def fanout_page(
     store: Store,
-    streams: list[Stream],
+    streams: Sequence[Stream],
     binding: str,
     page: PageRequest,
     *,
     identity: Callable[[Item], str],
-    convert: Callable[[Item], IncidentSummary],
-) -> IncidentPage:
+    convert: Callable[[Item], T],
+) -> ListPage[T]:
+    """One page of `streams` merged in order through the fan-out engine, each item once
+    (by `identity`) and as `convert` makes it."""
     if not streams:
-        return IncidentPage(items=[], next_cursor=None, has_more=False)
+        return ListPage(items=[], next_cursor=None, has_more=False)
     query = FanOutQuery(
-        streams,
+        list(streams),
         binding,
         limit=page.limit,
         descending=page.descending,
-        writes_ahead=not page.descending,  # oldest first: new incidents land ahead
+        writes_ahead=not page.descending,  # oldest first: new items land ahead
         identity=identity,
         cursor=page.cursor,
         budget=page.budget,
     )
     result = store.engine.page(query)
-    return IncidentPage(
+    return ListPage(
         items=[convert(item) for item in result.items],
         next_cursor=result.next_cursor,
         has_more=result.has_more,

@@ -9,25 +9,17 @@ GSI2 index (by time), merged in exact order.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from dynashard import FanOutQuery, PageStats, SortKeyRange, Stream, shard_keys
-from incidents.incident_queries import PageRequest
+from dynashard import Item, SortKeyRange, Stream
+from incidents.incident_queries import ListPage, PageRequest, fanout_page, gsi2_streams
 from incidents.keys import event_key, events_base, timeline_prefix
 from incidents.models import EventType, TimelineEvent
 from incidents.store import Caller, Store
 from incidents.timeline import event_from_item, require_counted
 
-
-@dataclass(frozen=True)
-class EventPage:
-    """One page of events, the cursor for the next one, and what it cost."""
-
-    items: list[TimelineEvent]
-    next_cursor: str | None
-    has_more: bool
-    stats: PageStats = field(default_factory=PageStats)
+EventPage = ListPage[TimelineEvent]
 
 
 @dataclass(frozen=True)
@@ -81,37 +73,14 @@ def incident_timeline(
 def account_events(store: Store, caller: Caller, request: EventRequest) -> EventPage:
     """The account's events across its incidents, by time (newest first by default), within
     the window on the events' time."""
-    window = request.page.window.sort_range("")
-    streams = [
-        Stream(
-            store.table_name,
-            "GSI2PK",
-            pk,
-            "GSI2SK",
-            window,
-            index_name="GSI2",
-            **request.stream_options(),
-        )
-        for pk in shard_keys(events_base(caller.account_id), store.config.event_shards)
-    ]
+    base, count = events_base(caller.account_id), store.config.event_shards
+    streams = gsi2_streams(store, base, count, request.page.window, request.stream_options())
     return _page(store, streams, request.binding(caller, "events"), request.page)
 
 
 def _page(store: Store, streams: Sequence[Stream], binding: str, page: PageRequest) -> EventPage:
-    query = FanOutQuery(
-        list(streams),
-        binding,
-        limit=page.limit,
-        descending=page.descending,
-        writes_ahead=not page.descending,  # oldest first: new events land ahead
-        identity=lambda item: item["id"]["S"],
-        cursor=page.cursor,
-        budget=page.budget,
-    )
-    result = store.engine.page(query)
-    return EventPage(
-        items=[event_from_item(item) for item in result.items],
-        next_cursor=result.next_cursor,
-        has_more=result.has_more,
-        stats=result.stats,
-    )
+    return fanout_page(store, streams, binding, page, identity=_event_id, convert=event_from_item)
+
+
+def _event_id(item: Item) -> str:
+    return str(item["id"]["S"])
