@@ -176,6 +176,10 @@ class Front:
         await asyncio.sleep(0.1)  # connections already queued are accepted and refused
         if self._server is not None:
             self._server.close()
+        await asyncio.sleep(0.05)  # connections accepted last start, and are refused
+        others = asyncio.all_tasks() - {asyncio.current_task()}
+        if others:  # each ends within IDLE_SECONDS (a refusal is immediate)
+            await asyncio.wait(others, timeout=IDLE_SECONDS)
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -187,6 +191,8 @@ class Front:
             await writer.drain()
         except (ConnectionError, OSError):
             pass  # the client went away: nothing to answer
+        except asyncio.CancelledError:
+            return  # the front stopped after its drain: this connection ends unanswered
         finally:
             self._open.discard(task)
             writer.close()
