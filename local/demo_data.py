@@ -46,6 +46,9 @@ from incidents.users import profile_item
 
 START = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
 BATCH = 25
+RICH_STORIES = 0.25
+"""Share of demo incidents whose timeline has notes and a responder joining (every one has
+its creation and status changes): enough to show, without doubling start-up."""
 SERVICES = [
     "checkout", "payments", "search", "login", "notifications", "billing", "inventory",
     "recommendations", "image CDN", "orders API", "GraphQL gateway", "Kafka cluster",
@@ -219,7 +222,7 @@ def _incident_items(
         update={"status": Status.TRIGGERED, "updated_at": summary.created_at}
     )
     story = _Story(ids, rng, account, first, roles)
-    story.tell(status)
+    story.tell(status, rich=rng.random() < RICH_STORIES)
     copies = [
         Participation(participant_id=pid, roles=sorted(r), incident=story.summary)
         for pid, r in roles.items()
@@ -244,13 +247,16 @@ class _Story:
     clock: str = ""
     """When the story is (each step a few minutes after the one before)."""
 
-    def tell(self, status: Status) -> None:
+    def tell(self, status: Status, *, rich: bool) -> None:
+        """The changes that lead to `status`; a `rich` story has notes and a responder too."""
         service = self.summary.title.split(":", maxsplit=1)[0]
-        self._note(f"Investigating: {service} dashboards open, paging the owners")
-        self._responder_joins()
+        if rich:
+            self._note(f"Investigating: {service} dashboards open, paging the owners")
+            self._responder_joins()
         if status is not Status.TRIGGERED:
             self._change(Status.ACKNOWLEDGED)
-            self._note(f"Mitigated: rolled back the last {service.lower()} deploy")
+            if rich:
+                self._note(f"Mitigated: rolled back the last {service.lower()} deploy")
         if status is Status.RESOLVED:
             self._change(Status.RESOLVED)
 

@@ -9,10 +9,12 @@ from incidents.incident_commands import get_incident, incident_id_by_number, upd
 from incidents.incident_create import create_incident
 from incidents.incident_queries import PageRequest, account_incidents
 from incidents.keys import counter_key
-from incidents.models import IncidentSummary, Role, State
+from incidents.models import EventType, IncidentSummary, Role, State
 from incidents.participant_commands import add_participant
 from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller, Store
+from incidents.timeline import load_counted
+from incidents.timeline_queries import EventRequest, incident_timeline
 from incidents.users import get_profile
 from local.demo_data import (
     DemoSize,
@@ -110,8 +112,32 @@ def test_reseeding_never_moves_a_version_back(store: Store) -> None:
     )
     prepare_demo(store, SIZE, reseed=True)
     after = get_incident(store, caller, incident_id)
-    assert (after.summary.version, after.summary.title) == (2, "changed after seeding")
-    assert {copy.incident.version for copy in after.participants} == {2}
+    changed = seeded.version + 1
+    assert (after.summary.version, after.summary.title) == (changed, "changed after seeding")
+    assert {copy.incident.version for copy in after.participants} == {changed}
     update_incident(store, caller, incident_id, UpdateIncident(title="and again"))
     again = get_incident(store, caller, incident_id)
-    assert {copy.incident.version for copy in again.participants} == {3}
+    assert {copy.incident.version for copy in again.participants} == {changed + 1}
+
+
+def test_seeded_incidents_have_the_timelines_their_changes_wrote(store: Store) -> None:
+    """Every seeded incident's timeline starts with its creation, numbers its events 1..n
+    as its counter says, ends with the change that gave it its status, and carries the
+    summary's version; some have notes and a responder joining."""
+    accounts = prepare_demo(store, DemoSize(accounts=1, incidents=40, seed=5))
+    caller = Caller(accounts[0].account_id, accounts[0].users[0].id)
+    kinds: set[EventType] = set()
+    for incident in listed(store, caller):
+        events = incident_timeline(
+            store, caller, incident.id, EventRequest(PageRequest(limit=100, descending=False))
+        ).items
+        counted = load_counted(store, caller, incident.id)
+        assert counted is not None
+        assert [e.seq for e in events] == list(range(1, counted.seq + 1))
+        assert events[0].type is EventType.CREATED
+        changes = [e for e in events if e.changes]
+        assert [e.version for e in changes] == list(range(2, incident.version + 1))
+        last_status = (changes[-1].changes or {})["status"].to if changes else "TRIGGERED"
+        assert last_status == incident.status.value
+        kinds |= {e.type for e in events}
+    assert {EventType.NOTE_ADDED, EventType.PARTICIPANT_ADDED, EventType.RESOLVED} <= kinds
