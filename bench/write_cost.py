@@ -130,13 +130,14 @@ def main() -> None:
     with recording_tables():
         print(f"Write cost per command, mean of {ROUNDS} ({engine.description})")
         print()
-        print("| command | WCU | before | RCU | before | requests | before | ms p50 |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        print("| command | WCU | before | RCU | before | requests | before | ms p50 | before |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for name, now in figures.items():
             was = before.get(name)
             cells = [f"{now['wcu']:.1f}", _was(was, "wcu"), f"{now['rcu']:.1f}"]
             cells += [_was(was, "rcu"), f"{now['requests']:.1f}", _was(was, "requests")]
-            print(f"| {name} | {' | '.join(cells)} | {now['ms_median']:.1f} |")
+            cells += [f"{now['ms_median']:.1f}", _was(was, "ms_median")]
+            print(f"| {name} | {' | '.join(cells)} |")
         print(f"written to {save('write_cost', {'rounds': ROUNDS, 'commands': figures})}")
 
 
