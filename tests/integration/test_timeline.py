@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -362,3 +363,19 @@ def test_concurrent_creates_take_every_number_once(store: Store, alice: Caller) 
     with ThreadPoolExecutor(6) as pool:
         numbers = sorted(pool.map(create, range(30)))
     assert numbers == list(range(1, 31))
+
+
+def test_a_stage_retention_gives_events_an_expiry(store: Store, alice: Caller) -> None:
+    incident = create_incident(store, alice, CreateIncident(title="t")).summary.id
+    kept = add_note(store, alice, incident, AddNote(text="kept for ever"))
+    store.event_retention_days = 30
+    expiring = add_note(store, alice, incident, AddNote(text="kept 30 days"))
+    items = {
+        int(i["seq"]["N"]): i
+        for i in store.query_partition(event_key(alice.account_id, incident, 1)[0], prefix="event#")
+    }
+    assert "ExpiresAt" not in items[kept.seq]
+    written = datetime.fromisoformat(expiring.at.replace("Z", "+00:00"))
+    assert int(items[expiring.seq]["ExpiresAt"]["N"]) == int(
+        (written + timedelta(days=30)).timestamp()
+    )
