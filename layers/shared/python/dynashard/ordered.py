@@ -230,6 +230,9 @@ class OrderedMerge:
                     return
                 if read_ahead:
                     read_ahead = False
+                    wave = merge.next_wave(states)
+                    if not wave:  # nothing to read ahead: settle `has_more` instead
+                        continue
                 elif not settle or merge.settled(states):
                     return
                 else:
