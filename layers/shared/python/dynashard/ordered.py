@@ -81,6 +81,10 @@ class _StreamState:
     remaining: SortKeyRange
     start_key: Item | None = None
     covered: str | None = None
+    real: str | None = None
+    """The furthest key this stream has been read to that is a real position (an item's
+    key, or DynamoDB's LastEvaluatedKey), unlike `covered`, which may be an estimated
+    bound."""
     done: bool = False
 
 
@@ -91,6 +95,8 @@ class _Request:
     bound: str | None
     beyond: str | None = None
     """A probe: read past this key (another request's bound), to learn if anything follows."""
+    estimated: bool = False
+    """Whether `bound` is an estimate (from the previous page's density), not a read key."""
 
 
 @dataclass
@@ -379,15 +385,21 @@ class _Merge:
         return None not in unfinished, horizon
 
     def resume_key(self, states: Sequence[_StreamState]) -> str | None:
-        """Where a page cut short by its budget resumes: the frontier, up to which every
-        item has been read and (the page not being full) returned; the last returned key
-        where no frontier is known."""
+        """Where a page cut short by its budget resumes: the furthest real position (a key
+        some stream was read to) up to the frontier, up to which every item has been read
+        and (the page not being full) returned; the last returned key where no frontier is
+        known. Never the frontier itself when it is an estimated bound (``2026-96...``):
+        items written before the next page but behind such a key would never be read."""
         all_read, frontier = self._horizon(states)
         if not all_read or frontier is None:
             return self.last_key
         if self.last_key is not None and self._before(frontier, self.last_key):
             return self.last_key
-        return frontier
+        real = [s.real for s in states if s.real is not None and not self._before(frontier, s.real)]
+        real += [key for key in (self.last_key, self.after) if key is not None]
+        if not real:
+            return None
+        return (max if not self.descending else min)(real)
 
     def emit_safe(self, states: Sequence[_StreamState]) -> None:
         """Pop every item up to the frontier: the least-read unfinished stream's position."""
@@ -436,7 +448,7 @@ class _Merge:
             needed = [s for s in open_states if s.covered is None or self._before(s.covered, reach)]
             probes, self.probes = [s for s in needed if s.index in self.probes], set()
             self.probed.update(s.index for s in probes)
-            return [_Request(s, missing, reach) for s in needed] + [
+            return [_Request(s, missing, reach, estimated=True) for s in needed] + [
                 _Request(s, 1, None, beyond=reach) for s in probes
             ]
         share = max(1, math.ceil(ahead / len(open_states)))
@@ -568,11 +580,13 @@ class _Merge:
         for item in result.items:
             key = state.stream.sort_value(item)
             heapq.heappush(self.heap, _Entry(key, state.index, item, self.descending))
+            state.real = key
         if result.last_evaluated_key is not None:
             state.start_key = result.last_evaluated_key
-            state.covered = result.resume_position
+            state.covered = state.real = result.resume_position
         elif request.bound is not None:
             state.covered = request.bound
+            state.real = state.real if request.estimated else request.bound
             state.start_key = None
             state.remaining = state.remaining.after(request.bound, self.descending)
             state.done = state.remaining.is_empty()
