@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Self
 
+from email_validator import EmailNotValidError, validate_email
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -53,6 +54,15 @@ def stored_text(max_characters: int, max_bytes: int | None = None) -> AfterValid
     return AfterValidator(check)
 
 
+def valid_email(value: str) -> str:
+    """An address email-validator accepts (syntax only: no DNS lookup), as it normalizes
+    it: a domain needs a dot, and nothing invisible hides in either part."""
+    try:
+        return validate_email(value, check_deliverability=False).normalized
+    except EmailNotValidError as error:
+        raise ValueError(str(error)) from None
+
+
 def documented(max_characters: int, rules: str = "") -> Any:
     """The rules in the document: the characters as a pattern, the limit as ``maxLength``,
     the rest in words."""
@@ -68,8 +78,13 @@ CleanName = Annotated[str, OneLine, stored_text(NAME_MAX), documented(NAME_MAX)]
 EMAIL = f"^[^@\\s{REFUSED_CLASS}]+@[^@\\s{REFUSED_CLASS}]+$"
 Email = Annotated[
     str,
-    Field(pattern=EMAIL, description=TEXT_RULES, json_schema_extra={"maxLength": EMAIL_MAX}),
+    Field(
+        pattern=EMAIL,
+        description=f"An email address (checked by email-validator, normalized). {TEXT_RULES}",
+        json_schema_extra={"maxLength": EMAIL_MAX, "format": "email"},
+    ),
     stored_text(EMAIL_MAX),
+    AfterValidator(valid_email),
 ]
 
 
