@@ -32,6 +32,7 @@ from dynashard import (
     InvalidCursorError,
     StreamFailedError,
     WriteThrottledError,
+    error_code,
     is_throttling,
 )
 from incidents.errors import DomainError
@@ -136,6 +137,8 @@ def _bad_input(error: DynashardError) -> Response[str]:
 def _dynamodb(error: ClientError) -> Response[str]:
     if is_throttling(error):
         return _throttled(error)
+    if error_code(error) == "LimitExceededException":  # the engine refuses more work for now
+        return error_response(503, "unavailable", "the table refuses writes for now; retry later")
     logger.exception("DynamoDB error")
     return error_response(500, "internal_error", "internal error")
 

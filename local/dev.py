@@ -17,6 +17,7 @@ the IAM action and resource it needs, for the least-privilege tests).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import os
@@ -38,8 +39,9 @@ from lambdas.settings import SettingsError, ShardSettings, allowed_origins
 from local.call_log import CallFile, CallRecorder
 from local.clients import create_table, local_client, use_local_credentials
 from local.demo_data import DemoAccount, DemoSize, callers, prepare_demo
-from local.embedded_dynamodb import Engine, backend_from_env, local_engine
+from local.embedded_dynamodb import MOTO, Engine, backend_from_env, local_engine
 from local.gateway import LocalGateway
+from local.moto_server import MEMORY_CAP_MB
 from local.server import default_concurrency, serve
 
 if TYPE_CHECKING:
@@ -47,6 +49,8 @@ if TYPE_CHECKING:
 
 DEFAULT_TABLE = "incidents-local"
 DEFAULT_PORT = 4000
+MOTO_DEMO_INCIDENTS = 100
+"""On moto a create costs about 25-70 MB at 100 incidents, and more as the table grows."""
 FRONT_END_ORIGINS = [
     f"http://{host}:{port}" for port in (3000, 5173, 8080) for host in ("localhost", "127.0.0.1")
 ]
@@ -166,7 +170,7 @@ def _serve(stack: ExitStack) -> None:
         participant_policy=shards.participants(),
     )
     reseed = os.environ.get("DEMO_RESEED") == "1"
-    accounts = prepare_demo(store, DemoSize.from_env(), reseed=reseed)
+    accounts = prepare_demo(store, demo_size(engine), reseed=reseed)
     store.engine.close()  # the master holds no threads or clients into the fork
     clock.lap("demo data")
     tokens = callers(accounts)
@@ -220,9 +224,22 @@ def _engine(stack: ExitStack) -> Engine:
     data_dir = os.environ.get("DYNAMODB_DATA_DIR")
     return stack.enter_context(
         local_engine(
-            backend_from_env(), fallback=True, data_dir=Path(data_dir) if data_dir else None
+            backend_from_env(),
+            fallback=True,
+            data_dir=Path(data_dir) if data_dir else None,
+            moto_memory_cap_mb=MEMORY_CAP_MB,
         )
     )
+
+
+def demo_size(engine: Engine) -> DemoSize:
+    """The demo's size; on moto at most `MOTO_DEMO_INCIDENTS` incidents (each write
+    transaction copies the whole table there), said in one line."""
+    size = DemoSize.from_env()
+    if engine.backend == MOTO and size.incidents > MOTO_DEMO_INCIDENTS:
+        print(f"moto: demo data capped at {MOTO_DEMO_INCIDENTS} incidents", flush=True)
+        return dataclasses.replace(size, incidents=MOTO_DEMO_INCIDENTS)
+    return size
 
 
 def _tokens(accounts: list[DemoAccount], url: str) -> dict[str, object]:

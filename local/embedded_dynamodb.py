@@ -40,13 +40,18 @@ def backend_from_env() -> str:
 
 @contextmanager
 def local_engine(
-    backend: str, *, fallback: bool = False, data_dir: Path | None = None
+    backend: str,
+    *,
+    fallback: bool = False,
+    data_dir: Path | None = None,
+    moto_memory_cap_mb: float | None = None,
 ) -> Iterator[Engine]:
     """Start `backend` on 127.0.0.1 and stop it on exit.
 
     DynamoDB Local that cannot start (no Java 17+, package not installed) raises, or with
     `fallback` says why in one line and starts moto. `data_dir` keeps DynamoDB Local's
-    tables across restarts (moto is always in memory).
+    tables across restarts (moto is always in memory); moto refuses writes once its process
+    holds `moto_memory_cap_mb`, and says so in one line.
     """
     if backend == DYNAMODB_LOCAL:
         reason = unavailable_reason()
@@ -62,5 +67,11 @@ def local_engine(
                 f"(e.g. apt-get install openjdk-17-jre-headless) or set DYNAMODB_BACKEND=moto."
             )
         print(f"DynamoDB Local unavailable ({reason}): falling back to moto", flush=True)
-    with moto_server() as endpoint:
+    if moto_memory_cap_mb is not None:
+        print(
+            f"moto keeps a copy of the table per write transaction (about 25 MB a create at "
+            f"100 incidents): writes are refused above {moto_memory_cap_mb:,.0f} MB",
+            flush=True,
+        )
+    with moto_server(memory_cap_mb=moto_memory_cap_mb) as endpoint:
         yield Engine(MOTO, "moto (an in-memory mock, no Java needed)", endpoint)
