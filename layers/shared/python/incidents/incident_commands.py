@@ -46,10 +46,10 @@ from incidents.requests import AddNote, UpdateIncident
 from incidents.store import Caller, Store
 from incidents.timeline import (
     Counted,
+    as_read,
     backfill_created,
     change_event,
     change_operations,
-    counter_condition,
     event_from_item,
     event_puts,
     pause_before_retry,
@@ -115,17 +115,14 @@ def _summary_put(
     store: Store, account: str, updated: IncidentSummary, counted: Counted, events: int
 ) -> Item:
     """The transaction's Put of the updated summary, on the version and counter read."""
-    counter, names, values = counter_condition(counted)
+    condition, names, values = as_read(counted)
     return {
         "Put": {
             "TableName": store.table_name,
             "Item": summary_item(store, account, updated, event_seq=counted.seq + events),
-            "ConditionExpression": f"#version = :expected AND {counter}",
-            "ExpressionAttributeNames": {"#version": "version", **names},
-            "ExpressionAttributeValues": {
-                ":expected": {"N": str(counted.summary.version)},
-                **values,
-            },
+            "ConditionExpression": condition,
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
         }
     }
 

@@ -190,30 +190,28 @@ def counter_move(store: Store, account: str, counted: Counted, moved: int) -> It
     """The transaction's Update moving the summary's event counter on by `moved`, only if
     it is still where it was read and the summary is at the version read."""
     pk, sk = summary_key(account, counted.summary.id, store.config)
-    condition = "#version = :version AND " + (
-        "#seq = :seq" if counted.seq else "attribute_not_exists(#seq)"
-    )
-    values = {":version": counted.summary.version, ":next": counted.seq + moved}
-    if counted.seq:
-        values[":seq"] = counted.seq
+    condition, names, values = as_read(counted)
     return {
         "Update": {
             "TableName": store.table_name,
             "Key": {"PK": {"S": pk}, "SK": {"S": sk}},
             "UpdateExpression": "SET #seq = :next",
             "ConditionExpression": condition,
-            "ExpressionAttributeNames": {"#seq": SEQ_ATTRIBUTE, "#version": "version"},
-            "ExpressionAttributeValues": {k: {"N": str(v)} for k, v in values.items()},
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": {**values, ":next": {"N": str(counted.seq + moved)}},
         }
     }
 
 
-def counter_condition(counted: Counted) -> tuple[str, dict[str, str], Item]:
-    """The condition a summary Put adds for the counter: still where it was read."""
-    names = {"#seq": SEQ_ATTRIBUTE}
+def as_read(counted: Counted) -> tuple[str, dict[str, str], Item]:
+    """The condition that the summary is still as `counted` read it: the same version and
+    the same event counter (absent on a summary written before the timeline)."""
+    names = {"#seq": SEQ_ATTRIBUTE, "#version": "version"}
+    values: Item = {":version": {"N": str(counted.summary.version)}}
     if not counted.seq:
-        return "attribute_not_exists(#seq)", names, {}
-    return "#seq = :seq", names, {":seq": {"N": str(counted.seq)}}
+        return "#version = :version AND attribute_not_exists(#seq)", names, values
+    values[":seq"] = {"N": str(counted.seq)}
+    return "#version = :version AND #seq = :seq", names, values
 
 
 def _expires(store: Store, at: str) -> int | None:
