@@ -24,10 +24,10 @@ from dynashard import PageBudget, query_read_units
 from incidents.incident_commands import add_note, resolve_incident
 from incidents.incident_create import create_incident
 from incidents.incident_queries import PageRequest
-from incidents.models import TimelineEvent
+from incidents.models import IncidentSummary, TimelineEvent
 from incidents.requests import AddNote, CreateIncident
 from incidents.store import Caller, Store
-from incidents.timeline import event_item
+from incidents.timeline import event_item, require_counted
 from incidents.timeline_queries import EventPage, EventRequest, account_events, incident_timeline
 from lambdas.incident_queries import PAGE_READ_UNITS, PAGE_SECONDS
 
@@ -52,10 +52,15 @@ def seed(store: Store, caller: Caller) -> str:
 
 
 def oracle(store: Store, caller: Caller, items: Sequence[TimelineEvent], by_index: bool) -> float:
-    """One request per stream that supplied `items`, reading exactly them."""
+    """One request per stream that supplied `items`, reading exactly them (each event sized
+    with its incident's summary as it is now: the same size as the one after the change)."""
     streams: dict[str, list[Any]] = defaultdict(list)
+    summaries: dict[str, IncidentSummary] = {}
     for event in items:
-        item = event_item(store, caller.account_id, event)
+        if event.incident_id not in summaries:
+            summaries[event.incident_id] = require_counted(store, caller, event.incident_id).summary
+        after = event.incident or summaries[event.incident_id]
+        item = event_item(store, caller.account_id, event, after)
         streams[item["GSI2PK"]["S"] if by_index else item["PK"]["S"]].append(item)
     return sum(query_read_units(group, consistent=False) for group in streams.values())
 

@@ -14,6 +14,7 @@ class Group(StrEnum):
     INCIDENT_COMMANDS = "incident_commands"
     INCIDENT_QUERIES = "incident_queries"
     TEAMS = "teams"
+    WEBHOOKS = "webhooks"
 
     @property
     def handler(self) -> str:
@@ -94,6 +95,37 @@ ROUTES: dict[str, Route] = {
     ),
     "account_incidents": Route(
         "GET", "/incidents", Group.INCIDENT_QUERIES, "The account's incidents by state"
+    ),
+    "create_webhook": Route("POST", "/webhooks", Group.WEBHOOKS, "Register a webhook", 201),
+    "list_webhooks": Route("GET", "/webhooks", Group.WEBHOOKS, "The account's webhooks"),
+    "get_webhook": Route("GET", "/webhooks/{webhook_id}", Group.WEBHOOKS, "Get a webhook"),
+    "update_webhook": Route(
+        "PATCH", "/webhooks/{webhook_id}", Group.WEBHOOKS, "Change or re-enable a webhook"
+    ),
+    "delete_webhook": Route(
+        "DELETE", "/webhooks/{webhook_id}", Group.WEBHOOKS, "Delete a webhook", 204
+    ),
+    "rotate_webhook_secret": Route(
+        "POST",
+        "/webhooks/{webhook_id}/rotate-secret",
+        Group.WEBHOOKS,
+        "Rotate a webhook's signing secret",
+    ),
+    "list_deliveries": Route(
+        "GET",
+        "/webhooks/{webhook_id}/deliveries",
+        Group.WEBHOOKS,
+        "A webhook's delivery attempts",
+    ),
+    "replay_webhook": Route(
+        "POST",
+        "/webhooks/{webhook_id}/replay",
+        Group.WEBHOOKS,
+        "Deliver the account's events again from a moment on",
+        202,
+    ),
+    "test_webhook": Route(
+        "POST", "/webhooks/{webhook_id}/test", Group.WEBHOOKS, "Send a test event", 202
     ),
     "create_team": Route("POST", "/teams", Group.TEAMS, "Create a team", 201),
     "my_teams": Route("GET", "/me/teams", Group.TEAMS, "My teams"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import secrets
 import warnings
 from dataclasses import asdict
 from typing import TYPE_CHECKING
@@ -20,11 +21,19 @@ from aws_lambda_powertools.utilities import parameters
 from botocore.config import Config
 
 from dynashard import GrowthEvent, PageStats, client_config
+from incidents.delivery_messages import DeliveryQueue
+from incidents.endpoints import EndpointPolicy
 from incidents.store import Store, build_store
-from lambdas.settings import ShardSettings, event_retention_days
+from lambdas.settings import (
+    DELIVERY_QUEUE_URL,
+    ShardSettings,
+    allow_loopback,
+    event_retention_days,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_events import EventBridgeClient
 
 MAX_WORKERS = 16
 warnings.filterwarnings("ignore", message="No application metrics to publish", category=UserWarning)
@@ -61,6 +70,26 @@ def dynamodb() -> DynamoDBClient:
     )
 
 
+def endpoint_policy() -> EndpointPolicy:
+    """Where webhooks may point: public https (``make dev`` also allows this machine)."""
+    return EndpointPolicy(allow_loopback=allow_loopback(os.environ))
+
+
+@functools.cache
+def delivery_queue() -> DeliveryQueue:
+    """The webhook delivery queue (``DELIVERY_QUEUE_URL``; ``AWS_ENDPOINT_URL_SQS`` points
+    the client at a local server, as boto3 reads it)."""
+    return DeliveryQueue(
+        boto3.client("sqs", config=client_settings()), os.environ[DELIVERY_QUEUE_URL]
+    )
+
+
+@functools.cache
+def eventbridge() -> EventBridgeClient:
+    """The container's EventBridge client (``AWS_ENDPOINT_URL_EVENTS`` locally)."""
+    return boto3.client("events", config=client_settings())
+
+
 def table_name() -> str:
     """The single table's name, from ``TABLE_NAME``."""
     return os.environ["TABLE_NAME"]
@@ -79,6 +108,13 @@ def cursor_secret() -> bytes:
 def store() -> Store:
     """The container's store; a rotated cursor secret gives a new one."""
     return _store_for(table_name(), cursor_secret())
+
+
+@functools.cache
+def store_without_cursors() -> Store:
+    """A store for a function that pages no list (the publisher): it never reads the cursor
+    secret; the key it holds is random, so a cursor it made would be refused anywhere."""
+    return _store_for(table_name(), secrets.token_bytes(32))
 
 
 @functools.lru_cache(maxsize=1)

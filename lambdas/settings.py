@@ -168,3 +168,17 @@ def allowed_origins(env: Mapping[str, str]) -> list[str]:
             "(scheme://host[:port], no path or trailing slash)"
         )
     return origins
+
+
+DELIVERY_QUEUE_URL = "DELIVERY_QUEUE_URL"
+EVENT_BUS_NAME = "EVENT_BUS_NAME"
+EVENT_SOURCE = "EVENT_SOURCE"
+WEBHOOK_ALLOW_LOOPBACK = "WEBHOOK_ALLOW_LOOPBACK"
+
+
+def allow_loopback(env: Mapping[str, str]) -> bool:
+    """Whether webhooks may post to this machine (``make dev`` only: ``1``)."""
+    value = env.get(WEBHOOK_ALLOW_LOOPBACK, "")
+    if value not in {"", "0", "1"}:
+        raise SettingsError(f"{WEBHOOK_ALLOW_LOOPBACK} must be 0 or 1, got {value!r}")
+    return value == "1"

@@ -243,7 +243,7 @@ class _Story:
     account: DemoAccount
     summary: IncidentSummary
     roles: dict[str, set[Role]]
-    later: list[TimelineEvent] = field(default_factory=list)
+    later: list[tuple[TimelineEvent, IncidentSummary]] = field(default_factory=list)
     clock: str = ""
     """When the story is (each step a few minutes after the one before)."""
 
@@ -260,8 +260,9 @@ class _Story:
         if status is Status.RESOLVED:
             self._change(Status.RESOLVED)
 
-    def events(self, copies: list[Participation]) -> list[TimelineEvent]:
-        """Event 1 (the creation, with the first participants) and the rest."""
+    def events(self, copies: list[Participation]) -> list[tuple[TimelineEvent, IncidentSummary]]:
+        """Event 1 (the creation, with the first participants) and the rest, each with the
+        summary after it."""
         creator = self.summary.created_by
         at = self.summary.created_at
         initial = [c for c in copies if Role.RESPONDER not in c.roles]
@@ -269,7 +270,7 @@ class _Story:
             update={"status": Status.TRIGGERED, "version": 1, "updated_at": at}
         )
         created = created_event(first, initial, creator, at)
-        return [self._own_id(created), *self.later]
+        return [(self._own_id(created), first), *self.later]
 
     def _next_at(self) -> str:
         moment = datetime.fromisoformat(
@@ -286,7 +287,7 @@ class _Story:
         return event.model_copy(update={"id": self.ids.new("evt", at)})
 
     def _add(self, event: TimelineEvent) -> None:
-        self.later.append(self._own_id(event))
+        self.later.append((self._own_id(event), self.summary))
 
     def _note(self, text: str) -> None:
         at = self._next_at()

@@ -304,7 +304,7 @@ def test_a_timeline_of_10000_events_pages_to_the_end_exactly(store: Store, alice
         event = plain_event(
             EventType.NOTE_ADDED, summary, alice, seq, summary.created_at, note=note
         )
-        items.append(event_item(store, alice.account_id, event))
+        items.append(event_item(store, alice.account_id, event, summary))
     for start in range(0, len(items), 25):
         batch = [{"PutRequest": {"Item": item}} for item in items[start : start + 25]]
         store.client.batch_write_item(RequestItems={store.table_name: batch})  # type: ignore[dict-item]

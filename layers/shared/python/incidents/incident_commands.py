@@ -101,7 +101,7 @@ def update_incident(
         events.append(change_event(current, updated, caller, counted.seq + len(events) + 1))
         put = _summary_put(store, caller.account_id, updated, counted, len(events))
         try:
-            store.transact([put, *event_puts(store, caller.account_id, events)], [None])
+            store.transact([put, *event_puts(store, caller.account_id, events, updated)], [None])
         except VersionConflictError:
             _raise_if_version_moved(store, caller, current, if_match)
             pause_before_retry(attempt)

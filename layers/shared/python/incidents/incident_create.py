@@ -155,22 +155,24 @@ def new_incident_items(
     body: str,
     copies: list[Participation],
     *,
-    history: Sequence[TimelineEvent] | None = None,
+    history: Sequence[tuple[TimelineEvent, IncidentSummary]] | None = None,
 ) -> list[Item]:
     """A new incident's items: summary, details (`body`, JSON), one per participation, and
-    its timeline: `history`, or only its ``incident.created`` event (by its creator).
+    its timeline: `history` (each event with the summary after it), or only its
+    ``incident.created`` event (by its creator).
 
     The create command writes them in one transaction; demo seeding in batches.
     """
     details_pk, details_sk = details_key(account, summary.id)
     details = {"PK": details_pk, "SK": details_sk, "Type": "details", "body": body}
     if history is None:
-        history = [created_event(summary, copies, summary.created_by, summary.created_at)]
+        created = created_event(summary, copies, summary.created_by, summary.created_at)
+        history = [(created, summary)]
     return [
         summary_item(store, account, summary, event_seq=len(history)),
         serialize({**details, PARTICIPANT_COUNT: len(copies)}),
         *[participation_item(store, account, copy) for copy in copies],
-        *[event_item(store, account, event) for event in history],
+        *[event_item(store, account, event, after) for event, after in history],
     ]
 
 

@@ -160,3 +160,23 @@ def event_index_key(account: str, event_id: str, at: str, config: ShardConfig) -
     base = events_base(account)
     shard = calculated_shard(base, event_id, config.event_shards)
     return sharded_key(base, shard, config.event_shards), build_key(at, event_id, kind="sort")
+
+
+WEBHOOK_PREFIX = "wh_"
+WEBHOOK_COUNT_SK = "count"
+DELIVERIES = "deliveries"
+
+
+def webhooks_partition(account: str) -> str:
+    """``<acct>#webhook``: the account's webhooks (``wh_...``) and their count (``count``)."""
+    return build_key(account, "webhook")
+
+
+def deliveries_partition(account: str, webhook_id: str) -> str:
+    """``<acct>#<webhook id>#deliveries``: one webhook's delivery attempts."""
+    return build_key(account, webhook_id, DELIVERIES)
+
+
+def delivery_sort_key(at: str, event_id: str, attempt: int) -> str:
+    """``<at>#<event id>#<attempt>``: attempts by time, so the log reads newest first."""
+    return build_key(at, event_id, f"{attempt:03d}", kind="sort")

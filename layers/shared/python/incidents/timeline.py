@@ -42,6 +42,10 @@ CREATED_PARTICIPANTS = 20
 stays one write unit (under 1 KB with 20); the rest are in the incident and its
 ``participant.added`` events do not exist for them, so the event says how many there were."""
 UPDATE_FIELDS = ("title", "status", "severity")
+SUMMARY_AFTER = "summary_after"
+"""The event item's copy of the incident summary after the change: what the event's
+webhook and EventBridge deliveries carry (``data.incident``); never part of the event the
+API shows (an ``incident.created`` event shows its first summary itself)."""
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,7 @@ def change_operations(
     events.append(plain_event(kind, counted.summary, caller, seq, at_now(store), **fields))
     account = caller.account_id
     moved = counter_move(store, account, counted, len(events))
-    return [moved, *event_puts(store, account, events)], events[-1]
+    return [moved, *event_puts(store, account, events, counted.summary)], events[-1]
 
 
 def created_event(
@@ -165,12 +169,15 @@ def backfill_created(counted: Counted) -> list[TimelineEvent]:
     return [first.model_copy(update={"participant_count": None, "backfilled": True})]
 
 
-def event_item(store: Store, account: str, event: TimelineEvent) -> Item:
-    """The event as an item: in its incident's partition and in the account's index."""
+def event_item(store: Store, account: str, event: TimelineEvent, after: IncidentSummary) -> Item:
+    """The event as an item: in its incident's partition and in the account's index, with
+    the summary `after` the change (not repeated when the event shows it already)."""
     pk, sk = event_key(account, event.incident_id, event.seq)
     gsi2pk, gsi2sk = event_index_key(account, event.id, event.at, store.config)
+    snapshot = None if event.incident == after else after.model_dump(mode="json")
     values = {
         **event.model_dump(mode="json", exclude_none=True, by_alias=True),
+        SUMMARY_AFTER: snapshot,
         "PK": pk,
         "SK": sk,
         "GSI2PK": gsi2pk,
@@ -181,9 +188,15 @@ def event_item(store: Store, account: str, event: TimelineEvent) -> Item:
     return serialize(values)
 
 
-def event_puts(store: Store, account: str, events: Sequence[TimelineEvent]) -> list[Item]:
-    """The transaction's Puts of `events`, each refused if its number is taken."""
-    return [store.put_operation(event_item(store, account, e), new=True) for e in events]
+def event_puts(
+    store: Store, account: str, events: Sequence[TimelineEvent], after: IncidentSummary
+) -> list[Item]:
+    """The transaction's Puts of `events` (a backfilled creation, then the change's event,
+    whose summary is `after`), each refused if its number is taken."""
+    return [
+        store.put_operation(event_item(store, account, e, e.incident or after), new=True)
+        for e in events
+    ]
 
 
 def counter_move(store: Store, account: str, counted: Counted, moved: int) -> Item:
@@ -224,8 +237,16 @@ def _expires(store: Store, at: str) -> int | None:
 
 
 def event_from_item(item: Item) -> TimelineEvent:
-    """The event stored in `item`."""
-    return from_item(TimelineEvent, item)
+    """The event stored in `item` (without the summary it keeps for deliveries)."""
+    return from_item(TimelineEvent, {k: v for k, v in item.items() if k != SUMMARY_AFTER})
+
+
+def summary_after(item: Item) -> IncidentSummary | None:
+    """The incident summary after the change of the event stored in `item` (None for an
+    event written before summaries were kept on events)."""
+    if SUMMARY_AFTER in item:
+        return from_item(IncidentSummary, item[SUMMARY_AFTER]["M"])
+    return event_from_item(item).incident
 
 
 def at_now(store: Store) -> str:

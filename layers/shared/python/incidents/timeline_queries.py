@@ -8,9 +8,9 @@ GSI2 index (by time), merged in exact order.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from dynashard import Item, SortKeyRange, Stream
 from incidents.incident_queries import ListPage, PageRequest, fanout_page, gsi2_streams
@@ -20,6 +20,7 @@ from incidents.store import Caller, Store
 from incidents.timeline import event_from_item, require_counted
 
 EventPage = ListPage[TimelineEvent]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -73,9 +74,18 @@ def incident_timeline(
 def account_events(store: Store, caller: Caller, request: EventRequest) -> EventPage:
     """The account's events across its incidents, by time (newest first by default), within
     the window on the events' time."""
+    return account_event_items(store, caller, request, event_from_item)
+
+
+def account_event_items(
+    store: Store, caller: Caller, request: EventRequest, convert: Callable[[Item], T]
+) -> ListPage[T]:
+    """`account_events` with each event's item as `convert` makes it (a replay needs the
+    summary the item keeps beside the event)."""
     base, count = events_base(caller.account_id), store.config.event_shards
     streams = gsi2_streams(store, base, count, request.page.window, request.stream_options())
-    return _page(store, streams, request.binding(caller, "events"), request.page)
+    binding = request.binding(caller, "events")
+    return fanout_page(store, streams, binding, request.page, identity=_event_id, convert=convert)
 
 
 def _page(store: Store, streams: Sequence[Stream], binding: str, page: PageRequest) -> EventPage:

@@ -1,0 +1,84 @@
+"""The table stream's consumer: each new timeline event to the stage's EventBridge bus and
+to the delivery queue of every webhook of its account that wants it.
+
+Records are published one by one in the stream's order; after the first that fails, the
+rest of the batch is reported failed without being tried, so the stream retries from that
+record and an incident's events never overtake each other (Powertools' batch utility
+reports the partial failure).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
+from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from incidents.outbox import Publisher, from_stream
+from incidents.webhooks import StoredWebhook
+from lambdas.runtime import (
+    delivery_queue,
+    eventbridge,
+    logger,
+    metrics,
+    store_without_cursors,
+    tracer,
+)
+from lambdas.settings import EVENT_BUS_NAME, EVENT_SOURCE
+
+
+class EarlierRecordFailedError(Exception):
+    """Not tried: a record before it in the batch failed (the stream retries from there)."""
+
+
+@functools.cache
+def publisher() -> Publisher:
+    """The container's publisher."""
+    return Publisher(
+        store=store_without_cursors(),
+        queue=delivery_queue(),
+        events=eventbridge(),
+        bus_name=os.environ[EVENT_BUS_NAME],
+        source=os.environ[EVENT_SOURCE],
+    )
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
+    """One stream batch; the answer names the first record that failed, if one did."""
+    hooks: dict[str, list[StoredWebhook]] = {}
+    failed = False
+
+    def publish(record: DynamoDBRecord) -> None:
+        nonlocal failed
+        if failed:
+            raise EarlierRecordFailedError
+        try:
+            item = from_stream(record.raw_event)
+            if item is not None:
+                publisher().publish([item], hooks)
+                metrics.add_metric(name="EventsPublished", unit=MetricUnit.Count, value=1)
+        except Exception:
+            failed = True
+            logger.exception(
+                "publishing failed",
+                extra={"sequence": record.dynamodb and record.dynamodb.sequence_number},
+            )
+            raise
+
+    processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
+    processor.raise_on_entire_batch_failure = False  # the answer says what to retry
+    return process_partial_response(
+        event=event, record_handler=publish, processor=processor, context=context
+    )

@@ -1,0 +1,97 @@
+"""The delivery queue's consumer: each message is one attempt to one webhook (or a page of
+a replay). A batch's message groups (webhook and incident) run side by side, each in
+order, so a slow or failing endpoint holds up only its own groups; within a group the
+first failure stops the group (Powertools' FIFO batch processor) and its retry waits in the
+queue for as long as the schedule says (the message's visibility timeout)."""
+
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import (
+    SqsFifoPartialProcessor,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from incidents.delivery_messages import ReplayJob, parse_message
+from incidents.replay import run_replay_page
+from incidents.sender import Attempted, Sender
+from lambdas.runtime import delivery_queue, endpoint_policy, logger, metrics, store, tracer
+
+MAX_PARALLEL_GROUPS = 10
+
+
+class RetryLaterError(Exception):
+    """The attempt failed; the message comes back when its next attempt is due."""
+
+
+@functools.cache
+def sender() -> Sender:
+    """The container's sender."""
+    return Sender(store(), endpoint_policy())
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
+    """One batch: its groups side by side, each in order; the failures of all groups."""
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in event["Records"]:
+        groups[record["attributes"].get("MessageGroupId", "")].append(record)
+    with ThreadPoolExecutor(min(len(groups), MAX_PARALLEL_GROUPS) or 1) as pool:
+        answers = list(pool.map(lambda records: _group(records, context), groups.values()))
+    return {"batchItemFailures": [f for answer in answers for f in answer["batchItemFailures"]]}
+
+
+def _group(records: list[dict[str, Any]], context: LambdaContext) -> PartialItemFailureResponse:
+    processor = SqsFifoPartialProcessor()
+    processor.raise_on_entire_batch_failure = False  # other groups went on; retry this one
+    return process_partial_response(
+        event={"Records": records}, record_handler=handle, processor=processor, context=context
+    )
+
+
+def handle(record: SQSRecord) -> None:
+    """One message: a delivery attempt, or a page of a replay."""
+    message = parse_message(record.body)
+    if isinstance(message, ReplayJob):
+        run_replay_page(store(), delivery_queue(), message)
+        return
+    attempt = int(record.attributes.approximate_receive_count)
+    result = sender().deliver(message, attempt)
+    report(result)
+    if result.retry_in is not None:
+        queue = delivery_queue()
+        queue.sqs.change_message_visibility(
+            QueueUrl=queue.url,
+            ReceiptHandle=record.receipt_handle,
+            VisibilityTimeout=result.retry_in,
+        )
+        raise RetryLaterError(f"attempt {attempt} failed; next in {result.retry_in} s")
+
+
+def report(result: Attempted) -> None:
+    """Deliveries as metrics: succeeded, retried, given up, endpoints disabled, latency."""
+    delivery = result.delivery
+    if delivery is None:
+        return
+    metrics.add_metric(
+        name=f"Deliveries{delivery.status.value.title()}", unit=MetricUnit.Count, value=1
+    )
+    metrics.add_metric(
+        name="DeliveryMilliseconds", unit=MetricUnit.Milliseconds, value=delivery.duration_ms
+    )
+    if result.latency_ms is not None:
+        metrics.add_metric(
+            name="DeliveryLatency", unit=MetricUnit.Milliseconds, value=result.latency_ms
+        )
+    if result.disabled:
+        metrics.add_metric(name="WebhooksDisabled", unit=MetricUnit.Count, value=1)

@@ -1,0 +1,99 @@
+"""Webhooks over HTTP: register, list, read, change, delete, rotate the secret, read the
+delivery log, replay and test. Any user of the account manages the account's webhooks."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Path
+
+from incidents import deliveries
+from incidents import webhooks as commands
+from incidents.incident_queries import DEFAULT_LIMIT, PageRequest
+from incidents.replay import send_test, start_replay
+from incidents.webhook_models import (
+    WEBHOOK_ID,
+    Accepted,
+    DeliveryList,
+    NewWebhook,
+    Replay,
+    RotatedSecret,
+    Webhook,
+    WebhookCreated,
+    WebhookList,
+    WebhookPatch,
+)
+from lambdas.api import caller, lambda_handler, new_resolver, no_content, route
+from lambdas.incident_queries import Cursor, Limit
+from lambdas.runtime import delivery_queue, endpoint_policy, store
+
+WebhookId = Annotated[str, Path(pattern=WEBHOOK_ID)]
+
+app = new_resolver()
+
+
+@route(app, "create_webhook")
+def create_webhook(body: NewWebhook) -> WebhookCreated:
+    """Register a webhook; the answer holds its signing secret (shown only here and on
+    rotation)."""
+    return commands.create_webhook(store(), caller(app), body, endpoint_policy())
+
+
+@route(app, "list_webhooks")
+def list_webhooks(*, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> WebhookList:
+    """The account's webhooks, newest first."""
+    page = commands.list_webhooks(store(), caller(app), PageRequest(limit, cursor))
+    return WebhookList(items=page.items, next_cursor=page.next_cursor, has_more=page.has_more)
+
+
+@route(app, "get_webhook")
+def get_webhook(webhook_id: WebhookId) -> Webhook:
+    """One webhook (never its secret)."""
+    return commands.get_webhook(store(), caller(app), webhook_id)
+
+
+@route(app, "update_webhook")
+def update_webhook(webhook_id: WebhookId, body: WebhookPatch) -> Webhook:
+    """Change the URL, event types, description, or enable / disable it."""
+    return commands.update_webhook(store(), caller(app), webhook_id, body, endpoint_policy())
+
+
+@route(app, "delete_webhook")
+def delete_webhook(webhook_id: WebhookId) -> Response[None]:
+    """Delete a webhook; its queued deliveries are dropped."""
+    commands.delete_webhook(store(), caller(app), webhook_id)
+    return no_content()
+
+
+@route(app, "rotate_webhook_secret")
+def rotate_webhook_secret(webhook_id: WebhookId) -> RotatedSecret:
+    """A new secret; the previous one signs too for 24 hours."""
+    return commands.rotate_secret(store(), caller(app), webhook_id)
+
+
+@route(app, "list_deliveries")
+def list_deliveries(
+    webhook_id: WebhookId, *, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+) -> DeliveryList:
+    """Every delivery attempt of the last 30 days, newest first."""
+    page = deliveries.list_deliveries(store(), caller(app), webhook_id, PageRequest(limit, cursor))
+    return DeliveryList(items=page.items, next_cursor=page.next_cursor, has_more=page.has_more)
+
+
+@route(app, "replay_webhook")
+def replay_webhook(webhook_id: WebhookId, body: Replay) -> Accepted:
+    """Queue the account's events from `since` on for delivery again, in order."""
+    since = datetime.fromisoformat(body.since.replace("Z", "+00:00"))
+    queued = start_replay(store(), delivery_queue(), caller(app), webhook_id, since)
+    return Accepted(id=queued)
+
+
+@route(app, "test_webhook")
+def test_webhook(webhook_id: WebhookId) -> Accepted:
+    """Queue a ``webhook.test`` event for this webhook."""
+    return Accepted(id=send_test(store(), delivery_queue(), caller(app), webhook_id))
+
+
+handler = lambda_handler(app)

@@ -1,0 +1,81 @@
+"""A webhook's delivery log: one item per attempt, kept 30 days, read newest first."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from dynashard import SortKeyRange, Stream
+from incidents.delivery_messages import DeliveryMessage
+from incidents.incident_queries import ListPage, PageRequest, fanout_page
+from incidents.items import from_item, to_item
+from incidents.keys import deliveries_partition, delivery_sort_key
+from incidents.models import timestamp
+from incidents.store import Caller, Store
+from incidents.webhook_models import Delivery, DeliveryStatus
+from incidents.webhooks import require_webhook
+
+LOG_DAYS = 30
+"""Days an attempt stays in the log (the table's TTL removes it)."""
+
+
+def record_attempt(
+    store: Store,
+    message: DeliveryMessage,
+    attempt: int,
+    outcome: tuple[int | None, str | None, int],
+    *,
+    status: DeliveryStatus,
+    next_attempt_at: str | None,
+) -> Delivery:
+    """Write one attempt (`outcome`: response status, error, duration in ms) to the log."""
+    now = store.clock()
+    response_status, error, duration_ms = outcome
+    delivery = Delivery(
+        event_id=message.event_id,
+        type=message.type,
+        incident_id=message.incident_id,
+        seq=message.seq,
+        attempt=attempt,
+        status=status,
+        response_status=response_status,
+        error=error,
+        duration_ms=duration_ms,
+        at=timestamp(now),
+        next_attempt_at=next_attempt_at,
+    )
+    keys = {
+        "PK": deliveries_partition(message.account_id, message.webhook_id),
+        "SK": delivery_sort_key(delivery.at, message.event_id, attempt),
+    }
+    item = to_item(delivery, "delivery", keys)
+    item["ExpiresAt"] = {"N": str(_expires(now))}
+    store.client.put_item(TableName=store.table_name, Item=item)
+    return delivery
+
+
+def list_deliveries(
+    store: Store, caller: Caller, webhook_id: str, page: PageRequest
+) -> ListPage[Delivery]:
+    """A webhook's attempts, newest first (404 if the webhook is not the account's)."""
+    if page.cursor is None:
+        require_webhook(store, caller, webhook_id)
+    stream = Stream(
+        store.table_name,
+        "PK",
+        deliveries_partition(caller.account_id, webhook_id),
+        "SK",
+        SortKeyRange(),
+    )
+    binding = "\x1f".join([caller.account_id, caller.user_id, "deliveries", webhook_id])
+    return fanout_page(
+        store,
+        [stream],
+        binding,
+        page,
+        identity=lambda item: item["SK"]["S"],
+        convert=lambda item: from_item(Delivery, item),
+    )
+
+
+def _expires(now: datetime) -> int:
+    return int((now + timedelta(days=LOG_DAYS)).timestamp())

@@ -1,0 +1,131 @@
+"""What goes through the delivery queue (SQS FIFO), and how it is sent there.
+
+A delivery's message group is its webhook and incident: SQS hands out a group's messages one
+at a time in the order they were sent, and holds the rest while one is in flight or waiting
+for its retry, so an incident's events reach a webhook in order while every other group
+(another incident, another webhook) goes on (decision 008). The deduplication id is the
+webhook and the event (and the replay, for a replay), so the publisher's retries enqueue an
+event once.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, TypeAdapter
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
+
+BATCH = 10
+"""Entries a ``SendMessageBatch`` takes."""
+QUEUE_RETENTION_SECONDS = 14 * 24 * 3600
+"""SQS's longest: a message waits out the whole retry schedule (under 90 hours) with room."""
+RECEIVES_BEFORE_DEAD_LETTER = 20
+"""Above the schedule's 16 attempts: only a message the sender cannot handle at all (it
+crashes on it) reaches the dead-letter queue; a delivery given up is logged and deleted."""
+SEND_ATTEMPTS = 3
+
+
+class DeliveryMessage(BaseModel):
+    """One event for one webhook."""
+
+    kind: Literal["delivery"] = "delivery"
+    account_id: str
+    webhook_id: str
+    event_id: str
+    type: str
+    incident_id: str | None
+    seq: int | None
+    happened_at: str
+    """When the event happened (change-to-delivery latency is measured from it)."""
+    body: str
+    replay_id: str | None = None
+
+    def group(self) -> str:
+        """The FIFO message group: the webhook and the incident (a test event: its own)."""
+        return f"{self.webhook_id}#{self.incident_id or 'test'}"
+
+    def deduplication(self) -> str:
+        """The same event for the same webhook is enqueued once (per replay)."""
+        return f"{self.webhook_id}#{self.event_id}#{self.replay_id or 'live'}"
+
+
+class ReplayJob(BaseModel):
+    """A replay's next page: the account's events from `since` on, for one webhook."""
+
+    kind: Literal["replay"] = "replay"
+    account_id: str
+    user_id: str
+    webhook_id: str
+    replay_id: str
+    since: str
+    cursor: str | None = None
+    page: int = 1
+
+    def group(self) -> str:
+        """A replay's pages run one after the other."""
+        return f"{self.webhook_id}#replay"
+
+    def deduplication(self) -> str:
+        """One message a page of one replay."""
+        return f"{self.replay_id}#{self.page}"
+
+
+QueueMessage = Annotated[DeliveryMessage | ReplayJob, Field(discriminator="kind")]
+_messages: TypeAdapter[DeliveryMessage | ReplayJob] = TypeAdapter(QueueMessage)
+
+
+def parse_message(body: str) -> DeliveryMessage | ReplayJob:
+    """A queue message's body as the message it carries."""
+    return _messages.validate_json(body)
+
+
+@dataclass(frozen=True)
+class DeliveryQueue:
+    """The delivery queue: its client and URL."""
+
+    sqs: SQSClient
+    url: str
+
+    def send(self, messages: Sequence[DeliveryMessage | ReplayJob]) -> None:
+        """Enqueue `messages` in order (see `send_messages`)."""
+        send_messages(self.sqs, self.url, messages)
+
+
+def send_messages(
+    sqs: SQSClient, queue_url: str, messages: Sequence[DeliveryMessage | ReplayJob]
+) -> None:
+    """Enqueue `messages` in order (``SendMessageBatch``, 10 a request); entries SQS
+    refuses are sent again (with those after them: FIFO deduplication drops what had
+    arrived), and an error is raised if some still fail."""
+    for start in range(0, len(messages), BATCH):
+        chunk = list(messages[start : start + BATCH])
+        entries: dict[str, dict[str, Any]] = {
+            str(n): {
+                "Id": str(n),
+                "MessageBody": message.model_dump_json(),
+                "MessageGroupId": message.group(),
+                "MessageDeduplicationId": message.deduplication(),
+            }
+            for n, message in enumerate(chunk)
+        }
+        _send_batch(sqs, queue_url, entries)
+
+
+def _send_batch(sqs: SQSClient, queue_url: str, entries: dict[str, dict[str, Any]]) -> None:
+    pending = entries
+    for attempt in range(SEND_ATTEMPTS):
+        response = sqs.send_message_batch(QueueUrl=queue_url, Entries=list(pending.values()))  # type: ignore[arg-type]
+        failed = response.get("Failed", [])
+        if not failed:
+            return
+        # In order: resend from the first refused entry, so a group's messages keep theirs.
+        first = min(int(entry["Id"]) for entry in failed)
+        pending = {k: v for k, v in pending.items() if int(k) >= first}
+        time.sleep(0.05 * 2**attempt)
+    raise RuntimeError(f"SQS refused {len(pending)} messages: {json.dumps(failed)[:300]}")

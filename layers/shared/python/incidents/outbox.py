@@ -1,0 +1,154 @@
+"""The outbox's relay: timeline events, as the table's stream carries them, out to the
+stage's EventBridge bus and to the delivery queue of every webhook that wants them.
+
+One body for both (docs "Events and webhooks"): ``{"type", "timestamp", "data": {"account_id",
+"event", "incident"}}``, where ``incident`` is the summary after the change. The publisher
+keeps the stream's order: a record is published only after every record before it, and
+the first that fails stops the batch (the stream retries from it), so an incident's events
+enter the queue in order.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from dynashard import Item
+from incidents.delivery_messages import DeliveryMessage, DeliveryQueue
+from incidents.keys import WEBHOOK_PREFIX, webhooks_partition
+from incidents.models import IncidentSummary, TimelineEvent
+from incidents.store import Store
+from incidents.timeline import event_from_item, summary_after
+from incidents.webhooks import StoredWebhook, stored_from_item
+
+if TYPE_CHECKING:
+    from mypy_boto3_events import EventBridgeClient
+
+MAX_BODY_BYTES = 64 * 1024
+"""A delivery's body at most. Events and summaries are bounded far below it (an event under
+1 KB, a note 2 KB, a summary about 0.5 KB); a body above it is sent with the incident cut
+to its id and ``incident_truncated: true`` (EventBridge takes 256 KB, SQS 256 KB)."""
+EVENT_SOURCE_NAME = "incidents"
+"""The ``source`` of every event on the stage's bus (``detail-type``: the event's type)."""
+EVENTS_BATCH = 10
+"""Entries a ``PutEvents`` takes."""
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    """One timeline event on its way out, with its body."""
+
+    account_id: str
+    event: TimelineEvent
+    body: str
+
+
+def outgoing(account_id: str, event: TimelineEvent, incident: IncidentSummary | None) -> Outgoing:
+    """The event and the summary after it, as the body every consumer receives."""
+    data: dict[str, Any] = {
+        "account_id": account_id,
+        "event": event.model_dump(mode="json", exclude_none=True, by_alias=True),
+        "incident": incident.model_dump(mode="json") if incident else None,
+    }
+    body = envelope(event.type.value, event.at, data)
+    if len(body.encode()) > MAX_BODY_BYTES and incident:
+        data["incident"], data["incident_truncated"] = {"id": incident.id}, True
+        body = envelope(event.type.value, event.at, data)
+    return Outgoing(account_id, event, body)
+
+
+def envelope(event_type: str, at: str, data: dict[str, Any]) -> str:
+    """A body in the Standard Webhooks shape: type, timestamp, data."""
+    return json.dumps(
+        {"type": event_type, "timestamp": at, "data": data},
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+
+
+def from_stream(record: dict[str, Any]) -> Outgoing | None:
+    """The event a stream record inserts (None: another item, or not an insert)."""
+    if record.get("eventName") != "INSERT":
+        return None
+    image = record.get("dynamodb", {}).get("NewImage", {})
+    if image.get("Type", {}).get("S") != "event":
+        return None
+    return outgoing_from_item(image)
+
+
+def outgoing_from_item(item: Item) -> Outgoing:
+    """The event stored in `item` (the table's or its index's), ready to go out."""
+    account_id = item["PK"]["S"].split("#", 1)[0]
+    return outgoing(account_id, event_from_item(item), summary_after(item))
+
+
+def account_webhooks(store: Store, account_id: str) -> list[StoredWebhook]:
+    """The account's enabled webhooks (one strongly consistent query of its partition: a
+    webhook registered a moment ago gets the next event)."""
+    items = store.query_partition(webhooks_partition(account_id), prefix=WEBHOOK_PREFIX)
+    return [hook for hook in map(stored_from_item, items) if hook.webhook.enabled]
+
+
+def deliveries(item: Outgoing, hooks: Iterable[StoredWebhook]) -> list[DeliveryMessage]:
+    """A delivery message for each webhook that wants the event."""
+    event = item.event
+    return [
+        DeliveryMessage(
+            account_id=item.account_id,
+            webhook_id=hook.webhook.id,
+            event_id=event.id,
+            type=event.type.value,
+            incident_id=event.incident_id,
+            seq=event.seq,
+            happened_at=event.at,
+            body=item.body,
+        )
+        for hook in hooks
+        if hook.wants(event.type.value)
+    ]
+
+
+@dataclass
+class Publisher:
+    """Sends events to the bus and the delivery queue (the same code in Lambda and in
+    ``make dev``)."""
+
+    store: Store
+    queue: DeliveryQueue
+    events: EventBridgeClient
+    bus_name: str
+    source: str
+
+    def publish(
+        self, items: Sequence[Outgoing], hooks: dict[str, list[StoredWebhook]] | None = None
+    ) -> None:
+        """Publish `items`, in order: to EventBridge, then to each webhook's queue group.
+        `hooks` keeps the accounts' webhooks across the calls of one stream batch."""
+        self.put_events(items)
+        hooks = {} if hooks is None else hooks
+        messages: list[DeliveryMessage] = []
+        for item in items:
+            if item.account_id not in hooks:
+                hooks[item.account_id] = account_webhooks(self.store, item.account_id)
+            messages += deliveries(item, hooks[item.account_id])
+        self.queue.send(messages)
+
+    def put_events(self, items: Sequence[Outgoing]) -> None:
+        """``PutEvents``, 10 a request; entries EventBridge refuses raise an error."""
+        for start in range(0, len(items), EVENTS_BATCH):
+            chunk = items[start : start + EVENTS_BATCH]
+            response = self.events.put_events(Entries=[self._entry(item) for item in chunk])
+            if response.get("FailedEntryCount"):
+                failed = [e for e in response["Entries"] if e.get("ErrorCode")]
+                raise RuntimeError(f"EventBridge refused {len(failed)} events: {failed[:3]}")
+
+    def _entry(self, item: Outgoing) -> Any:
+        return {
+            "EventBusName": self.bus_name,
+            "Source": self.source,
+            "DetailType": item.event.type.value,
+            "Detail": item.body,
+            "Resources": [],
+        }

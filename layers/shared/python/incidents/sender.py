@@ -1,0 +1,114 @@
+"""The sender: one delivery attempt of one event to one webhook, signed, logged, and the
+retry it needs (docs "Events and webhooks": the delivery contract and its schedule).
+
+2xx is success; any other status, a timeout (10 s) or a failed connection is retried after
+`RETRY_DELAYS` (with jitter, about 79 to 89 hours in all), then the delivery is marked
+failed. An endpoint whose every attempt failed for `DISABLE_AFTER` is disabled.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from incidents.deliveries import record_attempt
+from incidents.delivery_messages import DeliveryMessage
+from incidents.endpoints import EndpointPolicy, Outcome, post
+from incidents.models import timestamp
+from incidents.signing import delivery_headers
+from incidents.store import Store
+from incidents.webhook_models import Delivery, DeliveryStatus
+from incidents.webhooks import StoredWebhook, load_webhook, set_health
+
+RETRY_DELAYS = (5, 30, 120, 600, 1800, 3600, 7200, 14400, 28800, *[43200] * 6)
+"""Seconds before each retry: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, then
+12 h six times (SQS's longest visibility timeout): 16 attempts over 87.7 hours."""
+JITTER = 0.1
+"""Each delay is drawn from ±10 % of it (never past 12 h): retries of many deliveries that
+failed together spread out. The schedule stays above 72 hours (78.9 h at the least)."""
+MAX_DELAY = 43200
+MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
+DISABLE_AFTER = timedelta(days=5)
+
+Poster = Callable[[str, bytes, dict[str, str], EndpointPolicy], Outcome]
+
+
+def retry_delay(attempt: int, rng: random.Random) -> int:
+    """Seconds to wait after failed attempt `attempt` (1-based)."""
+    base = RETRY_DELAYS[attempt - 1]
+    return min(MAX_DELAY, round(base * rng.uniform(1 - JITTER, 1 + JITTER)))
+
+
+@dataclass(frozen=True)
+class Attempted:
+    """What one call of `Sender.deliver` did."""
+
+    delivery: Delivery | None
+    """The attempt as logged; None when nothing was sent (the webhook was deleted or
+    disabled, or no longer takes this type)."""
+    retry_in: int | None = None
+    """Seconds until the next attempt, if there is one."""
+    disabled: bool = False
+    """Whether this attempt disabled the endpoint (failing for `DISABLE_AFTER`)."""
+    latency_ms: int | None = None
+    """From the event to its successful delivery."""
+
+
+@dataclass
+class Sender:
+    """Delivers one message; the same code in Lambda and in ``make dev``."""
+
+    store: Store
+    policy: EndpointPolicy
+    poster: Poster = post
+    rng: random.Random = field(default_factory=random.Random)
+
+    def deliver(self, message: DeliveryMessage, attempt: int) -> Attempted:
+        """Attempt `message` (attempt number `attempt`), log it, and say what follows."""
+        hook = load_webhook(self.store, message.account_id, message.webhook_id)
+        if hook is None or not hook.webhook.enabled or not hook.wants(message.type):
+            return Attempted(None)
+        now = self.store.clock()
+        secrets_ = hook.signing_secrets(timestamp(now))
+        headers = delivery_headers(secrets_, message.event_id, int(now.timestamp()), message.body)
+        outcome = self.poster(hook.webhook.url, message.body.encode(), headers, self.policy)
+        retry_in = None
+        if outcome.succeeded:
+            status = DeliveryStatus.SUCCEEDED
+        elif attempt >= MAX_ATTEMPTS:
+            status = DeliveryStatus.FAILED
+        else:
+            status, retry_in = DeliveryStatus.PENDING, retry_delay(attempt, self.rng)
+        next_at = timestamp(now + timedelta(seconds=retry_in)) if retry_in else None
+        logged = (outcome.status, outcome.error, outcome.duration_ms)
+        delivery = record_attempt(
+            self.store, message, attempt, logged, status=status, next_attempt_at=next_at
+        )
+        disabled = self._health(hook, message.account_id, outcome.succeeded, now)
+        latency = _ms_since(message.happened_at, self.store.clock()) if outcome.succeeded else None
+        return Attempted(delivery, None if disabled else retry_in, disabled, latency)
+
+    def _health(self, hook: StoredWebhook, account: str, succeeded: bool, now: datetime) -> bool:
+        """Keep when the endpoint started failing; disable it after `DISABLE_AFTER` of
+        failures (True), clear it on a success. Writes only when something changes."""
+        webhook_id = hook.webhook.id
+        if succeeded:
+            if hook.failing_since:
+                set_health(self.store, account, webhook_id, {}, ["failing_since"])
+            return False
+        if not hook.failing_since:
+            set_health(self.store, account, webhook_id, {"failing_since": timestamp(now)}, [])
+            return False
+        if hook.failing_since > timestamp(now - DISABLE_AFTER):
+            return False
+        reason = f"every delivery failed from {hook.failing_since} to {timestamp(now)}"
+        changes = {"enabled": False, "disabled_reason": reason}
+        set_health(self.store, account, webhook_id, changes, ["failing_since"])
+        return True
+
+
+def _ms_since(moment: str, now: datetime) -> int:
+    then = datetime.fromisoformat(moment.replace("Z", "+00:00"))
+    return max(0, int((now - then).total_seconds() * 1000))

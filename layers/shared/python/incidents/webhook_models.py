@@ -1,0 +1,174 @@
+"""Webhooks and their deliveries, as the API shows them (pydantic models, in the OpenAPI
+document); the secret is only in `WebhookCreated` and `RotatedSecret`."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from incidents.models import EVENT_ID, INCIDENT_ID, EventType, Timestamp
+from incidents.requests import documented, stored_text
+
+WEBHOOK_ID = r"^wh_[0-9A-Za-z]{27}$"
+URL_MAX = 2048
+DESCRIPTION_MAX = 200
+TEST_EVENT = "webhook.test"
+"""The type of the event ``POST /webhooks/{id}/test`` sends (not a timeline event)."""
+
+WebhookId = Annotated[str, StringConstraints(pattern=WEBHOOK_ID)]
+WebhookUrl = Annotated[
+    str,
+    StringConstraints(
+        strip_whitespace=True, max_length=URL_MAX, pattern=r"^[Hh][Tt][Tt][Pp][Ss]?://"
+    ),
+    Field(
+        description="Where deliveries are posted: https, to a public address (checked again "
+        "at every delivery; redirects are not followed). make dev also allows http to "
+        "127.0.0.1 / localhost.",
+        examples=["https://hooks.example.com/incidents"],
+    ),
+]
+Description = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True),
+    stored_text(DESCRIPTION_MAX),
+    documented(DESCRIPTION_MAX),
+]
+EventTypes = Annotated[
+    list[EventType] | None,
+    Field(
+        min_length=1,
+        description="The event types delivered; null or absent: every type",
+        examples=[["incident.created", "incident.resolved"]],
+    ),
+]
+
+
+class NewWebhook(BaseModel):
+    """A webhook to register: where to post, and which events."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: WebhookUrl
+    event_types: EventTypes = None
+    description: Description | None = None
+
+
+def _patch_schema(schema: dict[str, Any]) -> None:
+    schema["minProperties"] = 1
+
+
+class WebhookPatch(BaseModel):
+    """Fields to change; at least one. ``event_types: null`` means every type again."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_patch_schema)
+
+    url: WebhookUrl | None = None
+    event_types: EventTypes = None
+    enabled: bool | None = None
+    description: Description | None = None
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> Self:
+        if not self.model_fields_set:
+            raise ValueError("give at least one of url, event_types, enabled, description")
+        nulls = sorted(
+            name
+            for name in self.model_fields_set - {"event_types", "description"}
+            if getattr(self, name) is None
+        )
+        if nulls:
+            raise ValueError(f"{', '.join(nulls)} cannot be null")
+        return self
+
+
+class Webhook(BaseModel):
+    """A registered webhook (never its secret)."""
+
+    id: WebhookId
+    url: str
+    event_types: list[EventType] | None = Field(description="null: every type")
+    description: str | None
+    enabled: bool
+    created_at: Timestamp
+    disabled_reason: str | None = Field(
+        default=None, description="why it was disabled, if the sender disabled it"
+    )
+
+
+class WebhookCreated(Webhook):
+    """A new webhook with its signing secret: shown here and on rotation only."""
+
+    secret: str = Field(description="whsec_ + base64 of 32 random bytes")
+
+
+class WebhookList(BaseModel):
+    """One page of the account's webhooks."""
+
+    items: list[Webhook]
+    next_cursor: str | None
+    has_more: bool
+
+
+class RotatedSecret(BaseModel):
+    """The new secret; the previous one keeps signing too for 24 hours."""
+
+    secret: str
+    previous_expires_at: Timestamp
+
+
+class DeliveryStatus(StrEnum):
+    """One attempt's outcome: succeeded (2xx), pending (failed, another attempt is
+    scheduled at ``next_attempt_at``), failed (failed, and the last attempt: given up)."""
+
+    SUCCEEDED = "succeeded"
+    PENDING = "pending"
+    FAILED = "failed"
+
+
+class Delivery(BaseModel):
+    """One attempt to deliver one event to one webhook."""
+
+    event_id: Annotated[str, StringConstraints(pattern=EVENT_ID)]
+    type: str
+    incident_id: Annotated[str, StringConstraints(pattern=INCIDENT_ID)] | None
+    seq: int | None
+    attempt: int = Field(ge=1)
+    status: DeliveryStatus
+    response_status: int | None = Field(description="the endpoint's HTTP status, if any")
+    error: str | None = Field(default=None, description="why it failed without a status")
+    duration_ms: int
+    at: Timestamp
+    next_attempt_at: Timestamp | None
+
+
+class DeliveryList(BaseModel):
+    """One page of a webhook's delivery attempts, newest first."""
+
+    items: list[Delivery]
+    next_cursor: str | None
+    has_more: bool
+
+
+class Replay(BaseModel):
+    """Deliver the account's events from `since` on again, in order."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    since: Annotated[
+        str,
+        Field(
+            pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$",
+            description="RFC 3339 instant, with offset",
+            examples=["2026-11-24T08:00:00Z"],
+            json_schema_extra={"format": "date-time"},
+        ),
+    ]
+
+
+class Accepted(BaseModel):
+    """A 202: the work is queued."""
+
+    id: str = Field(description="the replay's id (rpl_...) or the test event's (evt_...)")

@@ -1,0 +1,259 @@
+"""An account's webhooks: register, read, change, delete, rotate the secret.
+
+Any user of the account manages its webhooks (they belong to the account, like its
+incidents; docs "Events and webhooks"). Webhooks live in one partition per account
+(``<acct>#webhook``) beside their count, which a create and a delete move in the same
+transaction, so an account never holds more than `MAX_WEBHOOKS`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from dynashard import Item, SortKeyRange, Stream
+from incidents.endpoints import EndpointPolicy
+from incidents.errors import ConflictError, DomainError, NotFoundError
+from incidents.incident_queries import ListPage, PageRequest, fanout_page
+from incidents.items import deserialize, serialize
+from incidents.keys import WEBHOOK_COUNT_SK, WEBHOOK_PREFIX, webhooks_partition
+from incidents.models import timestamp
+from incidents.signing import new_secret
+from incidents.store import Caller, Store, new_id
+from incidents.webhook_models import (
+    TEST_EVENT,
+    NewWebhook,
+    RotatedSecret,
+    Webhook,
+    WebhookCreated,
+    WebhookPatch,
+)
+
+MAX_WEBHOOKS = 20
+ROTATION_OVERLAP = timedelta(hours=24)
+"""How long the previous secret keeps signing after a rotation."""
+_PUBLIC_FIELDS = frozenset(Webhook.model_fields)
+
+
+class TooManyWebhooksError(DomainError):
+    """The account has `MAX_WEBHOOKS` already."""
+
+    code, status = "too_many_webhooks", 409
+
+
+@dataclass(frozen=True)
+class StoredWebhook:
+    """A webhook with what only the sender sees: its secrets and its health."""
+
+    webhook: Webhook
+    secret: str
+    previous_secret: str | None
+    previous_expires_at: str | None
+    failing_since: str | None
+
+    def signing_secrets(self, now: str) -> list[str]:
+        """The secrets that sign a delivery at `now`: the current one, and the previous
+        one during the 24 hours after a rotation."""
+        keep = self.previous_secret and self.previous_expires_at and now < self.previous_expires_at
+        return (
+            [self.secret, self.previous_secret] if keep and self.previous_secret else [self.secret]
+        )
+
+    def wants(self, event_type: str) -> bool:
+        """Whether the webhook takes events of `event_type` (a test event: always)."""
+        chosen = self.webhook.event_types
+        if chosen is None or event_type == TEST_EVENT:
+            return True
+        return event_type in {t.value for t in chosen}
+
+
+def webhook_key(account: str, webhook_id: str) -> dict[str, Item]:
+    """The key of a webhook's item."""
+    return {"PK": {"S": webhooks_partition(account)}, "SK": {"S": webhook_id}}
+
+
+def stored_from_item(item: Item) -> StoredWebhook:
+    """The webhook stored in `item`."""
+    values = deserialize(item)
+    return StoredWebhook(
+        webhook=Webhook.model_validate({name: values.get(name) for name in _PUBLIC_FIELDS}),
+        secret=values["secret"],
+        previous_secret=values.get("previous_secret"),
+        previous_expires_at=values.get("previous_expires_at"),
+        failing_since=values.get("failing_since"),
+    )
+
+
+def create_webhook(
+    store: Store, caller: Caller, request: NewWebhook, policy: EndpointPolicy
+) -> WebhookCreated:
+    """Register a webhook; its secret is in this answer only (and on rotation)."""
+    policy.check_url(request.url)
+    created = WebhookCreated(
+        id=new_id("wh"),
+        url=request.url,
+        event_types=request.event_types,
+        description=request.description,
+        enabled=True,
+        created_at=timestamp(store.clock()),
+        secret=new_secret(),
+    )
+    item = serialize(
+        {
+            **created.model_dump(mode="json"),
+            **{k: v["S"] for k, v in webhook_key(caller.account_id, created.id).items()},
+            "Type": "webhook",
+        }
+    )
+    store.transact(
+        [_count_move(store, caller.account_id, +1), store.put_operation(item, new=True)],
+        [TooManyWebhooksError(f"an account has at most {MAX_WEBHOOKS} webhooks"), None],
+    )
+    return created
+
+
+def load_webhook(store: Store, account: str, webhook_id: str) -> StoredWebhook | None:
+    """The webhook with its secrets, by one strongly consistent point read."""
+    response = store.client.get_item(
+        TableName=store.table_name, Key=webhook_key(account, webhook_id), ConsistentRead=True
+    )
+    item = response.get("Item")
+    return stored_from_item(item) if item else None
+
+
+def get_webhook(store: Store, caller: Caller, webhook_id: str) -> Webhook:
+    """One webhook of the caller's account (never its secret); 404 otherwise."""
+    return require_webhook(store, caller, webhook_id).webhook
+
+
+def require_webhook(store: Store, caller: Caller, webhook_id: str) -> StoredWebhook:
+    """`load_webhook`, or 404 if the webhook is not in the caller's account."""
+    stored = load_webhook(store, caller.account_id, webhook_id)
+    if stored is None:
+        raise NotFoundError(f"webhook {webhook_id} not found")
+    return stored
+
+
+def list_webhooks(store: Store, caller: Caller, page: PageRequest) -> ListPage[Webhook]:
+    """The account's webhooks, newest first unless asked otherwise, paged like every list."""
+    stream = Stream(
+        store.table_name,
+        "PK",
+        webhooks_partition(caller.account_id),
+        "SK",
+        SortKeyRange.begins_with(WEBHOOK_PREFIX),
+    )
+    binding = "\x1f".join([caller.account_id, caller.user_id, "webhooks"])
+    return fanout_page(
+        store,
+        [stream],
+        binding,
+        page,
+        identity=lambda item: item["SK"]["S"],
+        convert=lambda item: stored_from_item(item).webhook,
+    )
+
+
+def update_webhook(
+    store: Store, caller: Caller, webhook_id: str, patch: WebhookPatch, policy: EndpointPolicy
+) -> Webhook:
+    """Change the fields given; re-enabling clears why it was disabled (a replay catches
+    up on what it missed)."""
+    if patch.url is not None:
+        policy.check_url(patch.url)
+    changes: dict[str, Any] = patch.model_dump(mode="json", include=patch.model_fields_set)
+    removed = [name for name, value in changes.items() if value is None]
+    kept = {name: value for name, value in changes.items() if value is not None}
+    if patch.enabled:
+        removed += ["disabled_reason", "failing_since"]
+    updated = _update(store, caller.account_id, webhook_id, kept, removed)
+    if updated is None:
+        raise NotFoundError(f"webhook {webhook_id} not found")
+    return updated.webhook
+
+
+def delete_webhook(store: Store, caller: Caller, webhook_id: str) -> None:
+    """Delete a webhook; deliveries already queued for it are dropped when they come up."""
+    pk, sk = webhooks_partition(caller.account_id), webhook_id
+    store.transact(
+        [store.delete_operation(pk, sk), _count_move(store, caller.account_id, -1)],
+        [NotFoundError(f"webhook {webhook_id} not found"), None],
+    )
+
+
+def rotate_secret(store: Store, caller: Caller, webhook_id: str) -> RotatedSecret:
+    """A new secret; the current one keeps signing (a second signature) for 24 hours, so
+    receivers can switch without losing a delivery."""
+    current = require_webhook(store, caller, webhook_id)
+    secret = new_secret()
+    expires = timestamp(store.clock() + ROTATION_OVERLAP)
+    changes = {"secret": secret, "previous_secret": current.secret, "previous_expires_at": expires}
+    condition = ("#secret = :was", {"#secret": "secret"}, {":was": {"S": current.secret}})
+    if _update(store, caller.account_id, webhook_id, changes, [], condition=condition) is None:
+        raise ConflictError("the secret was rotated at the same time; rotate again")
+    return RotatedSecret(secret=secret, previous_expires_at=expires)
+
+
+def set_health(
+    store: Store, account: str, webhook_id: str, changes: dict[str, Any], removed: list[str]
+) -> None:
+    """The sender's record of an endpoint's health (`failing_since`, disabling it)."""
+    _update(store, account, webhook_id, changes, removed)
+
+
+def _update(
+    store: Store,
+    account: str,
+    webhook_id: str,
+    changes: dict[str, Any],
+    removed: list[str],
+    *,
+    condition: tuple[str, dict[str, str], Item] | None = None,
+) -> StoredWebhook | None:
+    """SET `changes`, REMOVE `removed` on an existing webhook; None if there is none (or
+    `condition` failed)."""
+    names = {f"#s{n}": name for n, name in enumerate(changes)}
+    names.update({f"#r{n}": name for n, name in enumerate(removed)})
+    values = {f":s{n}": value for n, value in enumerate(changes.values())}
+    clauses = []
+    if changes:
+        clauses.append("SET " + ", ".join(f"#s{n} = :s{n}" for n in range(len(changes))))
+    if removed:
+        clauses.append("REMOVE " + ", ".join(f"#r{n}" for n in range(len(removed))))
+    expression, extra_names, extra_values = condition or ("", {}, {})
+    request: dict[str, Any] = {
+        "TableName": store.table_name,
+        "Key": webhook_key(account, webhook_id),
+        "UpdateExpression": " ".join(clauses),
+        "ConditionExpression": "attribute_exists(PK)"
+        + (f" AND {expression}" if expression else ""),
+        "ExpressionAttributeNames": {**names, **extra_names},
+        "ReturnValues": "ALL_NEW",
+    }
+    if values or extra_values:
+        request["ExpressionAttributeValues"] = {**serialize(values), **extra_values}
+    try:
+        response = store.client.update_item(**request)
+    except store.client.exceptions.ConditionalCheckFailedException:
+        return None
+    return stored_from_item(response["Attributes"])
+
+
+def _count_move(store: Store, account: str, change: int) -> Item:
+    """The transaction's Update of the account's webhook count (refused past the maximum)."""
+    condition = "attribute_not_exists(#n) OR #n < :max" if change > 0 else "attribute_exists(#n)"
+    return {
+        "Update": {
+            "TableName": store.table_name,
+            "Key": {"PK": {"S": webhooks_partition(account)}, "SK": {"S": WEBHOOK_COUNT_SK}},
+            "UpdateExpression": "SET #n = if_not_exists(#n, :zero) + :change",
+            "ConditionExpression": condition,
+            "ExpressionAttributeNames": {"#n": "webhook_count"},
+            "ExpressionAttributeValues": {
+                ":zero": {"N": "0"},
+                ":change": {"N": str(change)},
+                **({":max": {"N": str(MAX_WEBHOOKS)}} if change > 0 else {}),
+            },
+        }
+    }

@@ -1,0 +1,252 @@
+"""Events out, locally: what Lambda's event source mappings do in the cloud, around the same
+publisher and sender handlers (`lambdas.publisher`, `lambdas.sender`).
+
+`StreamPoller` reads DynamoDB Local's stream of the table (its Streams API), keeps the
+records the cloud mapping's filter keeps (inserted timeline events), hands them to the
+publisher in batches and, as Lambda does with partial batch failures, resumes from the first
+record the handler reports failed (a bounded number of times, then logs it and goes on, as
+the mapping's on-failure destination would). `QueuePoller` receives the delivery queue (a
+FIFO queue on moto's SQS), hands batches to the sender, and deletes what it did not report
+failed; a failure stays in the queue until its visibility timeout (the retry schedule) ends.
+
+``python -m local.event_pipeline`` runs both until SIGTERM (``make dev`` starts it), from
+the environment ``make dev`` gives the handlers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import boto3
+
+from local.api_events import LocalLambdaContext
+from local.orphans import exit_with_parent
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
+    from mypy_boto3_sqs import SQSClient
+
+Handler = Callable[[dict[str, Any], Any], Any]
+logger = logging.getLogger("event_pipeline")
+STREAM_BATCH = 100
+STREAM_RETRIES = 10
+"""Tries of a failing stream batch before its first failed record is logged and skipped
+(the cloud mapping: ``retryAttempts``, then the on-failure queue)."""
+QUEUE_BATCH = 10
+IDLE_SECONDS = 0.1
+"""Pause of a poller that found nothing (what long polling hides in the cloud)."""
+REGION = "us-east-1"
+LOCAL_ACCOUNT = "123456789012"
+
+
+def is_timeline_insert(record: dict[str, Any]) -> bool:
+    """The cloud mapping's filter: inserted items whose ``Type`` is ``event``."""
+    image = record.get("dynamodb", {}).get("NewImage", {})
+    return record.get("eventName") == "INSERT" and image.get("Type", {}).get("S") == "event"
+
+
+@dataclass
+class _Shard:
+    shard_id: str
+    iterator: str | None
+    last_sequence: str | None = None
+    failures: int = 0
+
+
+@dataclass
+class StreamPoller:
+    """DynamoDB Local's stream of one table, into a stream handler, in order."""
+
+    streams: DynamoDBStreamsClient
+    stream_arn: str
+    handler: Handler
+    from_start: bool = False
+    """Read the shards there now from their start (tests) or only what comes next."""
+    shards: dict[str, _Shard] = field(default_factory=dict)
+
+    def poll(self) -> int:
+        """One pass over every shard; the number of records handed to the handler."""
+        self._discover()
+        return sum(self._read(shard) for shard in list(self.shards.values()))
+
+    def _discover(self) -> None:
+        description = self.streams.describe_stream(StreamArn=self.stream_arn)["StreamDescription"]
+        known_before = bool(self.shards) or self.from_start
+        for shard in description.get("Shards", []):
+            shard_id = shard["ShardId"]
+            if shard_id in self.shards:
+                continue
+            iterator = self.streams.get_shard_iterator(
+                StreamArn=self.stream_arn,
+                ShardId=shard_id,
+                ShardIteratorType="TRIM_HORIZON" if known_before else "LATEST",
+            )["ShardIterator"]
+            self.shards[shard_id] = _Shard(shard_id, iterator)
+
+    def _read(self, shard: _Shard) -> int:
+        if shard.iterator is None:
+            return 0
+        response = self.streams.get_records(ShardIterator=shard.iterator, Limit=STREAM_BATCH)
+        records = [dict(r) for r in response.get("Records", [])]
+        kept = [r for r in records if is_timeline_insert(r)]
+        failed_at = self._invoke(kept) if kept else None
+        if failed_at is None:
+            shard.iterator, shard.failures = response.get("NextShardIterator"), 0
+            return len(kept)
+        shard.failures += 1
+        if shard.failures > STREAM_RETRIES:
+            logger.error("stream record %s given up after %d tries", failed_at, STREAM_RETRIES)
+            shard.iterator = self._iterator(shard, "AFTER_SEQUENCE_NUMBER", failed_at)
+            shard.failures = 0
+        else:
+            shard.iterator = self._iterator(shard, "AT_SEQUENCE_NUMBER", failed_at)
+            time.sleep(min(2.0, 0.05 * 2**shard.failures))
+        return len(kept)
+
+    def _invoke(self, records: list[dict[str, Any]]) -> str | None:
+        """The handler on `records`; the first sequence number to retry from, if any."""
+        event = {"Records": [{**r, "eventSourceARN": self.stream_arn} for r in records]}
+        try:
+            answer = self.handler(event, LocalLambdaContext())
+        except Exception:
+            logger.exception("publisher failed on a whole batch")
+            return str(records[0]["dynamodb"]["SequenceNumber"])
+        failures = [f["itemIdentifier"] for f in (answer or {}).get("batchItemFailures", [])]
+        return min(failures, key=int) if failures else None
+
+    def _iterator(self, shard: _Shard, kind: str, sequence: str) -> str:
+        return self.streams.get_shard_iterator(
+            StreamArn=self.stream_arn,
+            ShardId=shard.shard_id,
+            ShardIteratorType=kind,  # type: ignore[arg-type]
+            SequenceNumber=sequence,
+        )["ShardIterator"]
+
+
+@dataclass
+class QueuePoller:
+    """A FIFO queue into an SQS handler with partial batch responses."""
+
+    sqs: SQSClient
+    queue_url: str
+    handler: Handler
+
+    def poll(self) -> int:
+        """One receive and its batch; the number of messages handled."""
+        received = self.sqs.receive_message(
+            QueueUrl=self.queue_url,
+            MaxNumberOfMessages=QUEUE_BATCH,
+            MessageSystemAttributeNames=["All"],
+            WaitTimeSeconds=0,
+        ).get("Messages", [])
+        if not received:
+            return 0
+        records = [self._record(dict(message)) for message in received]
+        try:
+            answer = self.handler({"Records": records}, LocalLambdaContext())
+        except Exception:
+            logger.exception("sender failed on a whole batch")
+            return len(records)
+        failed = {f["itemIdentifier"] for f in (answer or {}).get("batchItemFailures", [])}
+        done: list[Any] = [
+            {"Id": str(n), "ReceiptHandle": r["receiptHandle"]}
+            for n, r in enumerate(records)
+            if r["messageId"] not in failed
+        ]
+        if done:
+            self.sqs.delete_message_batch(QueueUrl=self.queue_url, Entries=done)
+        return len(records)
+
+    def _record(self, message: dict[str, Any]) -> dict[str, Any]:
+        body = message["Body"]
+        return {
+            "messageId": message["MessageId"],
+            "receiptHandle": message["ReceiptHandle"],
+            "body": body,
+            "attributes": message.get("Attributes", {}),
+            "messageAttributes": {},
+            "md5OfBody": hashlib.md5(body.encode(), usedforsecurity=False).hexdigest(),
+            "eventSource": "aws:sqs",
+            "eventSourceARN": f"arn:aws:sqs:{REGION}:{LOCAL_ACCOUNT}:"
+            + self.queue_url.rsplit("/", 1)[-1],
+            "awsRegion": REGION,
+        }
+
+
+def run_until(stop: threading.Event, poll: Callable[[], int], name: str) -> None:
+    """Poll until `stop`, pausing when there was nothing; an error is logged, not fatal."""
+    while not stop.is_set():
+        try:
+            busy = poll()
+        except Exception:
+            logger.exception("%s poller failed; going on", name)
+            busy = 0
+        if not busy:
+            stop.wait(IDLE_SECONDS)
+
+
+@contextmanager
+def running(pollers: dict[str, Callable[[], int]]) -> Iterator[threading.Event]:
+    """Each poller on its own thread until the block ends."""
+    stop = threading.Event()
+    threads = [
+        threading.Thread(target=run_until, args=(stop, poll, name), name=name, daemon=True)
+        for name, poll in pollers.items()
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        yield stop
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=30)
+
+
+def pipeline_pollers(
+    dynamodb_endpoint: str, table_name: str, queue_url: str, senders: int = 1
+) -> dict[str, Callable[[], int]]:
+    """The stream poller into the publisher and `senders` queue pollers into the sender,
+    with the real handlers (imported here: their modules read the environment)."""
+    from lambdas import publisher, sender  # noqa: PLC0415 - after the environment is set
+
+    dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_endpoint, region_name=REGION)
+    arn = dynamodb.describe_table(TableName=table_name)["Table"]["LatestStreamArn"]
+    streams = boto3.client("dynamodbstreams", endpoint_url=dynamodb_endpoint, region_name=REGION)
+    pollers: dict[str, Callable[[], int]] = {
+        "stream": StreamPoller(streams, arn, publisher.handler).poll
+    }
+    for n in range(senders):
+        sqs = boto3.client("sqs", region_name=REGION)
+        pollers[f"sender-{n}"] = QueuePoller(sqs, queue_url, sender.handler).poll
+    return pollers
+
+
+def main() -> None:
+    """Run the pipeline from ``make dev``'s environment until SIGTERM or SIGINT."""
+    exit_with_parent(signal.SIGTERM)
+    logging.basicConfig(level=logging.WARNING, format="event pipeline: %(message)s")
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    pollers = pipeline_pollers(
+        os.environ["DYNAMODB_ENDPOINT"],
+        os.environ["TABLE_NAME"],
+        os.environ["DELIVERY_QUEUE_URL"],
+        int(os.environ.get("WEBHOOK_SENDERS", "2")),
+    )
+    with running(pollers):
+        stop.wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""The delivery queue and the event bus of ``make dev`` and the suites, on moto's server
+(DynamoDB Local serves neither), set up as the CDK stack sets up the stage's."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import boto3
+
+from incidents.delivery_messages import QUEUE_RETENTION_SECONDS, RECEIVES_BEFORE_DEAD_LETTER
+from incidents.outbox import EVENT_SOURCE_NAME
+from lambdas.settings import (
+    DELIVERY_QUEUE_URL,
+    EVENT_BUS_NAME,
+    EVENT_SOURCE,
+    WEBHOOK_ALLOW_LOOPBACK,
+)
+
+LOCAL_VISIBILITY_SECONDS = 30
+"""A batch the sender never answered comes back after this (the cloud: 6 function
+timeouts, as Lambda asks of a queue it consumes)."""
+REGION = "us-east-1"
+
+
+@dataclass(frozen=True)
+class Messaging:
+    """Where the local queue and bus are."""
+
+    endpoint: str
+    queue_url: str
+    dead_letter_url: str
+    bus_name: str
+
+    def environment(self) -> dict[str, str]:
+        """What the handlers need to reach them (boto3 reads ``AWS_ENDPOINT_URL_<SERVICE>``),
+        and webhooks to this machine allowed (make dev's receivers)."""
+        return {
+            "AWS_ENDPOINT_URL_SQS": self.endpoint,
+            "AWS_ENDPOINT_URL_EVENTS": self.endpoint,
+            DELIVERY_QUEUE_URL: self.queue_url,
+            EVENT_BUS_NAME: self.bus_name,
+            EVENT_SOURCE: EVENT_SOURCE_NAME,
+            WEBHOOK_ALLOW_LOOPBACK: "1",
+        }
+
+
+def create_messaging(
+    endpoint: str, name: str = "incidents-local", visibility: int = LOCAL_VISIBILITY_SECONDS
+) -> Messaging:
+    """The FIFO delivery queue with its dead-letter queue, and the event bus (`visibility`:
+    seconds before a message received and not answered comes back)."""
+    sqs = boto3.client("sqs", endpoint_url=endpoint, region_name=REGION)
+    dead = sqs.create_queue(
+        QueueName=f"{name}-deliveries-dlq.fifo",
+        Attributes={"FifoQueue": "true", "MessageRetentionPeriod": str(QUEUE_RETENTION_SECONDS)},
+    )["QueueUrl"]
+    dead_arn = sqs.get_queue_attributes(QueueUrl=dead, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    redrive = json.dumps(
+        {"deadLetterTargetArn": dead_arn, "maxReceiveCount": str(RECEIVES_BEFORE_DEAD_LETTER)}
+    )
+    queue = sqs.create_queue(
+        QueueName=f"{name}-deliveries.fifo",
+        Attributes={
+            "FifoQueue": "true",
+            "VisibilityTimeout": str(visibility),
+            "MessageRetentionPeriod": str(QUEUE_RETENTION_SECONDS),
+            "RedrivePolicy": redrive,
+        },
+    )["QueueUrl"]
+    events = boto3.client("events", endpoint_url=endpoint, region_name=REGION)
+    events.create_event_bus(Name=name)
+    return Messaging(endpoint, queue, dead, name)
