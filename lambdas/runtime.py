@@ -86,7 +86,7 @@ def delivery_queue() -> DeliveryQueue:
 
 @functools.cache
 def eventbridge() -> EventBridgeClient:
-    """The container's EventBridge client (``AWS_ENDPOINT_URL_EVENTS`` locally)."""
+    """The container's EventBridge client (``AWS_ENDPOINT_URL_EVENTBRIDGE`` locally)."""
     return boto3.client("events", config=client_settings())
 
 

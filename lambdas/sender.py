@@ -54,8 +54,29 @@ def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailure
 def _group(records: list[dict[str, Any]], context: LambdaContext) -> PartialItemFailureResponse:
     processor = SqsFifoPartialProcessor()
     processor.raise_on_entire_batch_failure = False  # other groups went on; retry this one
-    return process_partial_response(
+    answer = process_partial_response(
         event={"Records": records}, record_handler=handle, processor=processor, context=context
+    )
+    _release_after_first_failure(records, answer)
+    return answer
+
+
+def _release_after_first_failure(
+    records: list[dict[str, Any]], answer: PartialItemFailureResponse
+) -> None:
+    """The messages of a group after its failed one were not tried: back in the queue now
+    (behind the failed one, which waits for its retry), not after the queue's timeout."""
+    failed = {failure["itemIdentifier"] for failure in answer["batchItemFailures"]}
+    untried = [r for r in records if r["messageId"] in failed][1:]
+    if not untried:
+        return
+    queue = delivery_queue()
+    queue.sqs.change_message_visibility_batch(
+        QueueUrl=queue.url,
+        Entries=[
+            {"Id": str(n), "ReceiptHandle": r["receiptHandle"], "VisibilityTimeout": 0}
+            for n, r in enumerate(untried)
+        ],
     )
 
 

@@ -22,6 +22,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -134,28 +135,53 @@ class StreamPoller:
 
 @dataclass
 class QueuePoller:
-    """A FIFO queue into an SQS handler with partial batch responses."""
+    """A FIFO queue into an SQS handler with partial batch responses, up to `concurrency`
+    batches at a time (Lambda runs more invocations while message groups are waiting)."""
 
     sqs: SQSClient
     queue_url: str
     handler: Handler
+    concurrency: int = 4
+    _slots: threading.Semaphore = field(init=False)
+    _pool: ThreadPoolExecutor = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._slots = threading.Semaphore(self.concurrency)
+        self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="sender")
 
     def poll(self) -> int:
-        """One receive and its batch; the number of messages handled."""
-        received = self.sqs.receive_message(
+        """One receive, its batch handed to a free invocation slot; the messages received."""
+        self._slots.acquire()
+        try:
+            received = self._receive()
+        except Exception:
+            self._slots.release()
+            raise
+        if not received:
+            self._slots.release()
+            return 0
+        self._pool.submit(self._invoke, received)
+        return len(received)
+
+    def _receive(self) -> list[Any]:
+        return self.sqs.receive_message(
             QueueUrl=self.queue_url,
             MaxNumberOfMessages=QUEUE_BATCH,
             MessageSystemAttributeNames=["All"],
             WaitTimeSeconds=0,
         ).get("Messages", [])
-        if not received:
-            return 0
-        records = [self._record(dict(message)) for message in received]
+
+    def _invoke(self, received: list[Any]) -> None:
         try:
-            answer = self.handler({"Records": records}, LocalLambdaContext())
+            self._answer([self._record(dict(message)) for message in received])
         except Exception:
             logger.exception("sender failed on a whole batch")
-            return len(records)
+        finally:
+            self._slots.release()
+
+    def _answer(self, records: list[dict[str, Any]]) -> None:
+        """The handler on one batch; what it did not report failed is deleted."""
+        answer = self.handler({"Records": records}, LocalLambdaContext())
         failed = {f["itemIdentifier"] for f in (answer or {}).get("batchItemFailures", [])}
         done: list[Any] = [
             {"Id": str(n), "ReceiptHandle": r["receiptHandle"]}
@@ -164,7 +190,6 @@ class QueuePoller:
         ]
         if done:
             self.sqs.delete_message_batch(QueueUrl=self.queue_url, Entries=done)
-        return len(records)
 
     def _record(self, message: dict[str, Any]) -> dict[str, Any]:
         body = message["Body"]
@@ -213,10 +238,11 @@ def running(pollers: dict[str, Callable[[], int]]) -> Iterator[threading.Event]:
 
 
 def pipeline_pollers(
-    dynamodb_endpoint: str, table_name: str, queue_url: str, senders: int = 1
+    dynamodb_endpoint: str, table_name: str, queue_url: str, senders: int = 4
 ) -> dict[str, Callable[[], int]]:
-    """The stream poller into the publisher and `senders` queue pollers into the sender,
-    with the real handlers (imported here: their modules read the environment)."""
+    """The stream poller into the publisher and a queue poller into the sender running up
+    to `senders` batches at once, with the real handlers (imported here: their modules read
+    the environment)."""
     from lambdas import publisher, sender  # noqa: PLC0415 - after the environment is set
 
     dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_endpoint, region_name=REGION)
@@ -225,9 +251,8 @@ def pipeline_pollers(
     pollers: dict[str, Callable[[], int]] = {
         "stream": StreamPoller(streams, arn, publisher.handler).poll
     }
-    for n in range(senders):
-        sqs = boto3.client("sqs", region_name=REGION)
-        pollers[f"sender-{n}"] = QueuePoller(sqs, queue_url, sender.handler).poll
+    sqs = boto3.client("sqs", region_name=REGION)
+    pollers["queue"] = QueuePoller(sqs, queue_url, sender.handler, senders).poll
     return pollers
 
 
@@ -242,7 +267,7 @@ def main() -> None:
         os.environ["DYNAMODB_ENDPOINT"],
         os.environ["TABLE_NAME"],
         os.environ["DELIVERY_QUEUE_URL"],
-        int(os.environ.get("WEBHOOK_SENDERS", "2")),
+        int(os.environ.get("WEBHOOK_SENDERS", "4")),
     )
     with running(pollers):
         stop.wait()

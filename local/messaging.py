@@ -37,7 +37,7 @@ class Messaging:
         and webhooks to this machine allowed (make dev's receivers)."""
         return {
             "AWS_ENDPOINT_URL_SQS": self.endpoint,
-            "AWS_ENDPOINT_URL_EVENTS": self.endpoint,
+            "AWS_ENDPOINT_URL_EVENTBRIDGE": self.endpoint,
             DELIVERY_QUEUE_URL: self.queue_url,
             EVENT_BUS_NAME: self.bus_name,
             EVENT_SOURCE: EVENT_SOURCE_NAME,

@@ -11,6 +11,7 @@ while, hang), and read what it received.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import threading
@@ -36,6 +37,8 @@ class Received:
     body: dict[str, Any]
     verified: bool
     at: float
+    status: int
+    """What the receiver answered."""
 
 
 @dataclass
@@ -61,18 +64,23 @@ class Receiver:
         """Keep one delivery and choose its answer."""
         verified = self.verify(headers, raw)
         body = json.loads(raw) if raw else {}
-        got = Received(headers.get("webhook-id", ""), headers, body, verified, time.time())
+        got = Received(headers.get("webhook-id", ""), headers, body, verified, time.time(), 401)
+        if verified:
+            got = dataclasses.replace(got, status=self.answer(got))
+        else:
+            print(f"refused {got.webhook_id}: signature or timestamp", file=sys.stderr, flush=True)
         with self.lock:
             self.received.append(got)
-        if not verified:
-            print(f"refused {got.webhook_id}: signature or timestamp", file=sys.stderr, flush=True)
-            return 401
-        return self.answer(got)
+        return got.status
 
     def verified(self) -> list[Received]:
-        """The verified deliveries so far, in arrival order."""
+        """The verified deliveries so far, in the order they were answered."""
         with self.lock:
             return [r for r in self.received if r.verified]
+
+    def accepted(self) -> list[Received]:
+        """The verified deliveries answered 2xx, in the order they were answered."""
+        return [r for r in self.verified() if 200 <= r.status < 300]
 
 
 def _handler_for(receiver: Receiver) -> type[BaseHTTPRequestHandler]:

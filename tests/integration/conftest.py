@@ -12,6 +12,7 @@ from incidents.table import TABLE_SCHEMA
 from lambdas import runtime
 from local.call_log import CallRecorder
 from local.clients import create_table
+from local.messaging import Messaging, create_messaging
 from tests.api_harness import Api
 from tests.conftest import HandlerCalls
 
@@ -23,7 +24,19 @@ BROWSER_ORIGINS = ("http://localhost:3000", "https://app.example.com")
 
 
 @pytest.fixture(scope="session")
-def api(dynamodb_endpoint: str, dynamodb: DynamoDBClient, handler_calls: HandlerCalls) -> Api:
+def messaging(moto_endpoint: str) -> Messaging:
+    """The delivery queue and event bus on moto (the sender's unanswered batches come back
+    after 3 s, so the fault tests do not wait 30)."""
+    return create_messaging(moto_endpoint, name="incidents-tests", visibility=3)
+
+
+@pytest.fixture(scope="session")
+def api(
+    dynamodb_endpoint: str,
+    dynamodb: DynamoDBClient,
+    handler_calls: HandlerCalls,
+    messaging: Messaging,
+) -> Api:
     """Handlers on one session table; every test uses fresh account ids, so none share data.
 
     The environment is what the CDK stack gives each function (plus the local endpoint).
@@ -39,6 +52,7 @@ def api(dynamodb_endpoint: str, dynamodb: DynamoDBClient, handler_calls: Handler
             "POWERTOOLS_TRACE_DISABLED": "true",
             "POWERTOOLS_LOG_LEVEL": "WARNING",
             "CORS_ALLOWED_ORIGINS": json.dumps(list(BROWSER_ORIGINS)),
+            **messaging.environment(),
         }
     )
     harness = Api()

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from dynashard import SortKeyRange, Stream
 from incidents.delivery_messages import DeliveryMessage
 from incidents.incident_queries import ListPage, PageRequest, fanout_page
-from incidents.items import from_item, to_item
+from incidents.items import from_item_fields, to_item
 from incidents.keys import deliveries_partition, delivery_sort_key
 from incidents.models import timestamp
 from incidents.store import Caller, Store
@@ -73,7 +73,7 @@ def list_deliveries(
         binding,
         page,
         identity=lambda item: item["SK"]["S"],
-        convert=lambda item: from_item(Delivery, item),
+        convert=lambda item: from_item_fields(Delivery, item),
     )
 
 

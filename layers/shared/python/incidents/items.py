@@ -53,6 +53,13 @@ def from_item(model: type[M], item: Item) -> M:
     return model.model_validate({k: v for k, v in values.items() if k not in KEY_ATTRIBUTES})
 
 
+def from_item_fields(model: type[M], item: Item) -> M:
+    """Every field of `model` from `item`, an absent one as None (items leave None values
+    out, and a response shows them as null)."""
+    values = deserialize(item)
+    return model.model_validate({name: values.get(name) for name in model.model_fields})
+
+
 def participation_to_item(participation: Participation, keys: dict[str, str]) -> Item:
     """A participation: the summary's fields flattened beside the participant's."""
     summary = participation.incident.model_dump(mode="json")

@@ -29,15 +29,14 @@ JITTER = 0.1
 """Each delay is drawn from ±10 % of it (never past 12 h): retries of many deliveries that
 failed together spread out. The schedule stays above 72 hours (78.9 h at the least)."""
 MAX_DELAY = 43200
-MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
 DISABLE_AFTER = timedelta(days=5)
 
 Poster = Callable[[str, bytes, dict[str, str], EndpointPolicy], Outcome]
 
 
-def retry_delay(attempt: int, rng: random.Random) -> int:
+def retry_delay(attempt: int, rng: random.Random, delays: tuple[int, ...] = RETRY_DELAYS) -> int:
     """Seconds to wait after failed attempt `attempt` (1-based)."""
-    base = RETRY_DELAYS[attempt - 1]
+    base = delays[attempt - 1]
     return min(MAX_DELAY, round(base * rng.uniform(1 - JITTER, 1 + JITTER)))
 
 
@@ -64,6 +63,8 @@ class Sender:
     policy: EndpointPolicy
     poster: Poster = post
     rng: random.Random = field(default_factory=random.Random)
+    delays: tuple[int, ...] = RETRY_DELAYS
+    """The schedule (the fault tests shorten it)."""
 
     def deliver(self, message: DeliveryMessage, attempt: int) -> Attempted:
         """Attempt `message` (attempt number `attempt`), log it, and say what follows."""
@@ -77,10 +78,10 @@ class Sender:
         retry_in = None
         if outcome.succeeded:
             status = DeliveryStatus.SUCCEEDED
-        elif attempt >= MAX_ATTEMPTS:
+        elif attempt > len(self.delays):
             status = DeliveryStatus.FAILED
         else:
-            status, retry_in = DeliveryStatus.PENDING, retry_delay(attempt, self.rng)
+            status, retry_in = DeliveryStatus.PENDING, retry_delay(attempt, self.rng, self.delays)
         next_at = timestamp(now + timedelta(seconds=retry_in)) if retry_in else None
         logged = (outcome.status, outcome.error, outcome.duration_ms)
         delivery = record_attempt(

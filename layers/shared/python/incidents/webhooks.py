@@ -16,7 +16,7 @@ from dynashard import Item, SortKeyRange, Stream
 from incidents.endpoints import EndpointPolicy
 from incidents.errors import ConflictError, DomainError, NotFoundError
 from incidents.incident_queries import ListPage, PageRequest, fanout_page
-from incidents.items import deserialize, serialize
+from incidents.items import deserialize, from_item_fields, serialize
 from incidents.keys import WEBHOOK_COUNT_SK, WEBHOOK_PREFIX, webhooks_partition
 from incidents.models import timestamp
 from incidents.signing import new_secret
@@ -33,7 +33,6 @@ from incidents.webhook_models import (
 MAX_WEBHOOKS = 20
 ROTATION_OVERLAP = timedelta(hours=24)
 """How long the previous secret keeps signing after a rotation."""
-_PUBLIC_FIELDS = frozenset(Webhook.model_fields)
 
 
 class TooManyWebhooksError(DomainError):
@@ -77,7 +76,7 @@ def stored_from_item(item: Item) -> StoredWebhook:
     """The webhook stored in `item`."""
     values = deserialize(item)
     return StoredWebhook(
-        webhook=Webhook.model_validate({name: values.get(name) for name in _PUBLIC_FIELDS}),
+        webhook=from_item_fields(Webhook, item),
         secret=values["secret"],
         previous_secret=values.get("previous_secret"),
         previous_expires_at=values.get("previous_expires_at"),

@@ -1,0 +1,67 @@
+"""Helpers of the delivery tests: webhooks pointed at local receivers, changes through the
+API, and waiting for what arrives."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable
+
+from incidents.store import Caller
+from local.webhook_receiver import Received, Receiver
+from tests.api_harness import Api
+
+
+def wait_for(done: Callable[[], bool], seconds: float = 30.0, what: str = "deliveries") -> None:
+    """Poll until `done`, or fail saying what did not happen."""
+    deadline = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {seconds} s")
+        time.sleep(0.05)
+
+
+def register(api: Api, who: Caller, receiver: Receiver, url: str, **body: object) -> str:
+    """A webhook of `who`'s account to `url`; its secret given to `receiver`."""
+    created = api.call("create_webhook", who, body={"url": url, **body})
+    assert created.status == 201, created.body
+    receiver.secrets.append(created.body["secret"])
+    return str(created.body["id"])
+
+
+def new_incident(api: Api, who: Caller, title: str = "DB down") -> str:
+    """An incident (its event 1)."""
+    reply = api.call("create_incident", who, body={"title": title})
+    assert reply.status == 201, reply.body
+    return str(reply.body["summary"]["id"])
+
+
+def add_note(api: Api, who: Caller, incident: str, text: str) -> None:
+    """A note (one event)."""
+    reply = api.call("add_note", who, {"incident_id": incident}, body={"text": text})
+    assert reply.status == 201, reply.body
+
+
+def event_of(delivery: Received) -> dict[str, object]:
+    """The timeline event a delivery carries."""
+    event: dict[str, object] = delivery.body["data"]["event"]
+    return event
+
+
+def assert_ordered_per_incident(received: list[Received]) -> None:
+    """The contract: seq n+1 of an incident never arrives before seq n was accepted."""
+    accepted: dict[str, set[int]] = defaultdict(set)
+    for delivery in received:
+        event = event_of(delivery)
+        incident, seq = str(event["incident_id"]), int(str(event["seq"]))
+        missing = [n for n in range(1, seq) if n not in accepted[incident]]
+        assert not missing, f"{incident} #{seq} arrived before #{missing} was accepted"
+        if 200 <= delivery.status < 300:
+            accepted[incident].add(seq)
+
+
+def assert_duplicates_share_their_id(received: list[Received]) -> None:
+    """At least once: a delivery may come again, always with the same id and body."""
+    bodies: dict[str, object] = {}
+    for delivery in received:
+        assert bodies.setdefault(delivery.webhook_id, delivery.body) == delivery.body
