@@ -15,6 +15,7 @@ the environment ``make dev`` gives the handlers.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import logging
 import os
@@ -45,6 +46,9 @@ STREAM_RETRIES = 10
 QUEUE_BATCH = 10
 IDLE_SECONDS = 0.1
 """Pause of a poller that found nothing (what long polling hides in the cloud)."""
+SENDERS = 8
+"""Sender batches at once (Lambda runs an invocation per active message group, up to the
+function's concurrency): a batch waiting on a hanging endpoint holds one of them."""
 REGION = "us-east-1"
 LOCAL_ACCOUNT = "123456789012"
 
@@ -141,7 +145,7 @@ class QueuePoller:
     sqs: SQSClient
     queue_url: str
     handler: Handler
-    concurrency: int = 4
+    concurrency: int = SENDERS
     _slots: threading.Semaphore = field(init=False)
     _pool: ThreadPoolExecutor = field(init=False)
 
@@ -237,38 +241,54 @@ def running(pollers: dict[str, Callable[[], int]]) -> Iterator[threading.Event]:
             thread.join(timeout=30)
 
 
-def pipeline_pollers(
-    dynamodb_endpoint: str, table_name: str, queue_url: str, senders: int = 4
-) -> dict[str, Callable[[], int]]:
-    """The stream poller into the publisher and a queue poller into the sender running up
-    to `senders` batches at once, with the real handlers (imported here: their modules read
+def publisher_poller(dynamodb_endpoint: str, table_name: str) -> Callable[[], int]:
+    """The table's stream into the real publisher handler (imported here: its module reads
     the environment)."""
-    from lambdas import publisher, sender  # noqa: PLC0415 - after the environment is set
+    from lambdas import publisher  # noqa: PLC0415 - after the environment is set
 
     dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_endpoint, region_name=REGION)
     arn = dynamodb.describe_table(TableName=table_name)["Table"]["LatestStreamArn"]
     streams = boto3.client("dynamodbstreams", endpoint_url=dynamodb_endpoint, region_name=REGION)
-    pollers: dict[str, Callable[[], int]] = {
-        "stream": StreamPoller(streams, arn, publisher.handler).poll
-    }
+    return StreamPoller(streams, arn, publisher.handler).poll
+
+
+def sender_poller(queue_url: str, senders: int = SENDERS) -> Callable[[], int]:
+    """The delivery queue into the real sender handler, up to `senders` batches at once."""
+    from lambdas import sender  # noqa: PLC0415 - after the environment is set
+
     sqs = boto3.client("sqs", region_name=REGION)
-    pollers["queue"] = QueuePoller(sqs, queue_url, sender.handler, senders).poll
-    return pollers
+    return QueuePoller(sqs, queue_url, sender.handler, senders).poll
+
+
+def pipeline_pollers(
+    dynamodb_endpoint: str, table_name: str, queue_url: str, senders: int = SENDERS
+) -> dict[str, Callable[[], int]]:
+    """Both pollers: the whole pipeline."""
+    return {
+        "stream": publisher_poller(dynamodb_endpoint, table_name),
+        "queue": sender_poller(queue_url, senders),
+    }
 
 
 def main() -> None:
-    """Run the pipeline from ``make dev``'s environment until SIGTERM or SIGINT."""
+    """Run the pipeline (or one half of it) from ``make dev``'s environment until SIGTERM
+    or SIGINT."""
+    parser = argparse.ArgumentParser(description="events out, locally")
+    parser.add_argument("--only", choices=["publisher", "sender"], help="run one half")
+    only = parser.parse_args().only
     exit_with_parent(signal.SIGTERM)
     logging.basicConfig(level=logging.WARNING, format="event pipeline: %(message)s")
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    pollers = pipeline_pollers(
-        os.environ["DYNAMODB_ENDPOINT"],
-        os.environ["TABLE_NAME"],
-        os.environ["DELIVERY_QUEUE_URL"],
-        int(os.environ.get("WEBHOOK_SENDERS", "4")),
-    )
+    pollers: dict[str, Callable[[], int]] = {}
+    if only != "sender":
+        pollers["stream"] = publisher_poller(
+            os.environ["DYNAMODB_ENDPOINT"], os.environ["TABLE_NAME"]
+        )
+    if only != "publisher":
+        senders = int(os.environ.get("WEBHOOK_SENDERS", str(SENDERS)))
+        pollers["queue"] = sender_poller(os.environ["DELIVERY_QUEUE_URL"], senders)
     with running(pollers):
         stop.wait()
 

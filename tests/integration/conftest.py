@@ -25,9 +25,9 @@ BROWSER_ORIGINS = ("http://localhost:3000", "https://app.example.com")
 
 @pytest.fixture(scope="session")
 def messaging(moto_endpoint: str) -> Messaging:
-    """The delivery queue and event bus on moto (the sender's unanswered batches come back
-    after 3 s, so the fault tests do not wait 30)."""
-    return create_messaging(moto_endpoint, name="incidents-tests", visibility=3)
+    """The delivery queue and event bus on moto; a batch the sender never answered comes
+    back after 12 s (make dev: 30), still longer than an attempt can take (10 s)."""
+    return create_messaging(moto_endpoint, name="incidents-tests", visibility=12)
 
 
 @pytest.fixture(scope="session")
