@@ -148,12 +148,12 @@ def _post_checked(
 
 
 def _reason(error: urllib3.exceptions.HTTPError) -> str:
+    if isinstance(error, urllib3.exceptions.NewConnectionError):  # a ConnectTimeoutError too
+        return "connection refused"
     if isinstance(error, urllib3.exceptions.TimeoutError):
         return "timed out"
     if isinstance(error, urllib3.exceptions.SSLError):
         return f"TLS failed: {error}"
-    if isinstance(error, urllib3.exceptions.NewConnectionError):
-        return "connection refused"
     return f"request failed: {type(error).__name__}"
 
 
