@@ -10,7 +10,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -36,6 +36,16 @@ ROOT = Path(__file__).resolve().parents[2]
 HEALTHY = 9
 
 
+def after_sleeping(seconds: float) -> Callable[[Received], int]:
+    """An answer: 204, once `seconds` have passed."""
+
+    def answer(_: Received) -> int:
+        time.sleep(seconds)
+        return 204
+
+    return answer
+
+
 def latencies(received: list[Received]) -> list[float]:
     """Seconds from each event to its accepted delivery."""
     return [got.at - _epoch(got.body["timestamp"]) for got in received if 200 <= got.status < 300]
@@ -57,7 +67,7 @@ def test_a_hanging_endpoint_leaves_the_others_latency_unchanged(
 ) -> None:
     alice = Caller(new_id("acct"), new_id("user"))
     healthy = [Receiver(secrets=[]) for _ in range(HEALTHY)]
-    hanging = Receiver(secrets=[], answer=lambda _: time.sleep(12) or 204)
+    hanging = Receiver(secrets=[], answer=after_sleeping(12))
     pollers = pipeline_pollers(dynamodb_endpoint, API_TABLE, messaging.queue_url)
     with ExitStack() as stack, running(pollers):
         for receiver in healthy:
@@ -93,7 +103,7 @@ def test_a_sender_killed_mid_batch_loses_nothing(
     api: Api, messaging: Messaging, dynamodb_endpoint: str
 ) -> None:
     alice = Caller(new_id("acct"), new_id("user"))
-    slow = Receiver(secrets=[], answer=lambda _: time.sleep(0.2) or 204)
+    slow = Receiver(secrets=[], answer=after_sleeping(0.2))
     with serving(slow) as url, running({"stream": publisher_poller(dynamodb_endpoint, API_TABLE)}):
         register(api, alice, slow, url)
         incidents = [new_incident(api, alice, f"incident {n}") for n in range(5)]

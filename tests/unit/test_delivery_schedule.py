@@ -8,7 +8,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from incidents.models import EventType, IncidentSummary, TimelineEvent
+from incidents.models import EventType, IncidentSummary, Severity, Status, TimelineEvent
 from incidents.outbox import MAX_BODY_BYTES, outgoing
 from incidents.sender import MAX_DELAY, RETRY_DELAYS, retry_delay
 
@@ -37,8 +37,8 @@ def summary(title: str) -> IncidentSummary:
         id="inc_" + "A" * 27,
         number=1,
         title=title,
-        status="TRIGGERED",
-        severity="SEV1",
+        status=Status.TRIGGERED,
+        severity=Severity.SEV1,
         created_by="user_" + "B" * 27,
         created_at="2026-11-24T08:00:00.000000Z",
         updated_at="2026-11-24T08:00:00.000000Z",

@@ -38,7 +38,8 @@ def record(seq: int) -> dict[str, Any]:
 
 class FailsOn:
     def __init__(self, failing: int) -> None:
-        self.failing, self.published = failing, []
+        self.failing = failing
+        self.published: list[int] = []
 
     def publish(self, items: list[Outgoing], hooks: dict[str, Any]) -> None:
         seq = items[0].event.seq
