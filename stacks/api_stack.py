@@ -23,6 +23,8 @@ from constructs import Construct
 
 from lambdas.routes import REQUEST_HEADERS, ROUTES, Group
 from stacks.config import StageConfig
+from stacks.event_delivery import EventDelivery, Sources
+from stacks.functions import METRICS_NAMESPACE, FunctionSpec, Runtime, handler_function
 from stacks.monitoring import Monitoring, Watched
 from stacks.nag import (
     COGNITO_MFA,
@@ -36,12 +38,16 @@ from stacks.nag import (
     accept,
 )
 from stacks.permissions import INDEX_READERS, TABLE_ACTIONS
-from stacks.shared_layer import ARCHITECTURE, RUNTIME, handler_code, shared_layer
+from stacks.shared_layer import handler_code, shared_layer
 
 TIMEOUT = Duration.seconds(10)
-MEMORY_MB = {Group.INCIDENT_QUERIES: 1024, Group.INCIDENT_COMMANDS: 512, Group.TEAMS: 512}
+MEMORY_MB = {
+    Group.INCIDENT_QUERIES: 1024,
+    Group.INCIDENT_COMMANDS: 512,
+    Group.TEAMS: 512,
+    Group.WEBHOOKS: 512,
+}
 """Lists fan out over up to 16 threads: more memory buys the CPU to merge them."""
-METRICS_NAMESPACE = "Incidents"
 GATEWAY_ERRORS: dict[apigw.ResponseType, tuple[str, str | None]] = {
     apigw.ResponseType.UNAUTHORIZED: ("unauthorized", None),
     apigw.ResponseType.EXPIRED_TOKEN: ("unauthorized", None),
@@ -121,6 +127,14 @@ class ApiStack(Stack):
             watched=Watched(table, self.api, self.functions, TIMEOUT, METRICS_NAMESPACE),
             config=config,
         )
+        self.events_out = EventDelivery(
+            self,
+            "EventsOut",
+            inputs=Sources(table, self.cursor_secret),
+            runtime=Runtime(code, layer, config),
+            monitoring=self.monitoring,
+        )
+        self.events_out.grant_enqueue(self.functions[Group.WEBHOOKS])
         self._accept_findings()
         CfnOutput(self, "ApiUrl", value=self.api.url)
         CfnOutput(self, "UserPoolId", value=self.user_pool.user_pool_id)
@@ -130,8 +144,10 @@ class ApiStack(Stack):
         """The cdk-nag findings this stack accepts, each on its own construct."""
         for role in self.roles.values():
             accept(role, XRAY_WILDCARD)
-        for function in self.functions.values():
+        for function in [*self.functions.values(), *self.events_out.functions()]:
             accept(function, PINNED_RUNTIME)
+            if function.role and function not in self.functions.values():
+                accept(function.role, XRAY_WILDCARD)
         accept(self.user_pool, COGNITO_PLUS, COGNITO_MFA)
         accept(self.cursor_secret, MANUAL_ROTATION)
         accept(self.api.deployment_stage, NO_WAF)
@@ -146,24 +162,20 @@ class ApiStack(Stack):
         layer: lambda_.ILayerVersion,
         code: lambda_.Code,
     ) -> lambda_.Function:
-        name = group.value.replace("_", "-")
-        log_group = logs.LogGroup(
-            self,
-            f"{group.value}-logs",
-            retention=self.config.retention,
-            removal_policy=self.config.removal,
+        spec = FunctionSpec(
+            name=group.value,
+            handler=group.handler,
+            description=f"incidents API: {group.value.replace('_', '-')}",
+            memory_mb=MEMORY_MB[group],
+            timeout=TIMEOUT,
+            reserved=self.config.reserved(group),
         )
-        role = iam.Role(
-            self,
-            f"{group.value}-role",
-            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-            description=f"incidents {name}: exactly the table actions of its group",
-        )
-        role.add_to_policy(
-            iam.PolicyStatement(
-                actions=["logs:CreateLogStream", "logs:PutLogEvents"],
-                resources=[log_group.log_group_arn],
-            )
+        environment = {
+            "TABLE_NAME": table.table_name,
+            "CURSOR_SECRET_ARN": self.cursor_secret.secret_arn,
+        }
+        function, role = handler_function(
+            self, spec, Runtime(code, layer, self.config), environment
         )
         role.add_to_policy(
             iam.PolicyStatement(actions=list(TABLE_ACTIONS[group]), resources=[table.table_arn])
@@ -184,30 +196,7 @@ class ApiStack(Stack):
             )
         )
         self.roles[group] = role
-        return lambda_.Function(
-            self,
-            group.value,
-            description=f"incidents API: {name}",
-            runtime=RUNTIME,
-            architecture=ARCHITECTURE,
-            handler=group.handler,
-            code=code,
-            layers=[layer],
-            role=role,
-            memory_size=MEMORY_MB[group],
-            timeout=TIMEOUT,
-            reserved_concurrent_executions=self.config.reserved(group),
-            tracing=lambda_.Tracing.ACTIVE,
-            log_group=log_group,
-            environment={
-                "TABLE_NAME": table.table_name,
-                "CURSOR_SECRET_ARN": self.cursor_secret.secret_arn,
-                "POWERTOOLS_SERVICE_NAME": "incidents",
-                "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
-                "POWERTOOLS_LOG_LEVEL": "INFO",
-                **self.config.lambda_environment(),
-            },
-        )
+        return function
 
     def _user_pool(self) -> tuple[cognito.UserPool, cognito.UserPoolClient]:
         """Users sign in by email; account and user ids are immutable custom attributes

@@ -78,25 +78,25 @@ class Monitoring(Construct):
         self._table_alarms(watched.table)
         self._function_alarms(watched, config)
         self._api_alarms(watched.api)
-        self._alarm(
+        self.alarm(
             "ShardCountGrowths",
-            _custom(watched.namespace, "ShardCountGrowths", "Sum"),
+            custom_metric(watched.namespace, "ShardCountGrowths", "Sum"),
             1,
             "a dynamic shard count grew (a hot partition key was spread further)",
         )
-        _dashboard(self, watched)
+        self.dashboard = _dashboard(self, watched)
 
     def _table_alarms(self, table: dynamodb.ITableV2) -> None:
         for operation in ("Read", "Write"):
             for index in (None, *INDEXES):
                 where = index or "the table"
-                self._alarm(
+                self.alarm(
                     f"{index or 'Table'}{operation}Throttles",
                     _throttles(table, operation, index),
                     1,
                     f"{operation.lower()} requests throttled on {where}",
                 )
-        self._alarm(
+        self.alarm(
             "TableSystemErrors",
             table.metric_system_errors_for_operations(
                 operations=list(TABLE_OPERATIONS), period=PERIOD
@@ -109,11 +109,11 @@ class Monitoring(Construct):
         timeout_ms = watched.timeout.to_milliseconds()
         for group, function in watched.functions.items():
             name = group.value
-            self._alarm(f"{name}-errors", function.metric_errors(period=PERIOD), 1, "errors")
-            self._alarm(
+            self.alarm(f"{name}-errors", function.metric_errors(period=PERIOD), 1, "errors")
+            self.alarm(
                 f"{name}-throttles", function.metric_throttles(period=PERIOD), 1, "throttles"
             )
-            self._alarm(
+            self.alarm(
                 f"{name}-duration-p99",
                 function.metric_duration(period=PERIOD, statistic="p99"),
                 NEAR * timeout_ms,
@@ -121,13 +121,13 @@ class Monitoring(Construct):
             )
             reserved = config.reserved(group)
             if reserved:
-                self._alarm(
+                self.alarm(
                     f"{name}-concurrency",
                     function.metric("ConcurrentExecutions", period=PERIOD, statistic="Maximum"),
                     NEAR * reserved,
                     f"concurrent executions at 80 % of the {reserved} reserved",
                 )
-        self._alarm(
+        self.alarm(
             "AccountConcurrency",
             lambda_.Function.metric_all_concurrent_executions(period=PERIOD, statistic="Maximum"),
             NEAR * config.account_concurrency_limit,
@@ -135,7 +135,7 @@ class Monitoring(Construct):
         )
 
     def _api_alarms(self, api: apigw.RestApi) -> None:
-        self._alarm("Api5xx", api.metric_server_error(period=PERIOD), 5, "API 5xx responses")
+        self.alarm("Api5xx", api.metric_server_error(period=PERIOD), 5, "API 5xx responses")
         sustained = [  # each over 15 minutes
             (
                 "Api4xxRate",
@@ -157,9 +157,9 @@ class Monitoring(Construct):
             ),
         ]
         for name, metric, threshold, what in sustained:
-            self._alarm(name, metric, threshold, f"{what} for 15 minutes", periods=3)
+            self.alarm(name, metric, threshold, f"{what} for 15 minutes", periods=3)
 
-    def _alarm(
+    def alarm(
         self,
         name: str,
         metric: cloudwatch.IMetric,
@@ -167,6 +167,7 @@ class Monitoring(Construct):
         what: str,
         periods: int = 1,
     ) -> None:
+        """An alarm at or above `threshold` for `periods` periods, paging on ALARM and OK."""
         alarm = cloudwatch.Alarm(
             self,
             name,
@@ -203,7 +204,7 @@ def _alarm_key(scope: Construct, config: StageConfig) -> kms.Key:
     return key
 
 
-def _dashboard(scope: Construct, watched: Watched) -> None:
+def _dashboard(scope: Construct, watched: Watched) -> cloudwatch.Dashboard:
     """Fan-out cost per list, throttles, and the functions' errors and duration."""
     dashboard = cloudwatch.Dashboard(scope, "Dashboard")
     per_list = [
@@ -215,7 +216,7 @@ def _dashboard(scope: Construct, watched: Watched) -> None:
         *[
             cloudwatch.GraphWidget(
                 title=title,
-                left=[_custom(watched.namespace, metric, statistic, name) for name in LISTS],
+                left=[custom_metric(watched.namespace, metric, statistic, name) for name in LISTS],
             )
             for title, metric, statistic in per_list
         ]
@@ -225,8 +226,8 @@ def _dashboard(scope: Construct, watched: Watched) -> None:
             cloudwatch.GraphWidget(
                 title=f"{name}: contributing streams vs streams (average)",
                 left=[
-                    _custom(watched.namespace, "FanOutContributors", "Average", name),
-                    _custom(watched.namespace, "FanOutStreams", "Average", name),
+                    custom_metric(watched.namespace, "FanOutContributors", "Average", name),
+                    custom_metric(watched.namespace, "FanOutStreams", "Average", name),
                 ],
             )
             for name in LISTS
@@ -248,9 +249,10 @@ def _dashboard(scope: Construct, watched: Watched) -> None:
             right=[f.metric_duration(period=PERIOD, statistic="p99") for f in functions],
         ),
     )
+    return dashboard
 
 
-def _custom(
+def custom_metric(
     namespace: str, name: str, statistic: str, list_name: str | None = None
 ) -> cloudwatch.Metric:
     """A metric the handlers emit (EMF), per list when `list_name` is given."""

@@ -18,6 +18,7 @@ MANUAL_ROTATION = "AwsSolutions::AwsSolutions-SMG4"
 NO_WAF = "AwsSolutions::AwsSolutions-APIG3"
 PREFLIGHT_AUTH = "AwsSolutions::AwsSolutions-APIG4"
 PREFLIGHT_COGNITO = "AwsSolutions::AwsSolutions-COG4"
+FAILURE_DESTINATION = "AwsSolutions::AwsSolutions-SQS3"
 PREFLIGHT_REASON = "A CORS preflight (OPTIONS) is answered by the gateway, without credentials."
 
 REASONS = {
@@ -48,6 +49,10 @@ REASONS = {
     NO_WAF: (
         "AWS WAF is priced per web ACL and rule; attach one per deployment when the API "
         "is public. Stage throttling and Cognito limit abuse in the meantime."
+    ),
+    FAILURE_DESTINATION: (
+        "This queue is a dead-letter queue: the on-failure destination of the table "
+        "stream's event source mapping (cdk-nag only recognizes a queue's redrive target)."
     ),
     PREFLIGHT_AUTH: PREFLIGHT_REASON,
     PREFLIGHT_COGNITO: PREFLIGHT_REASON,

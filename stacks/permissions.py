@@ -27,10 +27,29 @@ TABLE_ACTIONS: dict[Group, tuple[str, ...]] = {
         "dynamodb:Query",
         "dynamodb:UpdateItem",
     ),
+    Group.WEBHOOKS: (
+        "dynamodb:DeleteItem",
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:Query",
+        "dynamodb:UpdateItem",
+    ),
 }
 """Queries read (point reads of metadata and memberships, fan-out queries); commands also
 write summaries, copies, counters, shard metadata and idempotency records; teams write
-teams, memberships (with the team's member count) and profiles and batch-read teams."""
+teams, memberships (with the team's member count) and profiles and batch-read teams;
+webhooks write webhooks with the account's count and read their delivery log."""
+
+PUBLISHER_TABLE_ACTIONS = ("dynamodb:Query",)
+"""The publisher reads an account's webhooks (its stream read is the event source's)."""
+SENDER_TABLE_ACTIONS = (
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:Query",
+    "dynamodb:UpdateItem",
+)
+"""The sender reads a webhook, logs each attempt, records the endpoint's health, and a
+replay pages the account's events (GSI2)."""
 
 INDEX_READERS: dict[Group, tuple[str, ...]] = {
     Group.INCIDENT_QUERIES: ("GSI1", "GSI2"),

@@ -1,0 +1,269 @@
+"""Events out (docs "Events and webhooks", decision 008): the table's stream, filtered to
+timeline events, into the publisher; the publisher into the stage's EventBridge bus and the
+FIFO delivery queue (a message group per webhook and incident); the queue into the sender,
+which signs, posts, logs and schedules each retry through the message's visibility.
+
+Alarms: anything in a dead-letter queue, an event not published within a minute (the
+stream's iterator age), a delivery older than its whole retry schedule, an endpoint
+disabled, and each function's errors. The dashboard shows deliveries and their latency.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_secretsmanager as secretsmanager
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from incidents.delivery_messages import QUEUE_RETENTION_SECONDS, RECEIVES_BEFORE_DEAD_LETTER
+from incidents.outbox import EVENT_SOURCE_NAME
+from lambdas.settings import DELIVERY_QUEUE_URL, EVENT_BUS_NAME, EVENT_SOURCE
+from stacks.functions import METRICS_NAMESPACE, FunctionSpec, Runtime, handler_function
+from stacks.monitoring import PERIOD, Monitoring, custom_metric
+from stacks.nag import FAILURE_DESTINATION, accept
+from stacks.permissions import PUBLISHER_TABLE_ACTIONS, SENDER_TABLE_ACTIONS
+
+SENDER_TIMEOUT = Duration.seconds(60)
+"""A batch's groups post side by side, each attempt at most 10 s; a group stops at its
+first failure, so a batch ends well within a minute."""
+PUBLISHER_TIMEOUT = Duration.seconds(60)
+STREAM_BATCH = 100
+STREAM_RETRIES = 10
+SENDER_BATCH = 10
+UNPUBLISHED_ALARM_MS = 60_000
+"""An event not on its way within a minute of its change (the stream's iterator age)."""
+SCHEDULE_EXCEEDED_SECONDS = 4 * 24 * 3600
+"""A message older than the retry schedule (under 90 hours) is stuck."""
+RETENTION = Duration.seconds(QUEUE_RETENTION_SECONDS)
+
+
+@dataclass(frozen=True)
+class Sources:
+    """What events out reads: the table (and its stream) and the cursor key of replays."""
+
+    table: dynamodb.ITableV2
+    cursor_secret: secretsmanager.ISecret
+
+
+class EventDelivery(Construct):
+    """The bus, the queues, the publisher and the sender of one stage."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        inputs: Sources,
+        runtime: Runtime,
+        monitoring: Monitoring,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        stage = runtime.config.stage
+        self.bus = events.EventBus(self, "Bus", event_bus_name=f"incidents-{stage}")
+        self.dead_letters = _queue(self, "DeliveryDeadLetters", fifo=True)
+        self.queue = _queue(
+            self,
+            "Deliveries",
+            fifo=True,
+            visibility_timeout=Duration.seconds(6 * SENDER_TIMEOUT.to_seconds()),
+            dead_letter_queue=sqs.DeadLetterQueue(
+                max_receive_count=RECEIVES_BEFORE_DEAD_LETTER, queue=self.dead_letters
+            ),
+        )
+        self.stream_failures = _queue(self, "StreamFailures", fifo=False)
+        accept(self.stream_failures, FAILURE_DESTINATION)
+        environment = {
+            "TABLE_NAME": inputs.table.table_name,
+            DELIVERY_QUEUE_URL: self.queue.queue_url,
+            EVENT_BUS_NAME: self.bus.event_bus_name,
+            EVENT_SOURCE: EVENT_SOURCE_NAME,
+        }
+        self.publisher = self._publisher(inputs.table, runtime, environment)
+        self.sender = self._sender(inputs, runtime, environment)
+        self._alarms(monitoring)
+        self._widgets(monitoring)
+
+    def functions(self) -> list[lambda_.Function]:
+        """The publisher and the sender."""
+        return [self.publisher, self.sender]
+
+    def grant_enqueue(self, function: lambda_.Function) -> None:
+        """Let an API function queue replays and test events (``DELIVERY_QUEUE_URL``)."""
+        function.add_environment(DELIVERY_QUEUE_URL, self.queue.queue_url)
+        function.add_to_role_policy(
+            iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[self.queue.queue_arn])
+        )
+
+    def _publisher(
+        self, table: dynamodb.ITableV2, runtime: Runtime, environment: dict[str, str]
+    ) -> lambda_.Function:
+        spec = FunctionSpec(
+            "publisher",
+            "lambdas.publisher.handler",
+            "incidents events out: stream to EventBridge and webhook queue",
+            512,
+            PUBLISHER_TIMEOUT,
+        )
+        function, role = handler_function(self, spec, runtime, environment)
+        role.add_to_policy(
+            iam.PolicyStatement(actions=list(PUBLISHER_TABLE_ACTIONS), resources=[table.table_arn])
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(actions=["events:PutEvents"], resources=[self.bus.event_bus_arn])
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[self.queue.queue_arn])
+        )
+        timeline_inserts = lambda_.FilterCriteria.filter(
+            {
+                "eventName": lambda_.FilterRule.is_equal("INSERT"),
+                "dynamodb": {"NewImage": {"Type": {"S": lambda_.FilterRule.is_equal("event")}}},
+            }
+        )
+        function.add_event_source(
+            sources.DynamoEventSource(
+                table,
+                starting_position=lambda_.StartingPosition.TRIM_HORIZON,
+                batch_size=STREAM_BATCH,
+                bisect_batch_on_error=True,
+                retry_attempts=STREAM_RETRIES,
+                report_batch_item_failures=True,
+                parallelization_factor=1,  # one batch a shard at a time: the stream's order
+                on_failure=sources.SqsDlq(self.stream_failures),
+                filters=[timeline_inserts],
+            )
+        )
+        return function
+
+    def _sender(
+        self, inputs: Sources, runtime: Runtime, environment: dict[str, str]
+    ) -> lambda_.Function:
+        spec = FunctionSpec(
+            "sender",
+            "lambdas.sender.handler",
+            "incidents events out: signs and posts webhook deliveries",
+            512,
+            SENDER_TIMEOUT,
+        )
+        secret = {"CURSOR_SECRET_ARN": inputs.cursor_secret.secret_arn}
+        function, role = handler_function(self, spec, runtime, {**environment, **secret})
+        table_arn = inputs.table.table_arn
+        role.add_to_policy(
+            iam.PolicyStatement(actions=list(SENDER_TABLE_ACTIONS), resources=[table_arn])
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(actions=["dynamodb:Query"], resources=[f"{table_arn}/index/GSI2"])
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["secretsmanager:GetSecretValue"],
+                resources=[inputs.cursor_secret.secret_arn],
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=[
+                    "sqs:ChangeMessageVisibility",
+                    "sqs:DeleteMessage",
+                    "sqs:ReceiveMessage",
+                    "sqs:GetQueueAttributes",
+                    "sqs:SendMessage",
+                ],
+                resources=[self.queue.queue_arn],
+            )
+        )
+        function.add_event_source(
+            sources.SqsEventSource(
+                self.queue, batch_size=SENDER_BATCH, report_batch_item_failures=True
+            )
+        )
+        return function
+
+    def _alarms(self, monitoring: Monitoring) -> None:
+        for name, queue in (
+            ("DeliveryDeadLetters", self.dead_letters),
+            ("StreamFailures", self.stream_failures),
+        ):
+            monitoring.alarm(
+                name,
+                queue.metric_approximate_number_of_messages_visible(
+                    period=PERIOD, statistic="Maximum"
+                ),
+                1,
+                "messages nothing will process again: look at them, then redrive",
+            )
+        monitoring.alarm(
+            "EventsUnpublished",
+            self.publisher.metric("IteratorAge", period=PERIOD, statistic="Maximum"),
+            UNPUBLISHED_ALARM_MS,
+            "a timeline event not published within a minute of its change",
+        )
+        monitoring.alarm(
+            "DeliveriesStuck",
+            self.queue.metric_approximate_age_of_oldest_message(period=PERIOD, statistic="Maximum"),
+            SCHEDULE_EXCEEDED_SECONDS,
+            "a delivery older than its whole retry schedule",
+        )
+        monitoring.alarm(
+            "WebhooksDisabled",
+            custom_metric(METRICS_NAMESPACE, "WebhooksDisabled", "Sum"),
+            1,
+            "an endpoint failed every delivery for 5 days and was disabled",
+        )
+        for name, function in (("publisher", self.publisher), ("sender", self.sender)):
+            monitoring.alarm(f"{name}-errors", function.metric_errors(period=PERIOD), 1, "errors")
+
+    def _widgets(self, monitoring: Monitoring) -> None:
+        deliveries = [
+            custom_metric(METRICS_NAMESPACE, f"Deliveries{status}", "Sum")
+            for status in ("Succeeded", "Pending", "Failed")
+        ]
+        monitoring.dashboard.add_widgets(
+            cloudwatch.GraphWidget(title="Webhook deliveries", left=deliveries),
+            cloudwatch.GraphWidget(
+                title="Change to delivery (p50, p99) and attempt time (p99), ms",
+                left=[
+                    custom_metric(METRICS_NAMESPACE, "DeliveryLatency", "p50"),
+                    custom_metric(METRICS_NAMESPACE, "DeliveryLatency", "p99"),
+                    custom_metric(METRICS_NAMESPACE, "DeliveryMilliseconds", "p99"),
+                ],
+            ),
+            cloudwatch.GraphWidget(
+                title="Oldest unpublished event (ms) and undelivered message (s)",
+                left=[self.publisher.metric("IteratorAge", period=PERIOD, statistic="Maximum")],
+                right=[
+                    self.queue.metric_approximate_age_of_oldest_message(
+                        period=PERIOD, statistic="Maximum"
+                    )
+                ],
+            ),
+        )
+
+
+def _queue(
+    scope: Construct,
+    name: str,
+    *,
+    fifo: bool,
+    visibility_timeout: Duration | None = None,
+    dead_letter_queue: sqs.DeadLetterQueue | None = None,
+) -> sqs.Queue:
+    """An encrypted queue that refuses plain HTTP, kept 14 days."""
+    return sqs.Queue(
+        scope,
+        name,
+        fifo=fifo or None,
+        retention_period=RETENTION,
+        encryption=sqs.QueueEncryption.SQS_MANAGED,
+        enforce_ssl=True,
+        visibility_timeout=visibility_timeout,
+        dead_letter_queue=dead_letter_queue,
+    )

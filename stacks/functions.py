@@ -1,0 +1,86 @@
+"""One Lambda function as every function of the app is built: its own log group with the
+stage's retention, its own role (which starts with writing that log group and nothing
+else), the shared layer, ARM64 on Python 3.13, X-Ray, and the Powertools settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aws_cdk import Duration
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from stacks.config import StageConfig
+from stacks.shared_layer import ARCHITECTURE, RUNTIME
+
+METRICS_NAMESPACE = "Incidents"
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """What differs between functions."""
+
+    name: str
+    """The construct ids' base (``incident_queries``, ``publisher``...)."""
+    handler: str
+    description: str
+    memory_mb: int
+    timeout: Duration
+    reserved: int | None = None
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """What every function shares: code, layer and stage."""
+
+    code: lambda_.Code
+    layer: lambda_.ILayerVersion
+    config: StageConfig
+
+
+def handler_function(
+    scope: Construct, spec: FunctionSpec, runtime: Runtime, environment: dict[str, str]
+) -> tuple[lambda_.Function, iam.Role]:
+    """The function and its role; callers grant it exactly what it calls."""
+    config = runtime.config
+    log_group = logs.LogGroup(
+        scope, f"{spec.name}-logs", retention=config.retention, removal_policy=config.removal
+    )
+    role = iam.Role(
+        scope,
+        f"{spec.name}-role",
+        assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+        description=f"incidents {spec.name.replace('_', '-')}: exactly what it calls",
+    )
+    role.add_to_policy(
+        iam.PolicyStatement(
+            actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+            resources=[log_group.log_group_arn],
+        )
+    )
+    function = lambda_.Function(
+        scope,
+        spec.name,
+        description=spec.description,
+        runtime=RUNTIME,
+        architecture=ARCHITECTURE,
+        handler=spec.handler,
+        code=runtime.code,
+        layers=[runtime.layer],
+        role=role,
+        memory_size=spec.memory_mb,
+        timeout=spec.timeout,
+        reserved_concurrent_executions=spec.reserved,
+        tracing=lambda_.Tracing.ACTIVE,
+        log_group=log_group,
+        environment={
+            "POWERTOOLS_SERVICE_NAME": "incidents",
+            "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
+            "POWERTOOLS_LOG_LEVEL": "INFO",
+            **environment,
+            **config.lambda_environment(),
+        },
+    )
+    return function, role
