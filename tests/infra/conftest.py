@@ -17,6 +17,8 @@ from app import build
 from lambdas.routes import Group
 
 CDK_JSON = Path(__file__).resolve().parents[2] / "cdk.json"
+EVENT_FUNCTIONS = ("publisher", "sender")
+"""The functions of events out, beside one function per API handler group."""
 
 
 @dataclass(frozen=True)

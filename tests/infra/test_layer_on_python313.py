@@ -41,6 +41,7 @@ needs_313 = pytest.mark.skipif(
 IMPORT_ALL = (
     "import sys; sys.path[:0] = [{task!r}, {opt!r}]\n"
     "import lambdas.incident_commands, lambdas.incident_queries, lambdas.teams\n"
+    "import lambdas.webhooks, lambdas.publisher, lambdas.sender\n"
     "import pydantic_core, xxhash\n"
     "loaded = [m for m in list(sys.modules.values()) if getattr(m, '__cached__', None)]\n"
     "ours = [m for m in loaded if m.__file__.startswith(({task!r}, {opt!r}))]\n"

@@ -15,7 +15,7 @@ from incidents.table import TABLE_SCHEMA
 from lambdas.routes import Group
 from stacks.config import stage_config
 from stacks.monitoring import LISTS
-from tests.infra.conftest import Synthesized, function_of, resources, synthesize
+from tests.infra.conftest import EVENT_FUNCTIONS, Synthesized, function_of, resources, synthesize
 
 PAGER = "https://events.example-pager.com/integration/abc"
 OPS_STAGE: dict[str, dict[str, object]] = {
@@ -132,7 +132,8 @@ def test_the_alarms_that_matter(dev: Synthesized) -> None:
     by_metric = Counter(a.get("MetricName") for a in alarms(dev))
     live = 1 + len(TABLE_SCHEMA.indexes)  # the table and every index: each one is read
     assert by_metric["ReadThrottleEvents"] == by_metric["WriteThrottleEvents"] == live
-    assert by_metric["Errors"] == by_metric["Throttles"] == len(Group)
+    assert by_metric["Throttles"] == len(Group)
+    assert by_metric["Errors"] == len(Group) + len(EVENT_FUNCTIONS)  # publisher and sender
     assert by_metric["5XXError"] == 1
     assert alarm(dev, "ApiLatencyP99")["ExtendedStatistic"] == "p99"
 
@@ -211,7 +212,7 @@ def test_retained_stages_protect_the_pool_and_keep_their_logs(
     assert pool["DeletionPolicy"] == "Retain"
     assert pool["Properties"]["DeletionProtection"] == "ACTIVE"
     log_groups = resources(prod, "AWS::Logs::LogGroup").values()
-    assert len(log_groups) == len(Group) + 1
+    assert len(log_groups) == len(Group) + len(EVENT_FUNCTIONS) + 1  # and the access logs
     assert {g["DeletionPolicy"] for g in log_groups} == {"Retain"}
     (throwaway,) = resources(ops, "AWS::Cognito::UserPool").values()
     assert throwaway["Properties"]["DeletionProtection"] == "INACTIVE"
