@@ -6,6 +6,7 @@ queue for as long as the schedule says (the message's visibility timeout)."""
 
 from __future__ import annotations
 
+import contextvars
 import functools
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
@@ -47,7 +48,12 @@ def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailure
     for record in event["Records"]:
         groups[record["attributes"].get("MessageGroupId", "")].append(record)
     with ThreadPoolExecutor(min(len(groups), MAX_PARALLEL_GROUPS) or 1) as pool:
-        answers = list(pool.map(lambda records: _group(records, context), groups.values()))
+        # Each group in a copy of this context (the logger's keys, the tracer's segment).
+        running = [
+            pool.submit(contextvars.copy_context().run, _group, records, context)
+            for records in groups.values()
+        ]
+        answers = [future.result() for future in running]
     return {"batchItemFailures": [f for answer in answers for f in answer["batchItemFailures"]]}
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,14 @@ TRANSACTION_ACTIONS = {
     "ConditionCheck": "ConditionCheckItem",
 }
 BATCH_WRITE_ACTIONS = {"PutRequest": "PutItem", "DeleteRequest": "DeleteItem"}
+SQS_BATCH_ACTIONS = {
+    "SendMessageBatch": "SendMessage",
+    "DeleteMessageBatch": "DeleteMessage",
+    "ChangeMessageVisibilityBatch": "ChangeMessageVisibility",
+}
+RUNNING: ContextVar[str | None] = ContextVar("running_function", default=None)
+"""The events-out function whose handler runs in this context (``publisher``, ``sender``),
+set by `local.event_pipeline`, so its calls are told apart from the API's."""
 
 
 @dataclass(frozen=True)
@@ -59,8 +68,17 @@ def permissions(operation: str, params: Mapping[str, Any], table: str) -> Iterat
         yield f"dynamodb:{operation}", resource(params["TableName"], params.get("IndexName"))
 
 
+def messaging_permissions(service: str, operation: str) -> tuple[str, str]:
+    """The (action, resource) of an SQS call on the delivery queue or an EventBridge call
+    on the bus (the only queue and bus the handlers use)."""
+    if service == "sqs":
+        return f"sqs:{SQS_BATCH_ACTIONS.get(operation, operation)}", "queue"
+    return f"events:{operation}", "bus"
+
+
 class CallRecorder:
-    """Records the calls of a botocore DynamoDB client for the handler group being served."""
+    """Records the calls of a botocore client (DynamoDB, SQS or EventBridge) for the
+    handler group being served."""
 
     def __init__(
         self, table: str, group: Callable[[], str | None], sink: Callable[[Call], None]
@@ -71,13 +89,19 @@ class CallRecorder:
 
     def attach(self, client: Any) -> None:
         """Record every call `client` makes from now on."""
-        client.meta.events.register("provide-client-params.dynamodb.*", self._record)
+        service = client.meta.service_model.endpoint_prefix
+        client.meta.events.register(f"provide-client-params.{service}.*", self._record)
 
     def _record(self, params: Mapping[str, Any], model: Any, **_: Any) -> None:
-        group = self._group()
+        group = RUNNING.get() or self._group()
         if group is None:
             return  # not inside a handler (seeding, test set-up)
-        for action, resource in permissions(model.name, params, self._table):
+        service = model.service_model.endpoint_prefix
+        if service == "dynamodb":
+            found = list(permissions(model.name, params, self._table))
+        else:
+            found = [messaging_permissions(service, model.name)]
+        for action, resource in found:
             self._sink(Call(group, action, resource))
 
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import boto3
 
 from local.api_events import LocalLambdaContext
+from local.call_log import RUNNING
 from local.orphans import exit_with_parent
 
 if TYPE_CHECKING:
@@ -120,11 +121,14 @@ class StreamPoller:
     def _invoke(self, records: list[dict[str, Any]]) -> str | None:
         """The handler on `records`; the first sequence number to retry from, if any."""
         event = {"Records": [{**r, "eventSourceARN": self.stream_arn} for r in records]}
+        running = RUNNING.set("publisher")
         try:
             answer = self.handler(event, LocalLambdaContext())
         except Exception:
             logger.exception("publisher failed on a whole batch")
             return str(records[0]["dynamodb"]["SequenceNumber"])
+        finally:
+            RUNNING.reset(running)
         failures = [f["itemIdentifier"] for f in (answer or {}).get("batchItemFailures", [])]
         return min(failures, key=int) if failures else None
 
@@ -176,11 +180,13 @@ class QueuePoller:
         ).get("Messages", [])
 
     def _invoke(self, received: list[Any]) -> None:
+        running = RUNNING.set("sender")
         try:
             self._answer([self._record(dict(message)) for message in received])
         except Exception:
             logger.exception("sender failed on a whole batch")
         finally:
+            RUNNING.reset(running)
             self._slots.release()
 
     def _answer(self, records: list[dict[str, Any]]) -> None:
@@ -249,7 +255,9 @@ def publisher_poller(dynamodb_endpoint: str, table_name: str) -> Callable[[], in
     dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_endpoint, region_name=REGION)
     arn = dynamodb.describe_table(TableName=table_name)["Table"]["LatestStreamArn"]
     streams = boto3.client("dynamodbstreams", endpoint_url=dynamodb_endpoint, region_name=REGION)
-    return StreamPoller(streams, arn, publisher.handler).poll
+    poller = StreamPoller(streams, arn, publisher.handler)
+    poller.poll()  # the shards' positions taken now: every change from here on goes out
+    return poller.poll
 
 
 def sender_poller(queue_url: str, senders: int = SENDERS) -> Callable[[], int]:

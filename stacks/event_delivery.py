@@ -170,11 +170,9 @@ class EventDelivery(Construct):
         )
         role.add_to_policy(
             iam.PolicyStatement(
-                actions=[
+                actions=[  # receiving is the event source's grant
                     "sqs:ChangeMessageVisibility",
                     "sqs:DeleteMessage",
-                    "sqs:ReceiveMessage",
-                    "sqs:GetQueueAttributes",
                     "sqs:SendMessage",
                 ],
                 resources=[self.queue.queue_arn],

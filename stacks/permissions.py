@@ -42,14 +42,9 @@ webhooks write webhooks with the account's count and read their delivery log."""
 
 PUBLISHER_TABLE_ACTIONS = ("dynamodb:Query",)
 """The publisher reads an account's webhooks (its stream read is the event source's)."""
-SENDER_TABLE_ACTIONS = (
-    "dynamodb:GetItem",
-    "dynamodb:PutItem",
-    "dynamodb:Query",
-    "dynamodb:UpdateItem",
-)
-"""The sender reads a webhook, logs each attempt, records the endpoint's health, and a
-replay pages the account's events (GSI2)."""
+SENDER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem")
+"""The sender reads a webhook, logs each attempt and records the endpoint's health (and a
+replay pages the account's events: a query of GSI2, granted on the index)."""
 
 INDEX_READERS: dict[Group, tuple[str, ...]] = {
     Group.INCIDENT_QUERIES: ("GSI1", "GSI2"),
@@ -69,6 +64,13 @@ GRANTED_FOR_THE_RUNTIME: dict[str, str] = {
         "the cursor key, read through Powertools Parameters in the cloud only (local runs "
         "and the suites sign with CURSOR_SECRET; test_cursor_secret covers the read on moto)"
     ),
+    "dynamodb:DescribeStream": "the publisher's event source mapping reads the table stream",
+    "dynamodb:GetRecords": "the publisher's event source mapping reads the table stream",
+    "dynamodb:GetShardIterator": "the publisher's event source mapping reads the table stream",
+    "dynamodb:ListStreams": "the publisher's event source mapping reads the table stream",
+    "sqs:ReceiveMessage": "the sender's event source mapping receives the delivery queue",
+    "sqs:GetQueueAttributes": "the sender's event source mapping reads the queue's settings",
+    "sqs:GetQueueUrl": "the sender's event source mapping (CDK's grant for an SQS source)",
 }
 """Grants no handler code calls in the test suites, each with the reason it exists; the
 least-privilege test fails on any other grant that no recorded call uses."""

@@ -51,17 +51,19 @@ def resources(synth: Synthesized, kind: str) -> Mapping[str, Any]:
     return synth.api.find_resources(kind)
 
 
-def function_of(synth: Synthesized, group: Group) -> tuple[str, Mapping[str, Any]]:
+def function_of(synth: Synthesized, group: Group | str) -> tuple[str, Mapping[str, Any]]:
+    """The function of an API handler group, or of a handler string."""
+    handler = group.handler if isinstance(group, Group) else group
     (found,) = [
         (logical, resource)
         for logical, resource in resources(synth, "AWS::Lambda::Function").items()
-        if resource["Properties"]["Handler"] == group.handler
+        if resource["Properties"]["Handler"] == handler
     ]
     return found
 
 
-def policy_statements(synth: Synthesized, group: Group) -> list[dict[str, Any]]:
-    """The statements of the policy on `group`'s function role."""
+def policy_statements(synth: Synthesized, group: Group | str) -> list[dict[str, Any]]:
+    """The statements of the policy on the function role of `group` (or a handler)."""
     _, function = function_of(synth, group)
     role = function["Properties"]["Role"]["Fn::GetAtt"][0]
     (policy,) = [

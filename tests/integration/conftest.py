@@ -56,7 +56,7 @@ def api(
         }
     )
     harness = Api()
-    CallRecorder(API_TABLE, lambda: harness.serving, handler_calls.calls.add).attach(
-        runtime.dynamodb()
-    )
+    recorder = CallRecorder(API_TABLE, lambda: harness.serving, handler_calls.calls.add)
+    for client in (runtime.dynamodb(), runtime.delivery_queue().sqs, runtime.eventbridge()):
+        recorder.attach(client)
     return harness

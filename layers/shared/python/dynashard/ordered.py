@@ -31,6 +31,7 @@ import heapq
 import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
+from contextvars import copy_context
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -253,8 +254,9 @@ class OrderedMerge:
             wave, first = None, False
 
     def _wave(self, requests: list[_Request], merge: _Merge, stats: PageStats) -> None:
-        futures = [
-            self._executor.submit(self._read, request, merge.descending) for request in requests
+        futures = [  # each read in the caller's context (its logging and tracing keys)
+            self._executor.submit(copy_context().run, self._read, request, merge.descending)
+            for request in requests
         ]
         results = [future.result() for future in futures]
         stats.add_wave([result.requests for result in results])

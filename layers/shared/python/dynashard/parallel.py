@@ -11,6 +11,7 @@ import queue
 import threading
 from collections.abc import Generator, Sequence
 from concurrent.futures import Executor, Future
+from contextvars import copy_context
 from typing import TYPE_CHECKING
 
 from dynashard.reader import read_stream
@@ -62,7 +63,9 @@ def read_all(
         finally:
             _put(arrivals, _End(error), stop)
 
-    futures: list[Future[None]] = [executor.submit(drain, i, s) for i, s in enumerate(streams)]
+    futures: list[Future[None]] = [  # in the caller's context, as `ordered` reads
+        executor.submit(copy_context().run, drain, i, s) for i, s in enumerate(streams)
+    ]
     try:
         pending = len(futures)
         while pending:
