@@ -23,9 +23,12 @@ import json
 import os
 import secrets
 import signal
+import subprocess
 import sys
+import tempfile
 import time
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,8 +43,10 @@ from local.call_log import CallFile, CallRecorder
 from local.clients import create_table, local_client, use_local_credentials
 from local.demo_data import DemoAccount, DemoSize, callers, prepare_demo
 from local.embedded_dynamodb import MOTO, Engine, backend_from_env, local_engine
+from local.event_pipeline import READY_FILE
 from local.gateway import LocalGateway
-from local.moto_server import MEMORY_CAP_MB
+from local.messaging import create_messaging
+from local.moto_server import MEMORY_CAP_MB, moto_server
 from local.server import default_concurrency, serve
 
 if TYPE_CHECKING:
@@ -56,6 +61,9 @@ FRONT_END_ORIGINS = [
 ]
 """Where browser apps are usually served in development (Next.js / CRA, Vite, Vue CLI)."""
 CDK_JSON = Path(__file__).resolve().parents[1] / "cdk.json"
+PIPELINE_START_SECONDS = 30
+RECEIVER_URL = "http://127.0.0.1:9000/hooks"
+"""Where `local.webhook_receiver` listens by default."""
 
 
 def ensure_table(client: DynamoDBClient, table_name: str) -> None:
@@ -125,6 +133,11 @@ def banner(url: str, engine: Engine, accounts: list[DemoAccount], workers: int) 
         'print(json.load(sys.stdin)["next_cursor"])\')',
         f'  curl -s "{lists}&cursor=$CURSOR" {auth}',
         "",
+        "Webhooks (events out runs here too: table stream, publisher, FIFO queue, sender):",
+        f"  curl -s -X POST {url}/webhooks {auth} -H 'Content-Type: application/json' \\",
+        f"    -d '{json.dumps({'url': RECEIVER_URL})}'",
+        "  python -m local.webhook_receiver --port 9000 --secret <the secret it answered>",
+        "",
         "Ctrl-C stops everything.",
     ]
     return "\n".join(lines)
@@ -160,7 +173,8 @@ def _serve(stack: ExitStack) -> None:
     client = local_client(engine.endpoint, max_pool_connections=16)  # seeding's writers too
     ensure_table(client, table_name)
     clock.lap("table")
-    os.environ.update({**settings, "DYNAMODB_ENDPOINT": engine.endpoint})
+    messaging = create_messaging(stack.enter_context(moto_server()))
+    os.environ.update({**settings, **messaging.environment(), "DYNAMODB_ENDPOINT": engine.endpoint})
     shards = ShardSettings.from_environment(os.environ)  # as the handlers read them
     store = build_store(
         client,
@@ -174,6 +188,7 @@ def _serve(stack: ExitStack) -> None:
     store.engine.close()  # the master holds no threads or clients into the fork
     clock.lap("demo data")
     tokens = callers(accounts)
+    stack.enter_context(event_pipeline())
 
     def ready(url: str) -> None:
         tokens_file = os.environ.get("DEV_TOKENS_FILE")
@@ -185,6 +200,26 @@ def _serve(stack: ExitStack) -> None:
     serve(lambda: worker_gateway(table_name, tokens), ("127.0.0.1", port), workers, ready)
 
 
+@contextmanager
+def event_pipeline() -> Iterator[None]:
+    """Events out (``python -m local.event_pipeline``) beside the server, once it has taken
+    its place on the stream: every change from then on goes out."""
+    with tempfile.TemporaryDirectory() as folder:
+        ready = Path(folder) / "ready"
+        env = {**os.environ, READY_FILE: str(ready)}
+        process = subprocess.Popen([sys.executable, "-m", "local.event_pipeline"], env=env)
+        try:
+            deadline = time.monotonic() + PIPELINE_START_SECONDS
+            while not ready.exists():
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the event pipeline did not start: see its output")
+                time.sleep(0.05)
+            yield
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
 def worker_gateway(table_name: str, tokens: dict[str, Caller]) -> LocalGateway:
     """One worker's gateway: the handlers imported (the worker's cold start), and every
     DynamoDB call logged when ``AWS_CALL_LOG`` asks for it (the least-privilege tests)."""
@@ -192,10 +227,16 @@ def worker_gateway(table_name: str, tokens: dict[str, Caller]) -> LocalGateway:
     gateway = LocalGateway(handlers, tokens)
     call_log = os.environ.get("AWS_CALL_LOG")
     if call_log:
-        runtime = importlib.import_module("lambdas.runtime")
         recorder = CallRecorder(table_name, lambda: gateway.serving, CallFile(Path(call_log)))
-        recorder.attach(runtime.dynamodb())
+        record_calls(recorder)
     return gateway
+
+
+def record_calls(recorder: CallRecorder) -> None:
+    """Every call of the handlers' clients (DynamoDB, the delivery queue, the bus)."""
+    runtime = importlib.import_module("lambdas.runtime")
+    for client in (runtime.dynamodb(), runtime.delivery_queue().sqs, runtime.eventbridge()):
+        recorder.attach(client)
 
 
 class _Stopwatch:

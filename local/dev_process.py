@@ -45,12 +45,9 @@ class DevProcess:
         return self.process.wait(timeout=STOP_SECONDS)
 
     def master(self) -> int:
-        """gunicorn's master: the child of ``local.dev`` that is not the engine's JVM."""
-        (pid,) = [
-            pid
-            for pid in children(self.process.pid)
-            if b"java" not in Path(f"/proc/{pid}/cmdline").read_bytes()
-        ]
+        """gunicorn's master: the child of ``local.dev`` that is neither the engine's JVM nor
+        the event pipeline."""
+        (pid,) = [pid for pid in children(self.process.pid) if not _helper(pid)]
         return pid
 
     def workers(self) -> list[int]:
@@ -66,6 +63,11 @@ class DevProcess:
     def log_tail(self, chars: int = 3000) -> str:
         """The end of what it printed."""
         return self.log.read_text(errors="replace")[-chars:]
+
+
+def _helper(pid: int) -> bool:
+    command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    return b"java" in command or b"local.event_pipeline" in command
 
 
 @contextmanager

@@ -26,12 +26,13 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import boto3
 
 from local.api_events import LocalLambdaContext
-from local.call_log import RUNNING
+from local.call_log import RUNNING, CallFile, CallRecorder
 from local.orphans import exit_with_parent
 
 if TYPE_CHECKING:
@@ -47,6 +48,8 @@ STREAM_RETRIES = 10
 QUEUE_BATCH = 10
 IDLE_SECONDS = 0.1
 """Pause of a poller that found nothing (what long polling hides in the cloud)."""
+READY_FILE = "EVENT_PIPELINE_READY_FILE"
+"""Where `main` says it has taken its place on the stream (make dev waits for it)."""
 SENDERS = 8
 """Sender batches at once (Lambda runs an invocation per active message group, up to the
 function's concurrency): a batch waiting on a hanging endpoint holds one of them."""
@@ -289,6 +292,11 @@ def main() -> None:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
+    call_log = os.environ.get("AWS_CALL_LOG")
+    if call_log:  # the least-privilege tests: which function called what
+        from local.dev import record_calls  # noqa: PLC0415 - only when asked
+
+        record_calls(CallRecorder(os.environ["TABLE_NAME"], lambda: None, CallFile(Path(call_log))))
     pollers: dict[str, Callable[[], int]] = {}
     if only != "sender":
         pollers["stream"] = publisher_poller(
@@ -298,6 +306,8 @@ def main() -> None:
         senders = int(os.environ.get("WEBHOOK_SENDERS", str(SENDERS)))
         pollers["queue"] = sender_poller(os.environ["DELIVERY_QUEUE_URL"], senders)
     with running(pollers):
+        if os.environ.get(READY_FILE):
+            Path(os.environ[READY_FILE]).touch()
         stop.wait()
 
 

@@ -57,7 +57,7 @@ def hang_up_mid_response(running: DevProcess) -> None:
 
 def test_make_dev_serves_on_dynamodb_local_and_ctrl_c_ends_the_jvm(tmp_path: Path) -> None:
     with dev_process(tmp_path, DEFAULTS) as running:
-        assert "DynamoDB: AWS DynamoDB Local" in running.log_tail()
+        assert "DynamoDB: AWS DynamoDB Local" in running.log_tail(100_000)
         jvms = running_jvms(parent=running.process.pid)
         assert len(jvms) == 1, "local.dev started its own DynamoDB Local"
         listed = call(running, "GET", "/me/teams/incidents?state=OPEN&limit=25")
