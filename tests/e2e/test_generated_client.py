@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import uuid
+from datetime import UTC, datetime
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -160,6 +161,45 @@ def test_the_timeline_through_a_generated_client(
     feed = queries.account_events.sync(client=me, type_=[m.EventType.NOTE_ADDED], limit=5)
     assert isinstance(feed, m.EventList)
     assert feed.items[0].id == noted.parsed.id
+
+
+def test_webhooks_through_a_generated_client(local_api: LocalApi, generated: ModuleType) -> None:
+    m, _, _, me = workflow(local_api, generated)
+    hooks = api(generated, "webhooks")
+    body = m.NewWebhook(
+        url="https://hooks.example.com/incidents",
+        event_types=[m.EventType.INCIDENT_CREATED],
+        description="status page",
+    )
+    created = hooks.create_webhook.sync(client=me, body=body)
+    assert isinstance(created, m.WebhookCreated)
+    assert created.secret.startswith("whsec_")
+    got = hooks.get_webhook.sync(created.id, client=me)
+    assert isinstance(got, m.Webhook)
+    assert (got.url, got.enabled, got.event_types) == (
+        "https://hooks.example.com/incidents",
+        True,
+        [m.EventType.INCIDENT_CREATED],
+    )
+    off = hooks.update_webhook.sync(created.id, client=me, body=m.WebhookPatch(enabled=False))
+    assert isinstance(off, m.Webhook)
+    assert off.enabled is False
+    rotated = hooks.rotate_webhook_secret.sync(created.id, client=me)
+    assert isinstance(rotated, m.RotatedSecret)
+    assert rotated.secret != created.secret
+    listed = hooks.list_webhooks.sync(client=me, limit=100)
+    assert isinstance(listed, m.WebhookList)
+    assert created.id in [w.id for w in listed.items]
+    replay = m.Replay(since=datetime(2026, 11, 24, tzinfo=UTC))
+    queued = hooks.replay_webhook.sync_detailed(created.id, client=me, body=replay)
+    assert queued.status_code == 202
+    log = hooks.list_deliveries.sync(created.id, client=me)
+    assert isinstance(log, m.DeliveryList)
+    deleted = hooks.delete_webhook.sync_detailed(created.id, client=me)
+    assert deleted.status_code == 204
+    gone = hooks.get_webhook.sync_detailed(created.id, client=me)
+    assert gone.status_code == 404
+    assert isinstance(gone.parsed, m.ErrorBody)
 
 
 def test_every_error_parses_into_the_documented_type(
