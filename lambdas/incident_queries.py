@@ -126,7 +126,7 @@ class ListParams:
     severity: list[Severity] | None
 
 
-def _instant(text: str | None, name: str) -> datetime | None:
+def parse_instant(text: str | None, name: str) -> datetime | None:
     """An RFC 3339 instant (its pattern already checked) as an aware datetime in UTC; a date
     that does not exist (month 13, February 30, offset 24:00) is a 400 naming `name`.
 
@@ -155,7 +155,9 @@ def _page_request(params: ListParams) -> PageRequest:
         params.cursor,
         PageBudget.within(seconds, PAGE_READ_UNITS),
         descending=params.order == "desc",
-        window=CreatedWindow(_instant(params.since, "since"), _instant(params.until, "until")),
+        window=CreatedWindow(
+            parse_instant(params.since, "since"), parse_instant(params.until, "until")
+        ),
         filter=IncidentFilter(tuple(params.status or ()), tuple(params.severity or ())),
     )
 

@@ -3,7 +3,6 @@ delivery log, replay and test. Any user of the account manages the account's web
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
@@ -26,7 +25,7 @@ from incidents.webhook_models import (
     WebhookPatch,
 )
 from lambdas.api import caller, lambda_handler, new_resolver, no_content, route
-from lambdas.incident_queries import Cursor, Limit
+from lambdas.incident_queries import Cursor, Limit, parse_instant
 from lambdas.runtime import delivery_queue, endpoint_policy, store
 
 WebhookId = Annotated[str, Path(pattern=WEBHOOK_ID)]
@@ -43,8 +42,10 @@ def create_webhook(body: NewWebhook) -> WebhookCreated:
 
 @route(app, "list_webhooks")
 def list_webhooks(*, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> WebhookList:
-    """The account's webhooks, newest first."""
-    page = commands.list_webhooks(store(), caller(app), PageRequest(limit, cursor))
+    """The account's webhooks, oldest first."""
+    page = commands.list_webhooks(
+        store(), caller(app), PageRequest(limit, cursor, descending=False)
+    )
     return WebhookList(items=page.items, next_cursor=page.next_cursor, has_more=page.has_more)
 
 
@@ -85,7 +86,8 @@ def list_deliveries(
 @route(app, "replay_webhook")
 def replay_webhook(webhook_id: WebhookId, body: Replay) -> Accepted:
     """Queue the account's events from `since` on for delivery again, in order."""
-    since = datetime.fromisoformat(body.since.replace("Z", "+00:00"))
+    since = parse_instant(body.since, "since")
+    assert since is not None, "required by the body's model"
     queued = start_replay(store(), delivery_queue(), caller(app), webhook_id, since)
     return Accepted(id=queued)
 

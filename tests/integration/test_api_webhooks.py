@@ -102,6 +102,9 @@ def test_patch_changes_only_what_it_names(api: Api, alice: Caller) -> None:
         {"nope": 1},
         {"event_types": []},
         {"event_types": ["incident.exploded"]},
+        {"enabled": 0},
+        {"enabled": "true"},
+        {"description": ""},
     ],
 )
 def test_a_bad_patch_is_400(api: Api, alice: Caller, body: dict[str, Any]) -> None:
@@ -173,7 +176,16 @@ def test_rotation_gives_a_new_secret_and_keeps_the_old_one_a_day(api: Api, alice
     assert rotated.body["previous_expires_at"] > created["created_at"]
 
 
-@pytest.mark.parametrize("since", ["yesterday", "2026-11-24", "2026-11-24T08:00:00"])
+@pytest.mark.parametrize(
+    "since",
+    [
+        "yesterday",
+        "2026-11-24",
+        "2026-11-24T08:00:00",
+        "0000-00-00T00:00:00Z",
+        "2026-02-30T00:00:00Z",
+    ],
+)
 def test_a_replay_needs_an_instant_with_its_offset(api: Api, alice: Caller, since: str) -> None:
     created = register(api, alice).body
     reply = api.call("replay_webhook", alice, {"webhook_id": created["id"]}, body={"since": since})

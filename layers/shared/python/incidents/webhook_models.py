@@ -6,7 +6,14 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StringConstraints,
+    model_validator,
+)
 
 from incidents.models import EVENT_ID, INCIDENT_ID, EventType, Timestamp
 from incidents.requests import documented, stored_text
@@ -32,7 +39,7 @@ WebhookUrl = Annotated[
 ]
 Description = Annotated[
     str,
-    StringConstraints(strip_whitespace=True),
+    StringConstraints(strip_whitespace=True, min_length=1),
     stored_text(DESCRIPTION_MAX),
     documented(DESCRIPTION_MAX),
 ]
@@ -57,6 +64,12 @@ class NewWebhook(BaseModel):
 
 
 def _patch_schema(schema: dict[str, Any]) -> None:
+    """The document says what the validator checks: at least one field; url and enabled
+    never null (event_types and description may be: every type, no description)."""
+    for name in ("url", "enabled"):
+        field = schema["properties"][name]
+        field.pop("default", None)
+        field.update(next(c for c in field.pop("anyOf") if c.get("type") != "null"))
     schema["minProperties"] = 1
 
 
@@ -67,7 +80,7 @@ class WebhookPatch(BaseModel):
 
     url: WebhookUrl | None = None
     event_types: EventTypes = None
-    enabled: bool | None = None
+    enabled: StrictBool | None = None
     description: Description | None = None
 
     @model_validator(mode="after")
