@@ -54,6 +54,7 @@ bench: $(STAMP)
 	$(PY) -m bench.patch_refresh
 	$(PY) -m bench.write_cost
 	$(PY) -m bench.timeline_reads
+	$(PY) -m bench.webhook_delivery
 	$(PY) -m bench.filters
 	$(PY) -m bench.hot_key
 	$(PY) -m bench.local_pages
