@@ -11,8 +11,8 @@ import os
 import subprocess
 import sys
 import uuid
-from datetime import UTC, datetime
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 from typing import Any

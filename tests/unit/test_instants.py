@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from incidents.errors import InvalidFilterError
 from incidents.models import timestamp
-from lambdas.incident_queries import RFC3339, _instant
+from lambdas.incident_queries import RFC3339, parse_instant
 
 MICROSECOND = timedelta(microseconds=1)
 OFFSETS = st.integers(min_value=-(24 * 60 - 1), max_value=24 * 60 - 1)
@@ -42,7 +42,7 @@ def test_a_bound_orders_stored_times_as_the_real_instants(
 ) -> None:
     text = rfc3339(wall, offset)
     assert re.fullmatch(RFC3339, text)
-    bound = _instant(text, "since")
+    bound = parse_instant(text, "since")
     assert bound is not None
     real = microseconds(wall) - offset * 60 * 1_000_000
     at = timestamp(stored.replace(tzinfo=UTC))
@@ -52,7 +52,7 @@ def test_a_bound_orders_stored_times_as_the_real_instants(
 @given(st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(1, 1, 1, 23)), OFFSETS)
 def test_instants_near_the_ends_of_the_calendar_never_fail(wall: datetime, offset: int) -> None:
     for moment in (wall, wall.replace(year=9999, month=12, day=31)):
-        assert _instant(rfc3339(moment, offset), "until") is not None
+        assert parse_instant(rfc3339(moment, offset), "until") is not None
 
 
 def test_years_before_1000_sort_before_later_ones() -> None:
@@ -63,4 +63,4 @@ def test_years_before_1000_sort_before_later_ones() -> None:
 @pytest.mark.parametrize("text", ["2026-02-30T00:00:00Z", "2026-01-01T00:00:00+24:00"])
 def test_a_date_that_does_not_exist_is_refused_naming_the_parameter(text: str) -> None:
     with pytest.raises(InvalidFilterError, match=r"^until: "):
-        _instant(text, "until")
+        parse_instant(text, "until")
