@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from dynashard import SortKeyRange, Stream
+from dynashard import SortKeyRange
 from incidents.delivery_messages import DeliveryMessage
-from incidents.incident_queries import ListPage, PageRequest, fanout_page
+from incidents.incident_queries import ListPage, PageRequest, partition_page
 from incidents.items import from_item_fields, to_item
 from incidents.keys import deliveries_partition, delivery_sort_key
 from incidents.models import timestamp
@@ -59,21 +59,10 @@ def list_deliveries(
     """A webhook's attempts, newest first (404 if the webhook is not the account's)."""
     if page.cursor is None:
         require_webhook(store, caller, webhook_id)
-    stream = Stream(
-        store.table_name,
-        "PK",
-        deliveries_partition(caller.account_id, webhook_id),
-        "SK",
-        SortKeyRange(),
-    )
+    partition = (deliveries_partition(caller.account_id, webhook_id), SortKeyRange())
     binding = "\x1f".join([caller.account_id, caller.user_id, "deliveries", webhook_id])
-    return fanout_page(
-        store,
-        [stream],
-        binding,
-        page,
-        identity=lambda item: item["SK"]["S"],
-        convert=lambda item: from_item_fields(Delivery, item),
+    return partition_page(
+        store, partition, binding, page, lambda item: from_item_fields(Delivery, item)
     )
 
 

@@ -294,6 +294,22 @@ def fanout_page(
     )
 
 
+def partition_page(
+    store: Store,
+    partition: tuple[str, SortKeyRange],
+    binding: str,
+    page: PageRequest,
+    convert: Callable[[Item], T],
+) -> ListPage[T]:
+    """One partition of the table (its ``PK`` and a range of its ``SK``s) paged like every
+    list: the same cursor, budget and order."""
+    pk, sort_range = partition
+    stream = Stream(store.table_name, "PK", pk, "SK", sort_range)
+    return fanout_page(
+        store, [stream], binding, page, identity=lambda item: item["SK"]["S"], convert=convert
+    )
+
+
 def _binding(caller: Caller, route: str, state: State, page: PageRequest, *filters: str) -> str:
     """Everything a cursor is valid for: account, caller, route, state, window and filters."""
     parts = [caller.account_id, caller.user_id, route, state.value, *page.window.binding()]

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from dynashard import Item, SortKeyRange, Stream
+from dynashard import Item, SortKeyRange
 from incidents.endpoints import EndpointPolicy
 from incidents.errors import ConflictError, DomainError, NotFoundError
-from incidents.incident_queries import ListPage, PageRequest, fanout_page
+from incidents.incident_queries import ListPage, PageRequest, partition_page
 from incidents.items import deserialize, from_item_fields, serialize
 from incidents.keys import WEBHOOK_COUNT_SK, WEBHOOK_PREFIX, webhooks_partition
 from incidents.models import timestamp
@@ -136,21 +136,10 @@ def require_webhook(store: Store, caller: Caller, webhook_id: str) -> StoredWebh
 
 def list_webhooks(store: Store, caller: Caller, page: PageRequest) -> ListPage[Webhook]:
     """The account's webhooks, newest first unless asked otherwise, paged like every list."""
-    stream = Stream(
-        store.table_name,
-        "PK",
-        webhooks_partition(caller.account_id),
-        "SK",
-        SortKeyRange.begins_with(WEBHOOK_PREFIX),
-    )
+    partition = (webhooks_partition(caller.account_id), SortKeyRange.begins_with(WEBHOOK_PREFIX))
     binding = "\x1f".join([caller.account_id, caller.user_id, "webhooks"])
-    return fanout_page(
-        store,
-        [stream],
-        binding,
-        page,
-        identity=lambda item: item["SK"]["S"],
-        convert=lambda item: stored_from_item(item).webhook,
+    return partition_page(
+        store, partition, binding, page, lambda item: stored_from_item(item).webhook
     )
 
 
