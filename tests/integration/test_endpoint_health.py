@@ -1,0 +1,72 @@
+"""An endpoint's health, on DynamoDB Local: the first failure is remembered, a success
+forgets it, and an endpoint whose every attempt failed for 5 days is disabled (then its
+deliveries are dropped until someone re-enables it)."""
+
+from __future__ import annotations
+
+import socket
+from datetime import timedelta
+
+from incidents.delivery_messages import DeliveryMessage
+from incidents.endpoints import EndpointPolicy, Outcome
+from incidents.models import timestamp
+from incidents.sender import DISABLE_AFTER, Sender
+from incidents.store import Caller, Store, new_id
+from incidents.webhook_models import NewWebhook, WebhookPatch
+from incidents.webhooks import create_webhook, load_webhook, set_health, update_webhook
+
+LOOPBACK = EndpointPolicy(allow_loopback=True)
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def message(caller: Caller, webhook_id: str) -> DeliveryMessage:
+    return DeliveryMessage(
+        account_id=caller.account_id,
+        webhook_id=webhook_id,
+        event_id=new_id("evt"),
+        type="note.added",
+        incident_id=new_id("inc"),
+        seq=2,
+        happened_at="2026-11-24T08:00:00.000000Z",
+        body="{}",
+    )
+
+
+def test_failing_for_five_days_disables_and_a_success_before_forgets(store: Store) -> None:
+    caller = Caller(new_id("acct"), new_id("user"))
+    url = f"http://127.0.0.1:{closed_port()}/hooks"
+    hook = create_webhook(store, caller, NewWebhook(url=url), LOOPBACK).id
+    failing = Sender(store, LOOPBACK)
+
+    first = failing.deliver(message(caller, hook), 1)
+    assert first.delivery is not None
+    assert first.delivery.error == "connection refused"
+    since = load_webhook(store, caller.account_id, hook)
+    assert since is not None
+    assert since.failing_since is not None
+
+    healthy = Sender(store, LOOPBACK, poster=lambda *_: Outcome(204, None, 1))
+    assert healthy.deliver(message(caller, hook), 1).disabled is False
+    cleared = load_webhook(store, caller.account_id, hook)
+    assert cleared is not None
+    assert cleared.failing_since is None
+
+    long_ago = timestamp(store.clock() - DISABLE_AFTER - timedelta(minutes=1))
+    set_health(store, caller.account_id, hook, {"failing_since": long_ago}, [])
+    last = failing.deliver(message(caller, hook), 3)
+    assert (last.disabled, last.retry_in) == (True, None)
+    disabled = load_webhook(store, caller.account_id, hook)
+    assert disabled is not None
+    assert disabled.webhook.enabled is False
+    assert str(disabled.webhook.disabled_reason).startswith(
+        f"every delivery failed from {long_ago}"
+    )
+    assert failing.deliver(message(caller, hook), 1).delivery is None  # dropped while disabled
+
+    again = update_webhook(store, caller, hook, WebhookPatch(enabled=True), LOOPBACK)
+    assert (again.enabled, again.disabled_reason) == (True, None)
