@@ -40,7 +40,7 @@ from local.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
 from local.event_pipeline import publisher_poller, running, sender_poller
 from local.messaging import Messaging, create_messaging
 from local.moto_server import moto_server
-from local.webhook_receiver import Received, Receiver, serving
+from local.webhook_receiver import Received, Receiver, out_of_order, serving
 
 TABLE = "bench-webhooks"
 LATENCY_EVENTS = 200
@@ -53,12 +53,6 @@ LOOPBACK = EndpointPolicy(allow_loopback=True)
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
-
-
-def seconds_to(got: Received) -> float:
-    """From the event (its time in the body) to its arrival."""
-    event_at = datetime.fromisoformat(got.body["timestamp"].replace("Z", "+00:00"))
-    return got.at - event_at.timestamp()
 
 
 def wait_until(done: Callable[[], bool], seconds: float) -> None:
@@ -128,7 +122,7 @@ def latency(bench: Bench) -> dict[str, float]:
         with bench.pipeline():
             events = bench.changes(20, LATENCY_EVENTS // 20 - 1, pause=0.005)
             wait_until(lambda: len(receiver.accepted()) >= events + 50, 120)
-    spans = [seconds_to(got) for got in receiver.accepted() if got.body["type"] != "bench"]
+    spans = [got.latency for got in receiver.accepted() if got.body["type"] != "bench"]
     return {
         "events": events,
         "p50_ms": 1000 * statistics.median(spans),
@@ -188,21 +182,9 @@ def recovery(bench: Bench) -> dict[str, float]:
         "delivered": len({g.webhook_id for g in accepted}),
         "attempts": len(got),
         "duplicates_accepted": len(accepted) - len({g.webhook_id for g in accepted}),
-        "in_order": float(in_order(got)),
+        "in_order": float(not out_of_order(got)),
         "seconds_to_all": done,
     }
-
-
-def in_order(received: list[Received]) -> bool:
-    accepted: dict[str, set[int]] = {}
-    for got in received:
-        event = got.body["data"]["event"]
-        seen = accepted.setdefault(event["incident_id"], set())
-        if any(n not in seen for n in range(1, event["seq"])):
-            return False
-        if 200 <= got.status < 300:
-            seen.add(event["seq"])
-    return True
 
 
 def hanging(bench: Bench) -> dict[str, float]:
@@ -219,11 +201,11 @@ def hanging(bench: Bench) -> dict[str, float]:
             bench.webhook(receiver, stack.enter_context(serving(receiver)))
         events = bench.changes(HANGING_INCIDENTS, 1)
         wait_until(lambda: all(len(r.accepted()) >= events for r in healthy), 60)
-        alone = [seconds_to(g) for r in healthy for g in r.accepted()]
+        alone = [g.latency for r in healthy for g in r.accepted()]
         bench.webhook(stuck, stack.enter_context(serving(stuck)))
         more = bench.changes(HANGING_INCIDENTS, 1)
         wait_until(lambda: all(len(r.accepted()) >= events + more for r in healthy), 60)
-        beside = [seconds_to(g) for r in healthy for g in r.accepted()][len(alone) :]
+        beside = [g.latency for r in healthy for g in r.accepted()][len(alone) :]
         wait_until(lambda: len(stuck.received) >= more, 60)  # its attempts ended (timed out)
         time.sleep(1)
     return {

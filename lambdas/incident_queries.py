@@ -25,6 +25,7 @@ from incidents.incident_queries import (
 )
 from incidents.models import (
     INCIDENT_ID,
+    RFC3339,
     TEAM_ID,
     EventList,
     EventType,
@@ -33,6 +34,7 @@ from incidents.models import (
     State,
     Status,
     TeamId,
+    parse_timestamp,
 )
 from incidents.requests import MAX_LIST
 from incidents.timeline_queries import EventPage, EventRequest
@@ -68,9 +70,6 @@ OrderParam = Annotated[
         examples=["asc"],
     ),
 ]
-
-RFC3339 = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$"
-"""An RFC 3339 instant with its offset (``Z`` or ``+01:00``), at most microseconds."""
 
 
 def _instant_query(when: str, example: str) -> Any:
@@ -136,7 +135,7 @@ def parse_instant(text: str | None, name: str) -> datetime | None:
     if text is None:
         return None
     try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        moment = parse_timestamp(text)
     except ValueError:
         raise InvalidFilterError(f"{name}: {text!r} is not a date and time") from None
     try:

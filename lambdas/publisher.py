@@ -33,7 +33,7 @@ from lambdas.runtime import (
     store_without_cursors,
     tracer,
 )
-from lambdas.settings import EVENT_BUS_NAME, EVENT_SOURCE
+from lambdas.settings import EVENT_BUS_NAME
 
 
 class EarlierRecordFailedError(Exception):
@@ -48,7 +48,6 @@ def publisher() -> Publisher:
         queue=delivery_queue(),
         events=eventbridge(),
         bus_name=os.environ[EVENT_BUS_NAME],
-        source=os.environ[EVENT_SOURCE],
     )
 
 
@@ -67,7 +66,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailure
         try:
             item = from_stream(record.raw_event)
             if item is not None:
-                publisher().publish([item], hooks)
+                publisher().publish(item, hooks)
                 metrics.add_metric(name="EventsPublished", unit=MetricUnit.Count, value=1)
         except Exception:
             failed = True

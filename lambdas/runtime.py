@@ -113,12 +113,17 @@ def store() -> Store:
 @functools.cache
 def store_without_cursors() -> Store:
     """A store for a function that pages no list (the publisher): it never reads the cursor
-    secret; the key it holds is random, so a cursor it made would be refused anywhere."""
-    return _store_for(table_name(), secrets.token_bytes(32))
+    secret; the key it holds is random, so a cursor it made would be refused anywhere.
+    Built beside `store`'s, not in its one-entry cache (the local pipeline uses both)."""
+    return _built_store(table_name(), secrets.token_bytes(32))
 
 
 @functools.lru_cache(maxsize=1)
 def _store_for(table: str, secret: bytes) -> Store:
+    return _built_store(table, secret)
+
+
+def _built_store(table: str, secret: bytes) -> Store:
     return build_store(
         dynamodb(),
         table,

@@ -73,17 +73,9 @@ def _release_after_first_failure(
     """The messages of a group after its failed one were not tried: back in the queue now
     (behind the failed one, which waits for its retry), not after the queue's timeout."""
     failed = {failure["itemIdentifier"] for failure in answer["batchItemFailures"]}
-    untried = [r for r in records if r["messageId"] in failed][1:]
-    if not untried:
-        return
-    queue = delivery_queue()
-    queue.sqs.change_message_visibility_batch(
-        QueueUrl=queue.url,
-        Entries=[
-            {"Id": str(n), "ReceiptHandle": r["receiptHandle"], "VisibilityTimeout": 0}
-            for n, r in enumerate(untried)
-        ],
-    )
+    untried = [r["receiptHandle"] for r in records if r["messageId"] in failed][1:]
+    if untried:
+        delivery_queue().release(untried)
 
 
 def handle(record: SQSRecord) -> None:
@@ -95,16 +87,13 @@ def handle(record: SQSRecord) -> None:
     attempt = int(record.attributes.approximate_receive_count)
     result = sender().deliver(message, attempt)
     report(result)
-    queue = delivery_queue()
     if result.retry_in is None:
         # Done with it now, not when the whole batch is: its group's next event goes out
         # at once even while another group of this batch waits on a slow endpoint (the
         # event source mapping's own delete of it later is a no-op).
-        queue.sqs.delete_message(QueueUrl=queue.url, ReceiptHandle=record.receipt_handle)
+        delivery_queue().done(record.receipt_handle)
         return
-    queue.sqs.change_message_visibility(
-        QueueUrl=queue.url, ReceiptHandle=record.receipt_handle, VisibilityTimeout=result.retry_in
-    )
+    delivery_queue().retry_in(record.receipt_handle, result.retry_in)
     raise RetryLaterError(f"attempt {attempt} failed; next in {result.retry_in} s")
 
 

@@ -43,7 +43,7 @@ from local.call_log import CallFile, CallRecorder
 from local.clients import create_table, local_client, use_local_credentials
 from local.demo_data import DemoAccount, DemoSize, callers, prepare_demo
 from local.embedded_dynamodb import MOTO, Engine, backend_from_env, local_engine
-from local.event_pipeline import READY_FILE
+from local.event_pipeline import READY_FILE, record_calls
 from local.gateway import LocalGateway
 from local.messaging import create_messaging
 from local.moto_server import MEMORY_CAP_MB, moto_server
@@ -230,13 +230,6 @@ def worker_gateway(table_name: str, tokens: dict[str, Caller]) -> LocalGateway:
         recorder = CallRecorder(table_name, lambda: gateway.serving, CallFile(Path(call_log)))
         record_calls(recorder)
     return gateway
-
-
-def record_calls(recorder: CallRecorder) -> None:
-    """Every call of the handlers' clients (DynamoDB, the delivery queue, the bus)."""
-    runtime = importlib.import_module("lambdas.runtime")
-    for client in (runtime.dynamodb(), runtime.delivery_queue().sqs, runtime.eventbridge()):
-        recorder.attach(client)
 
 
 class _Stopwatch:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib
 import logging
 import os
 import signal
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 
+from incidents.outbox import is_timeline_insert
 from local.api_events import LocalLambdaContext
 from local.call_log import RUNNING, CallFile, CallRecorder
 from local.orphans import exit_with_parent
@@ -55,12 +57,6 @@ SENDERS = 8
 function's concurrency): a batch waiting on a hanging endpoint holds one of them."""
 REGION = "us-east-1"
 LOCAL_ACCOUNT = "123456789012"
-
-
-def is_timeline_insert(record: dict[str, Any]) -> bool:
-    """The cloud mapping's filter: inserted items whose ``Type`` is ``event``."""
-    image = record.get("dynamodb", {}).get("NewImage", {})
-    return record.get("eventName") == "INSERT" and image.get("Type", {}).get("S") == "event"
 
 
 @dataclass
@@ -281,6 +277,14 @@ def pipeline_pollers(
     }
 
 
+def record_calls(recorder: CallRecorder) -> None:
+    """Every call of the handlers' clients (DynamoDB, the delivery queue, the bus): the
+    least-privilege tests (``AWS_CALL_LOG``, in ``make dev``'s workers and here)."""
+    runtime = importlib.import_module("lambdas.runtime")
+    for client in (runtime.dynamodb(), runtime.delivery_queue().sqs, runtime.eventbridge()):
+        recorder.attach(client)
+
+
 def main() -> None:
     """Run the pipeline (or one half of it) from ``make dev``'s environment until SIGTERM
     or SIGINT."""
@@ -294,8 +298,6 @@ def main() -> None:
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     call_log = os.environ.get("AWS_CALL_LOG")
     if call_log:  # the least-privilege tests: which function called what
-        from local.dev import record_calls  # noqa: PLC0415 - only when asked
-
         record_calls(CallRecorder(os.environ["TABLE_NAME"], lambda: None, CallFile(Path(call_log))))
     pollers: dict[str, Callable[[], int]] = {}
     if only != "sender":

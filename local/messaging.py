@@ -9,11 +9,9 @@ from dataclasses import dataclass
 import boto3
 
 from incidents.delivery_messages import QUEUE_RETENTION_SECONDS, RECEIVES_BEFORE_DEAD_LETTER
-from incidents.outbox import EVENT_SOURCE_NAME
 from lambdas.settings import (
     DELIVERY_QUEUE_URL,
     EVENT_BUS_NAME,
-    EVENT_SOURCE,
     WEBHOOK_ALLOW_LOOPBACK,
 )
 
@@ -40,7 +38,6 @@ class Messaging:
             "AWS_ENDPOINT_URL_EVENTBRIDGE": self.endpoint,
             DELIVERY_QUEUE_URL: self.queue_url,
             EVENT_BUS_NAME: self.bus_name,
-            EVENT_SOURCE: EVENT_SOURCE_NAME,
             WEBHOOK_ALLOW_LOOPBACK: "1",
         }
 

@@ -24,6 +24,8 @@ from typing import Any
 
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
+from incidents.models import parse_timestamp
+
 Answer = Callable[["Received"], int]
 """Chooses the status to answer a verified delivery with (it may also wait)."""
 
@@ -39,6 +41,16 @@ class Received:
     at: float
     status: int
     """What the receiver answered."""
+
+    @property
+    def accepted(self) -> bool:
+        """Answered 2xx."""
+        return 200 <= self.status < 300
+
+    @property
+    def latency(self) -> float:
+        """Seconds from the event (the body's ``timestamp``) to its arrival."""
+        return self.at - parse_timestamp(self.body["timestamp"]).timestamp()
 
 
 @dataclass
@@ -80,7 +92,23 @@ class Receiver:
 
     def accepted(self) -> list[Received]:
         """The verified deliveries answered 2xx, in the order they were answered."""
-        return [r for r in self.verified() if 200 <= r.status < 300]
+        return [r for r in self.verified() if r.accepted]
+
+
+def out_of_order(received: list[Received]) -> list[str]:
+    """The contract's breaches: each delivery of an incident's event n+1 that arrived
+    before event n had been accepted (named ``<incident> #<seq> before #<missing>``)."""
+    accepted: dict[str, set[int]] = {}
+    breaches = []
+    for got in received:
+        event = got.body["data"]["event"]
+        seen = accepted.setdefault(event["incident_id"], set())
+        missing = [n for n in range(1, event["seq"]) if n not in seen]
+        if missing:
+            breaches.append(f"{event['incident_id']} #{event['seq']} before #{missing}")
+        if got.accepted:
+            seen.add(event["seq"])
+    return breaches
 
 
 def _handler_for(receiver: Receiver) -> type[BaseHTTPRequestHandler]:

@@ -24,8 +24,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from incidents.delivery_messages import QUEUE_RETENTION_SECONDS, RECEIVES_BEFORE_DEAD_LETTER
-from incidents.outbox import EVENT_SOURCE_NAME
-from lambdas.settings import DELIVERY_QUEUE_URL, EVENT_BUS_NAME, EVENT_SOURCE
+from lambdas.settings import DELIVERY_QUEUE_URL, EVENT_BUS_NAME
 from stacks.functions import METRICS_NAMESPACE, FunctionSpec, Runtime, handler_function
 from stacks.monitoring import PERIOD, Monitoring, custom_metric
 from stacks.nag import FAILURE_DESTINATION, accept
@@ -84,7 +83,6 @@ class EventDelivery(Construct):
             "TABLE_NAME": inputs.table.table_name,
             DELIVERY_QUEUE_URL: self.queue.queue_url,
             EVENT_BUS_NAME: self.bus.event_bus_name,
-            EVENT_SOURCE: EVENT_SOURCE_NAME,
         }
         self.publisher = self._publisher(inputs.table, runtime, environment)
         self.sender = self._sender(inputs, runtime, environment)

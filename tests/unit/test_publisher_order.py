@@ -41,8 +41,8 @@ class FailsOn:
         self.failing = failing
         self.published: list[int] = []
 
-    def publish(self, items: list[Outgoing], hooks: dict[str, Any]) -> None:
-        seq = items[0].event.seq
+    def publish(self, item: Outgoing, hooks: dict[str, Any]) -> None:
+        seq = item.event.seq
         if seq == self.failing:
             raise RuntimeError("EventBridge refused it")
         self.published.append(seq)

@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 
 from dynashard import SortKeyRange
 from incidents.delivery_messages import DeliveryMessage
+from incidents.endpoints import Outcome
 from incidents.incident_queries import ListPage, PageRequest, partition_page
 from incidents.items import from_item_fields, to_item
 from incidents.keys import deliveries_partition, delivery_sort_key
@@ -22,14 +23,13 @@ def record_attempt(
     store: Store,
     message: DeliveryMessage,
     attempt: int,
-    outcome: tuple[int | None, str | None, int],
+    outcome: Outcome,
     *,
     status: DeliveryStatus,
     next_attempt_at: str | None,
 ) -> Delivery:
-    """Write one attempt (`outcome`: response status, error, duration in ms) to the log."""
+    """Write one attempt, what it got and what follows, to the log."""
     now = store.clock()
-    response_status, error, duration_ms = outcome
     delivery = Delivery(
         event_id=message.event_id,
         type=message.type,
@@ -37,9 +37,9 @@ def record_attempt(
         seq=message.seq,
         attempt=attempt,
         status=status,
-        response_status=response_status,
-        error=error,
-        duration_ms=duration_ms,
+        response_status=outcome.status,
+        error=outcome.error,
+        duration_ms=outcome.duration_ms,
         at=timestamp(now),
         next_attempt_at=next_attempt_at,
     )

@@ -14,12 +14,13 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_sqs.type_defs import SendMessageBatchRequestEntryTypeDef
 
 BATCH = 10
 """Entries a ``SendMessageBatch`` takes."""
@@ -93,39 +94,53 @@ class DeliveryQueue:
     url: str
 
     def send(self, messages: Sequence[DeliveryMessage | ReplayJob]) -> None:
-        """Enqueue `messages` in order (see `send_messages`)."""
-        send_messages(self.sqs, self.url, messages)
+        """Enqueue `messages` in order (``SendMessageBatch``, 10 a request); entries SQS
+        refuses are sent again (with those after them: FIFO deduplication drops what had
+        arrived), and an error is raised if some still fail."""
+        for start in range(0, len(messages), BATCH):
+            chunk = messages[start : start + BATCH]
+            self._send_batch(
+                [
+                    {
+                        "Id": str(n),
+                        "MessageBody": message.model_dump_json(),
+                        "MessageGroupId": message.group(),
+                        "MessageDeduplicationId": message.deduplication(),
+                    }
+                    for n, message in enumerate(chunk)
+                ]
+            )
 
+    def done(self, receipt: str) -> None:
+        """Delete a message now: its group's next message is free to go."""
+        self.sqs.delete_message(QueueUrl=self.url, ReceiptHandle=receipt)
 
-def send_messages(
-    sqs: SQSClient, queue_url: str, messages: Sequence[DeliveryMessage | ReplayJob]
-) -> None:
-    """Enqueue `messages` in order (``SendMessageBatch``, 10 a request); entries SQS
-    refuses are sent again (with those after them: FIFO deduplication drops what had
-    arrived), and an error is raised if some still fail."""
-    for start in range(0, len(messages), BATCH):
-        chunk = list(messages[start : start + BATCH])
-        entries: dict[str, dict[str, Any]] = {
-            str(n): {
-                "Id": str(n),
-                "MessageBody": message.model_dump_json(),
-                "MessageGroupId": message.group(),
-                "MessageDeduplicationId": message.deduplication(),
-            }
-            for n, message in enumerate(chunk)
-        }
-        _send_batch(sqs, queue_url, entries)
+    def retry_in(self, receipt: str, seconds: int) -> None:
+        """Keep a message (and so its group) back for `seconds`: its next attempt."""
+        self.sqs.change_message_visibility(
+            QueueUrl=self.url, ReceiptHandle=receipt, VisibilityTimeout=seconds
+        )
 
+    def release(self, receipts: Sequence[str]) -> None:
+        """Messages received and not tried: visible again at once (up to 10)."""
+        self.sqs.change_message_visibility_batch(
+            QueueUrl=self.url,
+            Entries=[
+                {"Id": str(n), "ReceiptHandle": receipt, "VisibilityTimeout": 0}
+                for n, receipt in enumerate(receipts)
+            ],
+        )
 
-def _send_batch(sqs: SQSClient, queue_url: str, entries: dict[str, dict[str, Any]]) -> None:
-    pending = entries
-    for attempt in range(SEND_ATTEMPTS):
-        response = sqs.send_message_batch(QueueUrl=queue_url, Entries=list(pending.values()))  # type: ignore[arg-type]
-        failed = response.get("Failed", [])
-        if not failed:
-            return
-        # In order: resend from the first refused entry, so a group's messages keep theirs.
-        first = min(int(entry["Id"]) for entry in failed)
-        pending = {k: v for k, v in pending.items() if int(k) >= first}
-        time.sleep(0.05 * 2**attempt)
-    raise RuntimeError(f"SQS refused {len(pending)} messages: {json.dumps(failed)[:300]}")
+    def _send_batch(self, entries: list[SendMessageBatchRequestEntryTypeDef]) -> None:
+        pending = entries
+        for attempt in range(SEND_ATTEMPTS):
+            failed = self.sqs.send_message_batch(QueueUrl=self.url, Entries=pending).get(
+                "Failed", []
+            )
+            if not failed:
+                return
+            # In order: resend from the first refused entry, so a group's messages keep theirs.
+            first = min(int(entry["Id"]) for entry in failed)
+            pending = [entry for entry in pending if int(entry["Id"]) >= first]
+            time.sleep(0.05 * 2**attempt)
+        raise RuntimeError(f"SQS refused {len(pending)} messages: {json.dumps(failed)[:300]}")

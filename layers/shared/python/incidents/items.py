@@ -56,7 +56,11 @@ def from_item(model: type[M], item: Item) -> M:
 def from_item_fields(model: type[M], item: Item) -> M:
     """Every field of `model` from `item`, an absent one as None (items leave None values
     out, and a response shows them as null)."""
-    values = deserialize(item)
+    return model_from_values(model, deserialize(item))
+
+
+def model_from_values(model: type[M], values: dict[str, Any]) -> M:
+    """`from_item_fields` of an item already deserialized."""
     return model.model_validate({name: values.get(name) for name in model.model_fields})
 
 

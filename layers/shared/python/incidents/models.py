@@ -26,6 +26,8 @@ ParticipantId = Annotated[str, StringConstraints(pattern=PARTICIPANT_ID)]
 EventId = Annotated[str, StringConstraints(pattern=EVENT_ID)]
 """A user or a team: both can take part in an incident."""
 Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
+RFC3339 = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$"
+"""An RFC 3339 instant with its offset (``Z`` or ``+01:00``), at most microseconds."""
 """An RFC 3339 instant in UTC, as `timestamp` writes it."""
 TITLE_MAX = 200
 NAME_MAX = 100
@@ -82,6 +84,12 @@ def timestamp(moment: datetime) -> str:
     """ISO-8601 UTC with a fixed width (``2026-11-23T06:50:50.000000Z``), so it sorts as text."""
     utc = moment.astimezone(UTC)
     return f"{utc.year:04d}-" + utc.strftime("%m-%dT%H:%M:%S.%fZ")  # %Y does not pad 999
+
+
+def parse_timestamp(text: str) -> datetime:
+    """An RFC 3339 instant (`timestamp`'s, or any with its offset) as an aware datetime;
+    ValueError for a date that does not exist."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 class IncidentSummary(BaseModel):

@@ -11,7 +11,7 @@ enter the queue in order.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,8 +32,6 @@ MAX_BODY_BYTES = 64 * 1024
 to its id and ``incident_truncated: true`` (EventBridge takes 256 KB, SQS 256 KB)."""
 EVENT_SOURCE_NAME = "incidents"
 """The ``source`` of every event on the stage's bus (``detail-type``: the event's type)."""
-EVENTS_BATCH = 10
-"""Entries a ``PutEvents`` takes."""
 
 
 @dataclass(frozen=True)
@@ -68,14 +66,18 @@ def envelope(event_type: str, at: str, data: dict[str, Any]) -> str:
     )
 
 
+def is_timeline_insert(record: dict[str, Any]) -> bool:
+    """Whether a stream record inserts a timeline event: the cloud event source mapping's
+    filter (`stacks.event_delivery`) and the local stream poller's."""
+    image = record.get("dynamodb", {}).get("NewImage", {})
+    return record.get("eventName") == "INSERT" and image.get("Type", {}).get("S") == "event"
+
+
 def from_stream(record: dict[str, Any]) -> Outgoing | None:
     """The event a stream record inserts (None: another item, or not an insert)."""
-    if record.get("eventName") != "INSERT":
+    if not is_timeline_insert(record):
         return None
-    image = record.get("dynamodb", {}).get("NewImage", {})
-    if image.get("Type", {}).get("S") != "event":
-        return None
-    return outgoing_from_item(image)
+    return outgoing_from_item(record["dynamodb"]["NewImage"])
 
 
 def outgoing_from_item(item: Item) -> Outgoing:
@@ -119,35 +121,22 @@ class Publisher:
     queue: DeliveryQueue
     events: EventBridgeClient
     bus_name: str
-    source: str
 
-    def publish(
-        self, items: Sequence[Outgoing], hooks: dict[str, list[StoredWebhook]] | None = None
-    ) -> None:
-        """Publish `items`, in order: to EventBridge, then to each webhook's queue group.
-        `hooks` keeps the accounts' webhooks across the calls of one stream batch."""
-        self.put_events(items)
-        hooks = {} if hooks is None else hooks
-        messages: list[DeliveryMessage] = []
-        for item in items:
-            if item.account_id not in hooks:
-                hooks[item.account_id] = account_webhooks(self.store, item.account_id)
-            messages += deliveries(item, hooks[item.account_id])
-        self.queue.send(messages)
-
-    def put_events(self, items: Sequence[Outgoing]) -> None:
-        """``PutEvents``, 10 a request; entries EventBridge refuses raise an error."""
-        for start in range(0, len(items), EVENTS_BATCH):
-            chunk = items[start : start + EVENTS_BATCH]
-            response = self.events.put_events(Entries=[self._entry(item) for item in chunk])
-            if response.get("FailedEntryCount"):
-                failed = [e for e in response["Entries"] if e.get("ErrorCode")]
-                raise RuntimeError(f"EventBridge refused {len(failed)} events: {failed[:3]}")
+    def publish(self, item: Outgoing, hooks: dict[str, list[StoredWebhook]]) -> None:
+        """Publish one event: to EventBridge, then to the queue group of each webhook that
+        wants it (`hooks`: the accounts' webhooks, read once a stream batch). An entry
+        EventBridge refuses raises, so the stream retries from this record."""
+        response = self.events.put_events(Entries=[self._entry(item)])
+        if response.get("FailedEntryCount"):
+            raise RuntimeError(f"EventBridge refused the event: {response['Entries']}")
+        if item.account_id not in hooks:
+            hooks[item.account_id] = account_webhooks(self.store, item.account_id)
+        self.queue.send(deliveries(item, hooks[item.account_id]))
 
     def _entry(self, item: Outgoing) -> Any:
         return {
             "EventBusName": self.bus_name,
-            "Source": self.source,
+            "Source": EVENT_SOURCE_NAME,
             "DetailType": item.event.type.value,
             "Detail": item.body,
             "Resources": [],

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from incidents.delivery_messages import DeliveryMessage, DeliveryQueue, ReplayJob
 from incidents.incident_queries import CreatedWindow, PageRequest
-from incidents.models import timestamp
+from incidents.models import parse_timestamp, timestamp
 from incidents.outbox import deliveries, envelope, outgoing_from_item
 from incidents.store import Caller, Store, new_id
 from incidents.timeline_queries import EventRequest, account_event_items
@@ -40,7 +40,7 @@ def run_replay_page(store: Store, queue: DeliveryQueue, job: ReplayJob) -> None:
     hook = load_webhook(store, job.account_id, job.webhook_id)
     if hook is None or not hook.webhook.enabled:
         return
-    since = datetime.fromisoformat(job.since.replace("Z", "+00:00"))
+    since = parse_timestamp(job.since)
     page = PageRequest(
         limit=REPLAY_PAGE,
         cursor=job.cursor,

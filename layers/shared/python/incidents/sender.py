@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from incidents.deliveries import record_attempt
 from incidents.delivery_messages import DeliveryMessage
 from incidents.endpoints import EndpointPolicy, Outcome, post
-from incidents.models import timestamp
+from incidents.models import parse_timestamp, timestamp
 from incidents.signing import delivery_headers
 from incidents.store import Store
 from incidents.webhook_models import Delivery, DeliveryStatus
@@ -83,9 +83,8 @@ class Sender:
         else:
             status, retry_in = DeliveryStatus.PENDING, retry_delay(attempt, self.rng, self.delays)
         next_at = timestamp(now + timedelta(seconds=retry_in)) if retry_in else None
-        logged = (outcome.status, outcome.error, outcome.duration_ms)
         delivery = record_attempt(
-            self.store, message, attempt, logged, status=status, next_attempt_at=next_at
+            self.store, message, attempt, outcome, status=status, next_attempt_at=next_at
         )
         disabled = self._health(hook, message.account_id, outcome.succeeded, now)
         latency = _ms_since(message.happened_at, self.store.clock()) if outcome.succeeded else None
@@ -111,5 +110,4 @@ class Sender:
 
 
 def _ms_since(moment: str, now: datetime) -> int:
-    then = datetime.fromisoformat(moment.replace("Z", "+00:00"))
-    return max(0, int((now - then).total_seconds() * 1000))
+    return max(0, int((now - parse_timestamp(moment)).total_seconds() * 1000))

@@ -16,7 +16,7 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from dynashard import Item
@@ -33,6 +33,7 @@ from incidents.models import (
     Participation,
     State,
     TimelineEvent,
+    parse_timestamp,
     timestamp,
 )
 from incidents.store import Caller, Store, new_id
@@ -232,7 +233,7 @@ def _expires(store: Store, at: str) -> int | None:
     number of days; None keeps it for ever."""
     if store.event_retention_days is None:
         return None
-    written = datetime.fromisoformat(at.replace("Z", "+00:00"))
+    written = parse_timestamp(at)
     return int((written + timedelta(days=store.event_retention_days)).timestamp())
 
 

@@ -15,7 +15,7 @@ from pydantic import (
     model_validator,
 )
 
-from incidents.models import EVENT_ID, INCIDENT_ID, EventType, Timestamp
+from incidents.models import EVENT_ID, INCIDENT_ID, RFC3339, EventType, Timestamp
 from incidents.requests import documented, stored_text
 
 WEBHOOK_ID = r"^wh_[0-9A-Za-z]{27}$"
@@ -173,7 +173,7 @@ class Replay(BaseModel):
     since: Annotated[
         str,
         Field(
-            pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$",
+            pattern=RFC3339,
             description="RFC 3339 instant, with offset",
             examples=["2026-11-24T08:00:00Z"],
             json_schema_extra={"format": "date-time"},

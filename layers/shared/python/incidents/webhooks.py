@@ -16,7 +16,7 @@ from dynashard import Item, SortKeyRange
 from incidents.endpoints import EndpointPolicy
 from incidents.errors import ConflictError, DomainError, NotFoundError
 from incidents.incident_queries import ListPage, PageRequest, partition_page
-from incidents.items import deserialize, from_item_fields, serialize
+from incidents.items import deserialize, model_from_values, serialize
 from incidents.keys import WEBHOOK_COUNT_SK, WEBHOOK_PREFIX, webhooks_partition
 from incidents.models import timestamp
 from incidents.signing import new_secret
@@ -54,10 +54,8 @@ class StoredWebhook:
     def signing_secrets(self, now: str) -> list[str]:
         """The secrets that sign a delivery at `now`: the current one, and the previous
         one during the 24 hours after a rotation."""
-        keep = self.previous_secret and self.previous_expires_at and now < self.previous_expires_at
-        return (
-            [self.secret, self.previous_secret] if keep and self.previous_secret else [self.secret]
-        )
+        previous, until = self.previous_secret, self.previous_expires_at
+        return [self.secret, previous] if previous and until and now < until else [self.secret]
 
     def wants(self, event_type: str) -> bool:
         """Whether the webhook takes events of `event_type` (a test event: always)."""
@@ -76,7 +74,7 @@ def stored_from_item(item: Item) -> StoredWebhook:
     """The webhook stored in `item`."""
     values = deserialize(item)
     return StoredWebhook(
-        webhook=from_item_fields(Webhook, item),
+        webhook=model_from_values(Webhook, values),
         secret=values["secret"],
         previous_secret=values.get("previous_secret"),
         previous_expires_at=values.get("previous_expires_at"),
