@@ -7,12 +7,10 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping
-from http import HTTPStatus
 from typing import Any, TypeVar
 
 from aws_lambda_powertools.event_handler import (
     APIGatewayRestResolver,
-    CORSConfig,
     Response,
     content_types,
 )
@@ -21,7 +19,6 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
 )
-from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError
@@ -38,8 +35,10 @@ from dynashard import (
 from incidents.errors import DomainError
 from incidents.models import ACCOUNT_ID, USER_ID
 from incidents.store import Caller
+from lambdas.cors import request_origin, with_cors
 from lambdas.json_body import JsonBodiesOnly, strict_json
-from lambdas.routes import REQUEST_HEADERS, ROUTES, resolver_rule
+from lambdas.responses import RETRY_AFTER_SECONDS, ErrorCode, documented_responses
+from lambdas.routes import ROUTES, resolver_rule
 from lambdas.runtime import logger, metrics, tracer
 from lambdas.settings import allowed_origins
 
@@ -51,45 +50,8 @@ _USER_PATTERN = re.compile(USER_ID)
 MAX_MESSAGE = 300
 """Characters of an error message at most: enough to say what is wrong, never a payload."""
 MAX_LOCATION_PART = 40
-CORS_MAX_AGE_SECONDS = 3600
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class ErrorBody(BaseModel):
-    """Every error response: a stable machine-readable code and a message for people."""
-
-    code: str
-    message: str
-
-
-ERROR_STATUSES = {
-    400: "invalid request, cursor or If-Match",
-    401: "no valid identity claims",
-    403: "not a member of the team",
-    404: "not found in your account",
-    409: "concurrent change, duplicate, or Idempotency-Key reused",
-    412: "If-Match is not the current version",
-    413: "incident details too large, or a request body above 6 MB",
-    415: "the body is not JSON (application/json)",
-    429: "throttled; retry with back-off",
-    500: "internal error",
-}
-
-
-def documented_responses(status: int) -> dict[int, OpenAPIResponse]:
-    """OpenAPI responses of a route: its success status and the API's error statuses."""
-    error: OpenAPIResponse = {
-        "description": "",
-        "content": {"application/json": {"model": ErrorBody}},
-    }
-    success: OpenAPIResponse = {"description": "success"}
-    if status == HTTPStatus.NO_CONTENT:
-        success = {"description": "done; no body", "content": {}}  # not a JSON null
-    return {
-        status: success,
-        **{code: {**error, "description": text} for code, text in ERROR_STATUSES.items()},
-    }
 
 
 class UnauthorizedError(DomainError):
@@ -98,15 +60,78 @@ class UnauthorizedError(DomainError):
     code, status = "unauthorized", 401
 
 
-def error_response(status: int, code: str, message: str) -> Response[str]:
-    """The API's one error shape; the message is clipped, so no error echoes a large input."""
+def error_response(status: int, code: ErrorCode | str, message: str) -> Response[str]:
+    """The API's one error shape; the message is clipped, so no error echoes a large input.
+    A throttled or unavailable answer says when to try again (``Retry-After``)."""
     if len(message) > MAX_MESSAGE:
         message = message[: MAX_MESSAGE - 1] + "…"
+    retry = RETRY_AFTER_SECONDS.get(status)
     return Response(
         status_code=status,
         content_type=content_types.APPLICATION_JSON,
-        body=json.dumps({"code": code, "message": message}),
+        body=json.dumps({"code": ErrorCode(code).value, "message": message}),
+        headers={"Retry-After": str(retry)} if retry else None,
     )
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def answer(
+    app: APIGatewayRestResolver,
+    body: M,
+    *,
+    status: int = 200,
+    etag: str | None = None,
+    location: str | None = None,
+) -> Response[M]:
+    """`body` with the headers a client reads instead of the body: ``ETag`` (quoted here)
+    and, for what a 201 created, ``Location`` (below the stage's prefix, if any)."""
+    headers = {}
+    if etag is not None:
+        headers["ETag"] = f'"{etag}"'
+    if location is not None:
+        headers["Location"] = _stage_prefix(app) + location
+    return Response(
+        status_code=status,
+        content_type=content_types.APPLICATION_JSON,
+        body=body,
+        headers=headers,
+    )
+
+
+def _stage_prefix(app: APIGatewayRestResolver) -> str:
+    """What precedes the route's path in the URL the client called (``/prod`` on an
+    execute-api URL; nothing on a custom domain mapped at its root, or locally)."""
+    event = app.current_event
+    called, path = event.request_context.path or "", event.path
+    return called[: -len(path)] if path and called.endswith(path) else ""
+
+
+class NotModifiedError(Exception):
+    """The client's copy is current (``If-None-Match``): a 304 with the tag, no body."""
+
+    def __init__(self, etag: str) -> None:
+        super().__init__(etag)
+        self.etag = etag
+
+
+def _not_modified(error: NotModifiedError) -> Response[None]:
+    return Response(
+        status_code=304, body=None, content_type=None, headers={"ETag": f'"{error.etag}"'}
+    )
+
+
+ENTITY_TAG = re.compile(r'\s*(?:W/)?"([^"]*)"\s*(?:,|$)')
+
+
+def entity_tags(header: str | None) -> set[str]:
+    """The tags an ``If-None-Match`` names, unquoted (weak ones compare equal, as RFC 9110
+    has it for this header); ``*`` is returned as is. Anything unparsable names none."""
+    text = (header or "").strip()
+    if text == "*":
+        return {"*"}
+    return {match.group(1) for match in ENTITY_TAG.finditer(text)}
 
 
 def no_content() -> Response[None]:
@@ -157,6 +182,7 @@ def _no_route(_: Exception) -> Response[str]:
 
 
 ERROR_HANDLERS: list[tuple[type[Exception] | list[type[Exception]], Callable[..., Any]]] = [
+    (NotModifiedError, _not_modified),
     (DomainError, _domain),
     (RequestUnsupportedContentType, _unsupported),
     (RequestValidationError, _invalid),
@@ -167,20 +193,6 @@ ERROR_HANDLERS: list[tuple[type[Exception] | list[type[Exception]], Callable[...
     (Exception, _unexpected),
 ]
 """Powertools picks the handler of the most specific class in the error's MRO."""
-
-
-def cors_config(env: Mapping[str, str]) -> CORSConfig | None:
-    """CORS for the stage's browser origins: every response the handlers send (success or
-    error) names the caller's origin when it is allowed; none configured, no CORS headers."""
-    origins = allowed_origins(env)
-    if not origins:
-        return None
-    return CORSConfig(
-        allow_origin=origins[0],
-        extra_origins=origins[1:],
-        allow_headers=REQUEST_HEADERS,
-        max_age=CORS_MAX_AGE_SECONDS,
-    )
 
 
 class StrictPathResolver(APIGatewayRestResolver):
@@ -198,9 +210,7 @@ def new_resolver(
     extra_handlers: list[tuple[type[Exception], Callable[..., Any]]] | None = None,
 ) -> APIGatewayRestResolver:
     """A REST API resolver with request/response validation and the API's error mapping."""
-    app = StrictPathResolver(
-        enable_validation=True, json_body_deserializer=strict_json, cors=cors_config(os.environ)
-    )
+    app = StrictPathResolver(enable_validation=True, json_body_deserializer=strict_json)
     for exception, handle in [*ERROR_HANDLERS, *(extra_handlers or [])]:
         app.exception_handler(exception)(handle)
     app.not_found(_no_route)
@@ -230,7 +240,7 @@ def route(app: APIGatewayRestResolver, name: str) -> Callable[[F], F]:
         operation_id=name,
         tags=[entry.group.value],
         status_code=entry.status,
-        responses=documented_responses(entry.status),
+        responses=documented_responses(entry),
     )
     return decorator
 
@@ -269,7 +279,7 @@ def lambda_handler(
     app: APIGatewayRestResolver, before: Callable[[LambdaContext], None] | None = None
 ) -> Callable[[dict[str, Any], LambdaContext], dict[str, Any]]:
     """The Lambda entry point of a resolver: correlation id, tracing and metrics around it."""
-    browser_origins = bool(allowed_origins(os.environ))
+    origins = allowed_origins(os.environ)
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
     @tracer.capture_lambda_handler
@@ -278,21 +288,8 @@ def lambda_handler(
         if before:
             before(context)
         response = _slash_in_path_parameter(event) or app.resolve(event, context)
-        return vary_on_origin(response) if browser_origins else response
+        if not origins:
+            return response
+        return with_cors(response, request_origin(event.get("headers")), origins)
 
     return handler
-
-
-def vary_on_origin(response: dict[str, Any]) -> dict[str, Any]:
-    """``Vary: Origin`` on every response of an API with browser origins: the CORS headers
-    depend on the request's Origin, so a shared cache must key on it (Powertools'
-    `CORSConfig` names the origin but does not say so). Added to what Vary already lists."""
-    multi = response.get("multiValueHeaders")
-    if isinstance(multi, dict):
-        values = [v for v in multi.get("Vary", []) if v.lower() != "origin"]
-        multi["Vary"] = [*values, "Origin"]
-        return response
-    headers = response.setdefault("headers", {})
-    present = [v.strip() for v in str(headers.get("Vary", "")).split(",") if v.strip()]
-    headers["Vary"] = ", ".join([*(v for v in present if v.lower() != "origin"), "Origin"])
-    return response

@@ -16,6 +16,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
     IdempotencyPersistenceLayerError,
     IdempotencyValidationError,
 )
+from pydantic import BeforeValidator
 
 from incidents import incident_commands as commands
 from incidents import incident_create as creating
@@ -32,7 +33,10 @@ from incidents.models import (
 from incidents.requests import AddNote, AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller
 from lambdas.api import (
+    NotModifiedError,
+    answer,
     caller,
+    entity_tags,
     error_response,
     lambda_handler,
     new_resolver,
@@ -50,10 +54,28 @@ IdempotencyKey = Annotated[
 IDEMPOTENCY = idempotency_config()
 _written: ContextVar[Incident | None] = ContextVar("written", default=None)
 """The incident this request's create wrote (a replay has none and reads it back)."""
-IF_MATCH = r'^((W/)?"[0-9]{1,20}"|[0-9]{1,20})$'
-"""What `_version` accepts, documented (checked there, to answer 400 invalid_if_match)."""
-INCIDENT_NUMBER = r"^[1-9][0-9]{0,17}$"
+IF_MATCH = r'^((W/)?"[0-9]{1,20}(\.[0-9]{1,20})?"|[0-9]{1,20})$'
+"""What `_version` accepts, documented (checked there, to answer 400 invalid_if_match): a
+version, or an ETag as GET answers it (version and event counter; the version compares)."""
+IfNoneMatch = Annotated[
+    str | None,
+    Header(
+        alias="If-None-Match",
+        max_length=1024,
+        description="the ETag of your copy: 304, no body, while the incident is unchanged",
+    ),
+]
+INCIDENT_NUMBER = re.compile(r"[1-9][0-9]{0,17}")
 """A positive decimal number, no sign, no leading zero (what ``#859`` means)."""
+MAX_NUMBER = 10**18 - 1
+
+
+def _decimal(value: object) -> object:
+    """A path's number as `INCIDENT_NUMBER` writes it (int() would also take ``+1``,
+    ``01`` or ``1_0``)."""
+    if isinstance(value, str) and not INCIDENT_NUMBER.fullmatch(value):
+        raise ValueError("must be a positive decimal number without leading zeros, e.g. 42")
+    return value
 
 
 class InvalidIfMatchError(DomainError):
@@ -83,10 +105,17 @@ app = new_resolver(
 def create(
     body: CreateIncident,
     idempotency_key: IdempotencyKey = None,
-) -> Incident:
+) -> Response[Incident]:
     """Create an incident; with `Idempotency-Key`, a retry returns the incident the first
     request wrote (never a second one)."""
-    who = caller(app)
+    incident = _created(caller(app), body, idempotency_key)
+    summary = incident.summary
+    return answer(
+        app, incident, status=201, etag=str(summary.version), location=f"/incidents/{summary.id}"
+    )
+
+
+def _created(who: Caller, body: CreateIncident, idempotency_key: str | None) -> Incident:
     if idempotency_key is None:
         return creating.create_incident(store(), who, body)
     _written.set(None)
@@ -151,23 +180,31 @@ def _once(command: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[..., 
 
 
 @route(app, "get_incident")
-def get(incident_id: IncidentId) -> Incident:
-    """Summary, details and participants."""
-    return commands.get_incident(store(), caller(app), incident_id)
+def get(incident_id: IncidentId, if_none_match: IfNoneMatch = None) -> Response[Incident]:
+    """Summary, details and participants; its ETag names this state (If-None-Match: 304)."""
+    return _current(caller(app), incident_id, if_none_match)
+
+
+def _current(who: Caller, incident_id: str, if_none_match: str | None) -> Response[Incident]:
+    known = entity_tags(if_none_match)
+    incident, tag = commands.get_incident_unless(store(), who, incident_id, known)
+    if incident is None or "*" in known:
+        raise NotModifiedError(tag)
+    return answer(app, incident, etag=tag)
 
 
 @route(app, "get_incident_by_number")
 def get_by_number(
     number: Annotated[
-        str,
-        Path(pattern=INCIDENT_NUMBER, description="the incident's number in the account, e.g. 859"),
+        int,
+        BeforeValidator(_decimal),
+        Path(ge=1, le=MAX_NUMBER, description="the incident's number in the account, e.g. 42"),
     ],
-) -> Incident:
-    """The same body as GET /incidents/{incident_id}; the number costs one key read."""
+    if_none_match: IfNoneMatch = None,
+) -> Response[Incident]:
+    """The same answer as GET /incidents/{incident_id}; the number costs one key read."""
     who = caller(app)
-    return commands.get_incident(
-        store(), who, commands.incident_id_by_number(store(), who, int(number))
-    )
+    return _current(who, commands.incident_id_by_number(store(), who, number), if_none_match)
 
 
 @route(app, "update_incident")
@@ -183,23 +220,26 @@ def update(
             json_schema_extra={"pattern": IF_MATCH},
         ),
     ] = None,
-) -> IncidentSummary:
+) -> Response[IncidentSummary]:
     """Change title, status or severity; `If-Match: <version>` makes it conditional (412)."""
-    return commands.update_incident(
+    summary = commands.update_incident(
         store(), caller(app), incident_id, body, if_match=_version(if_match)
     )
+    return answer(app, summary, etag=str(summary.version))
 
 
 @route(app, "resolve_incident")
-def resolve(incident_id: IncidentId) -> IncidentSummary:
+def resolve(incident_id: IncidentId) -> Response[IncidentSummary]:
     """Set the status to RESOLVED."""
-    return commands.resolve_incident(store(), caller(app), incident_id)
+    summary = commands.resolve_incident(store(), caller(app), incident_id)
+    return answer(app, summary, etag=str(summary.version))
 
 
 @route(app, "add_participant")
-def add_participant(incident_id: IncidentId, body: AddParticipant) -> Participation:
+def add_participant(incident_id: IncidentId, body: AddParticipant) -> Response[Participation]:
     """Add a user or team, or another role to one already there."""
-    return participants.add_participant(store(), caller(app), incident_id, body)
+    added = participants.add_participant(store(), caller(app), incident_id, body)
+    return answer(app, added, etag=str(added.incident.version))
 
 
 @route(app, "remove_participant")
@@ -217,14 +257,16 @@ def add_note(
     incident_id: IncidentId,
     body: AddNote,
     idempotency_key: IdempotencyKey = None,
-) -> TimelineEvent:
+) -> Response[TimelineEvent]:
     """Write a note on the incident's timeline; the answer is its ``note.added`` event.
     With `Idempotency-Key`, a retry returns the note the first request wrote."""
     who = caller(app)
     if idempotency_key is None:
-        return commands.add_note(store(), who, incident_id, body)
-    keyed = {"incident_id": incident_id, "text": body.text}
-    return TimelineEvent.model_validate(_keyed(_note, who, idempotency_key, keyed))
+        event = commands.add_note(store(), who, incident_id, body)
+    else:
+        keyed = {"incident_id": incident_id, "text": body.text}
+        event = TimelineEvent.model_validate(_keyed(_note, who, idempotency_key, keyed))
+    return answer(app, event, status=201, location=f"/incidents/{incident_id}/timeline")
 
 
 def _version(header: str | None) -> int | None:
@@ -237,7 +279,7 @@ def _version(header: str | None) -> int | None:
         raise InvalidIfMatchError(
             f'If-Match must be an incident version (3, "3" or W/"3"), got {text[:40]!r}'
         )
-    return int(text.removeprefix("W/").strip('"'))
+    return int(text.removeprefix("W/").strip('"').partition(".")[0])
 
 
 handler = lambda_handler(app, before=IDEMPOTENCY.register_lambda_context)

@@ -22,48 +22,81 @@ class Group(StrEnum):
         return f"lambdas.{self.value}.handler"
 
 
-REQUEST_HEADERS = ["Authorization", "Content-Type", "Idempotency-Key", "If-Match"]
-"""Headers a browser page sends to the API (what CORS must allow)."""
+LOOKUP = (400, 404)
+"""A read of one thing by its id: a malformed id, or none in the caller's account."""
+LIST = (400,)
+"""A list: a bad filter, limit or cursor."""
+WRITE = (400, 404, 409, 413, 415, 503)
+"""A change with a JSON body to something named in the path: bad input, not found, a
+concurrent change, a body too large or not JSON, the table refusing writes."""
+CREATE = (400, 409, 413, 415, 503)
+"""A new thing from a JSON body, with nothing named in the path."""
+ACTION = (400, 404, 409, 503)
+"""A change without a body to something named in the path."""
 
 
 @dataclass(frozen=True)
 class Route:
-    """One method on one path (API Gateway syntax for path parameters: ``{id}``)."""
+    """One method on one path (API Gateway syntax for path parameters: ``{id}``), with the
+    error statuses it can answer besides every route's 401, 429 and 500."""
 
     method: str
     path: str
     group: Group
     summary: str
     status: int = 200
+    errors: tuple[int, ...] = ()
+    etag: bool = False
+    """It answers with an incident, whose version the ``ETag`` header carries."""
+    conditional: bool = False
+    """It answers ``If-None-Match`` with a 304 when the incident has not changed."""
 
 
 ROUTES: dict[str, Route] = {
     "create_incident": Route(
-        "POST", "/incidents", Group.INCIDENT_COMMANDS, "Create an incident", 201
+        "POST", "/incidents", Group.INCIDENT_COMMANDS, "Create an incident", 201, WRITE, etag=True
     ),
     "get_incident": Route(
-        "GET", "/incidents/{incident_id}", Group.INCIDENT_COMMANDS, "Get an incident"
+        "GET",
+        "/incidents/{incident_id}",
+        Group.INCIDENT_COMMANDS,
+        "Get an incident",
+        errors=LOOKUP,
+        etag=True,
+        conditional=True,
     ),
     "get_incident_by_number": Route(
         "GET",
         "/incidents/by-number/{number}",
         Group.INCIDENT_COMMANDS,
         "Get an incident by its number",
+        errors=LOOKUP,
+        etag=True,
+        conditional=True,
     ),
     "update_incident": Route(
-        "PATCH", "/incidents/{incident_id}", Group.INCIDENT_COMMANDS, "Update an incident"
+        "PATCH",
+        "/incidents/{incident_id}",
+        Group.INCIDENT_COMMANDS,
+        "Update an incident",
+        errors=(*WRITE, 412),
+        etag=True,
     ),
     "resolve_incident": Route(
         "POST",
         "/incidents/{incident_id}/resolve",
         Group.INCIDENT_COMMANDS,
         "Resolve an incident",
+        errors=ACTION,
+        etag=True,
     ),
     "add_participant": Route(
         "POST",
         "/incidents/{incident_id}/participants",
         Group.INCIDENT_COMMANDS,
         "Add a participant (or a role)",
+        errors=WRITE,
+        etag=True,
     ),
     "remove_participant": Route(
         "DELETE",
@@ -71,6 +104,7 @@ ROUTES: dict[str, Route] = {
         Group.INCIDENT_COMMANDS,
         "Remove a participant",
         204,
+        ACTION,
     ),
     "add_note": Route(
         "POST",
@@ -78,44 +112,68 @@ ROUTES: dict[str, Route] = {
         Group.INCIDENT_COMMANDS,
         "Add a note to the timeline",
         201,
+        WRITE,
     ),
     "incident_timeline": Route(
         "GET",
         "/incidents/{incident_id}/timeline",
         Group.INCIDENT_QUERIES,
         "An incident's timeline",
+        errors=LOOKUP,
     ),
-    "account_events": Route("GET", "/events", Group.INCIDENT_QUERIES, "The account's events"),
-    "my_incidents": Route("GET", "/me/incidents", Group.INCIDENT_QUERIES, "My incidents by state"),
+    "account_events": Route(
+        "GET", "/events", Group.INCIDENT_QUERIES, "The account's events", errors=LIST
+    ),
+    "my_incidents": Route(
+        "GET", "/me/incidents", Group.INCIDENT_QUERIES, "My incidents by state", errors=LIST
+    ),
     "my_teams_incidents": Route(
-        "GET", "/me/teams/incidents", Group.INCIDENT_QUERIES, "My teams' incidents by state"
+        "GET",
+        "/me/teams/incidents",
+        Group.INCIDENT_QUERIES,
+        "My teams' incidents by state",
+        errors=(*LIST, 403),
     ),
     "team_incidents": Route(
-        "GET", "/teams/{team_id}/incidents", Group.INCIDENT_QUERIES, "A team's incidents"
+        "GET",
+        "/teams/{team_id}/incidents",
+        Group.INCIDENT_QUERIES,
+        "A team's incidents",
+        errors=(*LOOKUP, 403),
     ),
     "account_incidents": Route(
-        "GET", "/incidents", Group.INCIDENT_QUERIES, "The account's incidents by state"
+        "GET", "/incidents", Group.INCIDENT_QUERIES, "The account's incidents by state", errors=LIST
     ),
-    "create_webhook": Route("POST", "/webhooks", Group.WEBHOOKS, "Register a webhook", 201),
-    "list_webhooks": Route("GET", "/webhooks", Group.WEBHOOKS, "The account's webhooks"),
-    "get_webhook": Route("GET", "/webhooks/{webhook_id}", Group.WEBHOOKS, "Get a webhook"),
+    "create_webhook": Route("POST", "/webhooks", Group.WEBHOOKS, "Register a webhook", 201, CREATE),
+    "list_webhooks": Route(
+        "GET", "/webhooks", Group.WEBHOOKS, "The account's webhooks", errors=LIST
+    ),
+    "get_webhook": Route(
+        "GET", "/webhooks/{webhook_id}", Group.WEBHOOKS, "Get a webhook", errors=LOOKUP
+    ),
     "update_webhook": Route(
-        "PATCH", "/webhooks/{webhook_id}", Group.WEBHOOKS, "Change or re-enable a webhook"
+        "PATCH",
+        "/webhooks/{webhook_id}",
+        Group.WEBHOOKS,
+        "Change or re-enable a webhook",
+        errors=WRITE,
     ),
     "delete_webhook": Route(
-        "DELETE", "/webhooks/{webhook_id}", Group.WEBHOOKS, "Delete a webhook", 204
+        "DELETE", "/webhooks/{webhook_id}", Group.WEBHOOKS, "Delete a webhook", 204, ACTION
     ),
     "rotate_webhook_secret": Route(
         "POST",
         "/webhooks/{webhook_id}/rotate-secret",
         Group.WEBHOOKS,
         "Rotate a webhook's signing secret",
+        errors=ACTION,
     ),
     "list_deliveries": Route(
         "GET",
         "/webhooks/{webhook_id}/deliveries",
         Group.WEBHOOKS,
         "A webhook's delivery attempts",
+        errors=LOOKUP,
     ),
     "replay_webhook": Route(
         "POST",
@@ -123,17 +181,25 @@ ROUTES: dict[str, Route] = {
         Group.WEBHOOKS,
         "Deliver the account's events again from a moment on",
         202,
+        WRITE,
     ),
     "test_webhook": Route(
-        "POST", "/webhooks/{webhook_id}/test", Group.WEBHOOKS, "Send a test event", 202
+        "POST", "/webhooks/{webhook_id}/test", Group.WEBHOOKS, "Send a test event", 202, ACTION
     ),
-    "create_team": Route("POST", "/teams", Group.TEAMS, "Create a team", 201),
+    "create_team": Route("POST", "/teams", Group.TEAMS, "Create a team", 201, CREATE),
     "my_teams": Route("GET", "/me/teams", Group.TEAMS, "My teams"),
-    "save_profile": Route("PUT", "/me", Group.TEAMS, "Save my profile"),
-    "get_profile": Route("GET", "/users/{user_id}", Group.TEAMS, "A user's profile"),
-    "add_member": Route("POST", "/teams/{team_id}/members", Group.TEAMS, "Add a member", 201),
+    "save_profile": Route("PUT", "/me", Group.TEAMS, "Save my profile", errors=CREATE),
+    "get_profile": Route("GET", "/users/{user_id}", Group.TEAMS, "A user's profile", errors=LOOKUP),
+    "add_member": Route(
+        "POST", "/teams/{team_id}/members", Group.TEAMS, "Add a member", 201, (*WRITE, 403)
+    ),
     "remove_member": Route(
-        "DELETE", "/teams/{team_id}/members/{user_id}", Group.TEAMS, "Remove a member", 204
+        "DELETE",
+        "/teams/{team_id}/members/{user_id}",
+        Group.TEAMS,
+        "Remove a member",
+        204,
+        (*ACTION, 403),
     ),
 }
 

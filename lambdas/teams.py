@@ -11,7 +11,7 @@ from incidents import team_commands as commands
 from incidents import users
 from incidents.models import TEAM_ID, USER_ID, Membership, Team, TeamList, User
 from incidents.requests import AddMember, CreateTeam, SaveProfile
-from lambdas.api import caller, lambda_handler, new_resolver, no_content, route
+from lambdas.api import answer, caller, lambda_handler, new_resolver, no_content, route
 from lambdas.runtime import store
 
 TeamId = Annotated[str, Path(pattern=TEAM_ID)]
@@ -21,9 +21,10 @@ app = new_resolver()
 
 
 @route(app, "create_team")
-def create_team(body: CreateTeam) -> Team:
+def create_team(body: CreateTeam) -> Response[Team]:
     """A new team with me as its first member."""
-    return commands.create_team(store(), caller(app), body)
+    team = commands.create_team(store(), caller(app), body)
+    return answer(app, team, status=201, location=f"/teams/{team.id}")
 
 
 @route(app, "my_teams")
@@ -33,9 +34,10 @@ def my_teams() -> TeamList:
 
 
 @route(app, "add_member")
-def add_member(team_id: TeamId, body: AddMember) -> Membership:
+def add_member(team_id: TeamId, body: AddMember) -> Response[Membership]:
     """Add a user to one of my teams."""
-    return commands.add_member(store(), caller(app), team_id, body)
+    added = commands.add_member(store(), caller(app), team_id, body)
+    return answer(app, added, status=201, location=f"/teams/{team_id}/members/{added.user_id}")
 
 
 @route(app, "remove_member")

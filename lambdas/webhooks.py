@@ -24,7 +24,7 @@ from incidents.webhook_models import (
     WebhookList,
     WebhookPatch,
 )
-from lambdas.api import caller, lambda_handler, new_resolver, no_content, route
+from lambdas.api import answer, caller, lambda_handler, new_resolver, no_content, route
 from lambdas.incident_queries import Cursor, Limit, parse_instant
 from lambdas.runtime import delivery_queue, endpoint_policy, store
 
@@ -34,10 +34,11 @@ app = new_resolver()
 
 
 @route(app, "create_webhook")
-def create_webhook(body: NewWebhook) -> WebhookCreated:
+def create_webhook(body: NewWebhook) -> Response[WebhookCreated]:
     """Register a webhook; the answer holds its signing secret (shown only here and on
     rotation)."""
-    return commands.create_webhook(store(), caller(app), body, endpoint_policy())
+    created = commands.create_webhook(store(), caller(app), body, endpoint_policy())
+    return answer(app, created, status=201, location=f"/webhooks/{created.id}")
 
 
 @route(app, "list_webhooks")

@@ -47,8 +47,10 @@ def proxy_event(
     headers: Mapping[str, str] | None = None,
     body: str | None = None,
     claims: Mapping[str, str] | None = None,
+    stage: str | None = None,
 ) -> dict[str, Any]:
-    """The REST proxy event of one request; `claims` are what the Cognito authorizer adds."""
+    """The REST proxy event of one request; `claims` are what the Cognito authorizer adds;
+    `stage`, the first segment of an execute-api URL (none locally or on a custom domain)."""
     parameters = dict(path_parameters or {})
     path = route.path.format(**parameters)
     multi = {name: list(values) for name, values in (query or {}).items() if values}
@@ -73,7 +75,7 @@ def proxy_event(
             "extendedRequestId": request_id,
             "httpMethod": route.method,
             "identity": {"sourceIp": "127.0.0.1", "userAgent": "local"},
-            "path": f"/{LOCAL_STAGE}{path}",
+            "path": f"/{stage}{path}" if stage else path,  # what the client called
             "protocol": "HTTP/1.1",
             "requestId": request_id,
             "requestTime": now.strftime("%d/%b/%Y:%H:%M:%S +0000"),

@@ -21,7 +21,8 @@ from typing import Any
 from urllib.parse import SplitResult, parse_qs, unquote, urlsplit
 
 from incidents.store import Caller
-from lambdas.routes import REQUEST_HEADERS, ROUTES, Group
+from lambdas.cors import preflight_headers, request_origin, response_headers
+from lambdas.routes import ROUTES, Group
 from lambdas.settings import allowed_origins
 from local.api_events import LocalLambdaContext, claims_of, match_route, proxy_event
 from local.openapi import openapi_document, openapi_json, swagger_page
@@ -34,7 +35,6 @@ MAX_GATEWAY_PAYLOAD = 10 * 1024 * 1024
 MAX_LAMBDA_PAYLOAD = 6 * 1024 * 1024
 """A synchronous Lambda invocation's payload limit (the body is most of the event)."""
 TOO_LARGE = "the request body is above the API's limit (6 MB)"
-PREFLIGHT_MAX_AGE = 3600
 JSON, HTML = "application/json", "text/html; charset=utf-8"
 
 
@@ -56,11 +56,13 @@ class LocalGateway:
     def respond(
         self, method: str, target: str, headers: Mapping[str, str], body: bytes
     ) -> tuple[int, dict[str, str], bytes]:
-        """Status, headers and body for one request; CORS as the deployed API adds it."""
+        """Status, headers and body for one request; CORS as the deployed API adds it (the
+        handlers add their own; the gateway's answers get the same)."""
+        if method == "OPTIONS":
+            return _preflight(urlsplit(target).path, request_origin(headers), self.origins)
         status, answer, payload = self._answer(method, target, headers, body)
-        origin = _header(headers, "Origin")
-        if origin in self.origins and "Access-Control-Allow-Origin" not in answer:
-            answer = {**answer, "Access-Control-Allow-Origin": origin, "Vary": "Origin"}
+        if self.origins:
+            answer = {**answer, **response_headers(request_origin(headers), self.origins)}
         return status, answer, payload
 
     def _answer(
@@ -69,8 +71,6 @@ class LocalGateway:
         url = urlsplit(target)
         if len(body) > MAX_LAMBDA_PAYLOAD:
             return _error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "payload_too_large", TOO_LARGE)
-        if method == "OPTIONS":
-            return _preflight(url.path)
         if method == "GET" and url.path in self.documents:
             if parse_qs(url.query).get("format") == ["json"]:  # Swagger UI's link to it
                 return self.documents["/openapi.json"]
@@ -155,20 +155,13 @@ def _headers(environ: Mapping[str, Any]) -> dict[str, str]:
     return headers
 
 
-def _preflight(path: str) -> tuple[int, dict[str, str], bytes]:
-    """A CORS preflight, answered by the gateway as API Gateway's mock integration does."""
-    methods = sorted({r.method for r in ROUTES.values() if match_route(r.method, path)})
-    if not methods:
-        return _error(HTTPStatus.NOT_FOUND, "not_found", "no such route")
-    return (
-        204,
-        {
-            "Access-Control-Allow-Methods": ",".join([*methods, "OPTIONS"]),
-            "Access-Control-Allow-Headers": ",".join(REQUEST_HEADERS),
-            "Access-Control-Max-Age": str(PREFLIGHT_MAX_AGE),
-        },
-        b"",
-    )
+def _preflight(path: str, origin: str, origins: list[str]) -> tuple[int, dict[str, str], bytes]:
+    """A CORS preflight, answered by the gateway as API Gateway's mock integration does. A
+    path no route has gets the methods of every route: the browser then sends the request
+    and shows its JSON 404, instead of failing the preflight with a network error."""
+    methods = {r.method for r in ROUTES.values() if match_route(r.method, path)}
+    methods = methods or {r.method for r in ROUTES.values()}
+    return 204, preflight_headers(origin, origins, [*sorted(methods), "OPTIONS"]), b""
 
 
 def _error(status: HTTPStatus, code: str, message: str) -> tuple[int, dict[str, str], bytes]:

@@ -130,10 +130,36 @@ def openapi_document() -> dict[str, Any]:
     merged["security"] = [{"cognito": []}]
     _add_links(merged)
     _no_null_parameters(merged)
+    _standard_bounds(merged)
+    _no_content_without_body(merged)
     _demo_examples(merged)
     _no_unreachable_422(merged)
     _participant_discriminator(merged)
     return merged
+
+
+BOUNDS = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum"}
+"""Pydantic's constraint names that Powertools copies into parameter schemas as they are,
+and the JSON Schema keywords generators and validators read."""
+
+
+def _standard_bounds(document: dict[str, Any]) -> None:
+    """A parameter's bounds as ``minimum``/``maximum``: written as ``ge``/``le``, every
+    generator and validator drops them (``limit: 1000`` would type-check, then be a 400)."""
+    for operation in _operations(document).values():
+        for parameter in operation.get("parameters", []):
+            schema = parameter["schema"]
+            for name, keyword in BOUNDS.items():
+                if name in schema:
+                    schema[keyword] = schema.pop(name)
+
+
+def _no_content_without_body(document: dict[str, Any]) -> None:
+    """A 204 or 304 declares no content at all: Powertools writes the route's JSON (or an
+    empty ``content``, which makes some generators drop the status from the response union)."""
+    for operation in _operations(document).values():
+        for status in ("204", "304"):
+            operation["responses"].get(status, {}).pop("content", None)
 
 
 def _no_unreachable_422(document: dict[str, Any]) -> None:
@@ -164,6 +190,10 @@ def _participant_discriminator(document: dict[str, Any]) -> None:
     document["components"]["schemas"] = dict(sorted(schemas.items()))
 
 
+DEMO_SINCE, DEMO_UNTIL = "2026-01-05T00:00:00Z", "2026-02-01T00:00:00+01:00"
+"""A window around `make dev`'s demo incidents (created from 5 January 2026 on)."""
+
+
 def _demo_examples(document: dict[str, Any]) -> None:
     """Examples that work as they are against ``make dev``'s demo data, signed in as the
     first demo user (printed first by ``make dev``): Swagger UI prefills them. The cursor
@@ -171,12 +201,14 @@ def _demo_examples(document: dict[str, Any]) -> None:
     account = demo_accounts(DemoSize())[0]
     me, colleague = account.users[0].id, account.users[1].id
     team = account.teams[0].id  # the first user is in every team
-    parameters = {
+    parameters: dict[str, Any] = {
         "team_id": team,
-        "team": team,
+        "team": [team],
         "user_id": colleague,
         "participant_id": colleague,
         "number": 1,
+        "since": DEMO_SINCE,
+        "until": DEMO_UNTIL,
     }
     bodies: dict[str, dict[str, Any]] = {
         "create_incident": {
@@ -193,10 +225,16 @@ def _demo_examples(document: dict[str, Any]) -> None:
         "add_member": {"user_id": colleague},
         "add_note": {"text": "Rolled back deploy 4812; p99 is back under 300 ms"},
     }
+    bodies["replay_webhook"] = {"since": DEMO_SINCE}
     for operation_id, operation in _operations(document).items():
         for parameter in operation.get("parameters", []):
-            if parameter["in"] in ("path", "query") and parameter["name"] in parameters:
+            if parameter["in"] not in ("path", "query"):
+                continue
+            examples = parameter["schema"].pop("examples", None)
+            if parameter["name"] in parameters:
                 parameter["example"] = parameters[parameter["name"]]
+            elif examples:  # Swagger UI prefills a parameter's example, not its schema's
+                parameter["example"] = examples[0]
         if operation_id in bodies:
             content = operation["requestBody"]["content"]["application/json"]
             content["example"] = bodies[operation_id]

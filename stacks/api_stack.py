@@ -21,7 +21,9 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from lambdas.routes import REQUEST_HEADERS, ROUTES, Group
+from lambdas.cors import EXPOSED_HEADERS, MAX_AGE_SECONDS, REQUEST_HEADERS
+from lambdas.responses import RETRY_AFTER_SECONDS, ErrorCode
+from lambdas.routes import ROUTES, Group
 from stacks.config import StageConfig
 from stacks.event_delivery import EventDelivery, Sources
 from stacks.functions import METRICS_NAMESPACE, FunctionSpec, Runtime, handler_function
@@ -48,19 +50,19 @@ MEMORY_MB = {
     Group.WEBHOOKS: 512,
 }
 """Lists fan out over up to 16 threads: more memory buys the CPU to merge them."""
-GATEWAY_ERRORS: dict[apigw.ResponseType, tuple[str, str | None]] = {
-    apigw.ResponseType.UNAUTHORIZED: ("unauthorized", None),
-    apigw.ResponseType.EXPIRED_TOKEN: ("unauthorized", None),
-    apigw.ResponseType.UNSUPPORTED_MEDIA_TYPE: ("unsupported_media_type", None),
-    apigw.ResponseType.ACCESS_DENIED: ("forbidden", None),
-    apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN: ("not_found", "404"),
-    apigw.ResponseType.BAD_REQUEST_BODY: ("validation_error", None),
-    apigw.ResponseType.BAD_REQUEST_PARAMETERS: ("validation_error", None),
-    apigw.ResponseType.REQUEST_TOO_LARGE: ("payload_too_large", None),
-    apigw.ResponseType.THROTTLED: ("throttled", None),
-    apigw.ResponseType.QUOTA_EXCEEDED: ("throttled", None),
-    apigw.ResponseType.DEFAULT_4_XX: ("bad_request", None),
-    apigw.ResponseType.DEFAULT_5_XX: ("internal_error", None),
+GATEWAY_ERRORS: dict[apigw.ResponseType, tuple[ErrorCode, str | None]] = {
+    apigw.ResponseType.UNAUTHORIZED: (ErrorCode.UNAUTHORIZED, None),
+    apigw.ResponseType.EXPIRED_TOKEN: (ErrorCode.UNAUTHORIZED, None),
+    apigw.ResponseType.UNSUPPORTED_MEDIA_TYPE: (ErrorCode.UNSUPPORTED_MEDIA_TYPE, None),
+    apigw.ResponseType.ACCESS_DENIED: (ErrorCode.FORBIDDEN, None),
+    apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN: (ErrorCode.NOT_FOUND, "404"),
+    apigw.ResponseType.BAD_REQUEST_BODY: (ErrorCode.VALIDATION_ERROR, None),
+    apigw.ResponseType.BAD_REQUEST_PARAMETERS: (ErrorCode.VALIDATION_ERROR, None),
+    apigw.ResponseType.REQUEST_TOO_LARGE: (ErrorCode.PAYLOAD_TOO_LARGE, None),
+    apigw.ResponseType.THROTTLED: (ErrorCode.THROTTLED, None),
+    apigw.ResponseType.QUOTA_EXCEEDED: (ErrorCode.THROTTLED, None),
+    apigw.ResponseType.DEFAULT_4_XX: (ErrorCode.BAD_REQUEST, None),
+    apigw.ResponseType.DEFAULT_5_XX: (ErrorCode.INTERNAL_ERROR, None),
 }
 """API Gateway's own errors (before any function runs): the API's code, and a status
 override (an unknown route is a 404 here, as locally, not REST API's 403)."""
@@ -263,7 +265,7 @@ class ApiStack(Stack):
                 allow_origins=list(self.config.cors_origins),
                 allow_methods=sorted({route.method for route in ROUTES.values()}),
                 allow_headers=REQUEST_HEADERS,
-                max_age=Duration.hours(1),
+                max_age=Duration.seconds(MAX_AGE_SECONDS),
             )
             if self.config.cors_origins
             else None
@@ -289,19 +291,27 @@ class ApiStack(Stack):
 
     def _gateway_errors(self) -> None:
         """API Gateway's own errors in the API's JSON shape, readable by the stage's browser
-        origin (a gateway response has one static header value: the first origin)."""
-        headers = (
-            {"Access-Control-Allow-Origin": f"'{self.config.cors_origins[0]}'", "Vary": "'Origin'"}
+        origin (a gateway response has one static header value: the first origin); a
+        throttled answer says when to retry."""
+        cors = (
+            {
+                "Access-Control-Allow-Origin": f"'{self.config.cors_origins[0]}'",
+                "Access-Control-Expose-Headers": f"'{','.join(EXPOSED_HEADERS)}'",
+                "Vary": "'Origin'",
+            }
             if self.config.cors_origins
-            else None
+            else {}
         )
         for response_type, (code, status) in GATEWAY_ERRORS.items():
-            template = f'{{"code": "{code}", "message": $context.error.messageString}}'
+            template = f'{{"code": "{code.value}", "message": $context.error.messageString}}'
+            headers = dict(cors)
+            if code is ErrorCode.THROTTLED:
+                headers["Retry-After"] = f"'{RETRY_AFTER_SECONDS[429]}'"
             self.api.add_gateway_response(
                 f"Error{response_type.response_type}",
                 type=response_type,
                 status_code=status,
-                response_headers=headers,
+                response_headers=headers or None,
                 templates={"application/json": template},
             )
 
@@ -324,3 +334,8 @@ class ApiStack(Stack):
                 request_validator=validator,
                 request_parameters={f"method.request.path.{p}": True for p in parameters},
             )
+        if self.config.cors_origins:
+            # A path no route has: its preflight is answered too (the OPTIONS the CORS
+            # options add to every resource), so a browser sends the request and reads the
+            # JSON 404 instead of a network error. Other methods there stay the 404.
+            self.api.root.add_resource("{proxy+}")

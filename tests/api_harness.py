@@ -11,6 +11,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.parser.models import APIGatewayProxyEventModel
 
 from incidents.store import Caller
+from lambdas.responses import documented_responses
 from lambdas.routes import ROUTES, Group
 from local.api_events import LocalLambdaContext, claims_of, json_body, proxy_event
 
@@ -47,6 +48,7 @@ class Api:
         raw_body: str | None = None,
         headers: Mapping[str, str] | None = None,
         claims: Mapping[str, str] | None = None,
+        stage: str | None = None,
     ) -> Reply:
         """Call route `name` as `who` (None: no authorizer claims at all)."""
         route = ROUTES[name]
@@ -57,6 +59,7 @@ class Api:
             headers=headers,
             body=raw_body if raw_body is not None else (None if body is None else json_body(body)),
             claims=claims if claims is not None else (claims_of(who) if who else None),
+            stage=stage,
         )
         APIGatewayProxyEventModel.model_validate(event)
         self.serving = route.group
@@ -64,6 +67,9 @@ class Api:
             response = self.handlers[route.group](event, LocalLambdaContext())
         finally:
             self.serving = None
+        assert response["statusCode"] in documented_responses(route), (
+            f"{name} answered {response['statusCode']}, which its document does not declare"
+        )
         text = response.get("body") or ""
         headers = dict(response.get("headers") or {})
         for header, values in (response.get("multiValueHeaders") or {}).items():

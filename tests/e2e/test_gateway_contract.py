@@ -118,16 +118,26 @@ def test_cors_preflight_and_headers_on_success_handler_error_and_gateway_error(
     )
     assert status == 204
     assert headers["Access-Control-Allow-Origin"] == ORIGIN
-    assert "Idempotency-Key" in headers["Access-Control-Allow-Headers"]
+    assert {"Idempotency-Key", "If-Match", "If-None-Match"} <= set(
+        headers["Access-Control-Allow-Headers"].split(",")
+    )
     assert "GET" in headers["Access-Control-Allow-Methods"]
+    assert headers["Vary"] == "Origin"
     for path, auth, expected in [
         ("/me/incidents", token, 200),  # success, from the handler
         ("/incidents/inc_2J9dTn4Qb1ZkN0aH7cV3mXyPqLs", token, 404),  # handler error
         ("/me/incidents", "dev-not-a-token", 401),  # the gateway's own error
+        ("/no/such/route", token, 404),  # the gateway's own 404
+        ("/openapi.json", "", 200),  # the gateway's own documents
+        ("/docs", "", 200),
     ]:
         status, headers, _ = raw(local_api, "GET", path, {"Origin": ORIGIN, "Authorization": auth})
         assert status == expected
         assert headers.get("Access-Control-Allow-Origin") == ORIGIN, (path, status)
+        assert headers.get("Vary") == "Origin", (path, status)
+        exposed = set(headers["Access-Control-Expose-Headers"].split(","))
+        assert {"ETag", "Location", "Retry-After"} <= exposed, (path, status)
+        assert "Access-Control-Allow-Headers" not in headers, "only a preflight says that"
     status, headers, _ = raw(
         local_api,
         "GET",
@@ -135,6 +145,31 @@ def test_cors_preflight_and_headers_on_success_handler_error_and_gateway_error(
         {"Origin": "https://evil.example", "Authorization": token},
     )
     assert (status, headers.get("Access-Control-Allow-Origin")) == (200, None)
+    assert headers.get("Vary") == "Origin"
+
+
+def test_a_preflight_to_an_unknown_route_lets_the_browser_read_the_json_404(
+    local_api: LocalApi,
+) -> None:
+    """Refusing the preflight would show the page a network error instead of the 404."""
+    status, headers, _ = raw(
+        local_api,
+        "OPTIONS",
+        "/incidents/by-number/7/nothing",
+        {"Origin": ORIGIN, "Access-Control-Request-Method": "GET"},
+    )
+    assert status == 204
+    assert headers["Access-Control-Allow-Origin"] == ORIGIN
+    assert "GET" in headers["Access-Control-Allow-Methods"].split(",")
+    token = local_api.token(0, 0)
+    status, headers, body = raw(
+        local_api,
+        "GET",
+        "/incidents/by-number/7/nothing",
+        {"Origin": ORIGIN, "Authorization": token},
+    )
+    assert (status, json.loads(body)["code"]) == (404, "not_found")
+    assert headers["Access-Control-Allow-Origin"] == ORIGIN
 
 
 @pytest.mark.parametrize("method", ["HEAD", "TRACE", "CONNECT", "PROPFIND"])

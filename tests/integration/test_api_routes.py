@@ -215,6 +215,7 @@ def test_throttling_that_survives_retries_is_429(
     monkeypatch.setattr(runtime.store().client, "get_item", throttled)
     reply = api.call("get_incident", alice, {"incident_id": new_id("inc")})
     assert (reply.status, reply.body["code"]) == (429, "throttled")
+    assert reply.headers["Retry-After"] == "1", "a client is told when to try again"
 
 
 def test_a_bug_is_a_bare_500(api: Api, alice: Caller, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,5 +1,6 @@
 """CORS from the stage setting on every response a function sends: a success, a handler
-error, a validation error; nothing for an origin that is not allowed."""
+error, a validation error; nothing for an origin that is not allowed. An answer names the
+origin and the headers a page may read; what it may send is the preflight's business only."""
 
 from __future__ import annotations
 
@@ -30,8 +31,11 @@ def test_every_response_names_an_allowed_origin(api: Api, origin: str) -> None:
     assert [reply.status for reply in replies] == [200, 404, 400]
     for reply in replies:
         assert reply.headers.get(ALLOW) == origin, reply
-        assert "Idempotency-Key" in reply.headers.get("Access-Control-Allow-Headers", "")
+        exposed = reply.headers.get("Access-Control-Expose-Headers", "").split(",")
+        assert {"ETag", "Location", "Retry-After"} <= set(exposed), reply
         assert reply.headers.get("Vary") == "Origin", "a shared cache must key on the origin"
+        preflight_only = {"Access-Control-Allow-Headers", "Access-Control-Max-Age"}
+        assert not preflight_only & set(reply.headers), "a preflight's headers, repeated"
 
 
 def test_an_origin_not_allowed_gets_no_cors_headers(api: Api) -> None:

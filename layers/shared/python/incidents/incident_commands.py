@@ -9,6 +9,7 @@ participants are `incidents.participant_commands`, the copies of the summary the
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any
 
 from dynashard import Item
@@ -63,10 +64,31 @@ its event counter, not its version) win the race."""
 
 def get_incident(store: Store, caller: Caller, incident_id: str) -> Incident:
     """Summary (one point read: its shard is calculated), details, and participants."""
-    summary = load_summary(store, caller, incident_id)
-    details = store.get(*details_key(caller.account_id, incident_id))
+    return _whole(store, caller.account_id, load_summary(store, caller, incident_id))
+
+
+def get_incident_unless(
+    store: Store, caller: Caller, incident_id: str, known: Collection[str]
+) -> tuple[Incident | None, str]:
+    """The incident and its `incident_tag`; None instead of the incident when that tag is
+    one of `known` (the caller's copy is current: one point read, nothing more)."""
+    counted = require_counted(store, caller, incident_id)
+    tag = incident_tag(counted.summary.version, counted.seq)
+    if tag in known:
+        return None, tag
+    return _whole(store, caller.account_id, counted.summary), tag
+
+
+def incident_tag(version: int, seq: int) -> str:
+    """An incident's entity tag: its version (what If-Match compares) and its event counter
+    (participants and notes move the counter and leave the version)."""
+    return f"{version}.{seq}"
+
+
+def _whole(store: Store, account: str, summary: IncidentSummary) -> Incident:
+    details = store.get(*details_key(account, summary.id))
     body: dict[str, Any] = _details_of(details) if details else {}
-    participants = get_refreshed_copies(store, caller.account_id, summary)
+    participants = get_refreshed_copies(store, account, summary)
     return Incident(summary=summary, details=body, participants=participants)
 
 

@@ -92,10 +92,17 @@ def parse_timestamp(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
+RESPONSE = ConfigDict(
+    json_schema_mode_override="serialization", json_schema_serialization_defaults_required=True
+)
+"""A model the API answers with: its schema is what an answer holds (a field with a default
+and a computed field are always there, so generated clients type them as required)."""
+
+
 class IncidentSummary(BaseModel):
     """The small, frequently read part of an incident; copied onto every participation."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(**RESPONSE, frozen=True)
 
     id: IncidentId
     number: int = Field(ge=1)
@@ -117,7 +124,7 @@ class IncidentSummary(BaseModel):
 class Participation(BaseModel):
     """One participant (user or team) on one incident, with a copy of the summary."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(**RESPONSE, frozen=True)
 
     participant_id: ParticipantId
     roles: list[Role]
@@ -127,6 +134,8 @@ class Participation(BaseModel):
 class Incident(BaseModel):
     """An incident as GET returns it: summary, details and participants."""
 
+    model_config = RESPONSE
+
     summary: IncidentSummary
     details: dict[str, Any]
     participants: list[Participation] = Field(default_factory=list)
@@ -135,7 +144,7 @@ class Incident(BaseModel):
 class Team(BaseModel):
     """A team of users in one account."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(**RESPONSE, frozen=True)
 
     id: TeamId
     name: Name
@@ -146,7 +155,7 @@ class Team(BaseModel):
 class Membership(BaseModel):
     """A user's membership of a team."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(**RESPONSE, frozen=True)
 
     team_id: TeamId
     user_id: UserId
@@ -156,7 +165,7 @@ class Membership(BaseModel):
 class User(BaseModel):
     """A user of one account; identity comes from the authorizer, this is the profile."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(**RESPONSE, frozen=True)
 
     id: UserId
     name: Name
@@ -166,6 +175,8 @@ class User(BaseModel):
 class IncidentList(BaseModel):
     """One page of an incident list; pass `next_cursor` back to get the next page."""
 
+    model_config = RESPONSE
+
     items: list[IncidentSummary]
     next_cursor: str | None
     has_more: bool
@@ -173,6 +184,8 @@ class IncidentList(BaseModel):
 
 class TeamList(BaseModel):
     """The caller's teams."""
+
+    model_config = RESPONSE
 
     items: list[Team]
 
@@ -192,7 +205,7 @@ class EventType(StrEnum):
 class Actor(BaseModel):
     """Who made a change: the user of the authorizer's claims, never a request field."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(**RESPONSE, frozen=True)
 
     user_id: UserId
 
@@ -200,7 +213,7 @@ class Actor(BaseModel):
 class FieldChange(BaseModel):
     """One field's value before and after a change."""
 
-    model_config = ConfigDict(frozen=True, populate_by_name=True)
+    model_config = ConfigDict(**RESPONSE, frozen=True, populate_by_name=True)
 
     from_: str = Field(alias="from")
     to: str
@@ -209,7 +222,7 @@ class FieldChange(BaseModel):
 class EventParticipant(BaseModel):
     """The participant an event is about, with the role it was added or removed with."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(**RESPONSE, frozen=True)
 
     participant_id: ParticipantId
     role: Role
@@ -218,7 +231,7 @@ class EventParticipant(BaseModel):
 class Note(BaseModel):
     """A note written on the timeline."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(**RESPONSE, frozen=True)
 
     text: str
 
@@ -230,7 +243,7 @@ class TimelineEvent(BaseModel):
     ``participant_count`` (incident.created). The incident's details are never in an event
     (they may be 350 KB; an event stays one write unit): read them from the incident."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(**RESPONSE, frozen=True)
 
     id: EventId
     incident_id: IncidentId
@@ -262,6 +275,8 @@ class TimelineEvent(BaseModel):
 
 class EventList(BaseModel):
     """One page of events; pass `next_cursor` back to get the next page."""
+
+    model_config = RESPONSE
 
     items: list[TimelineEvent]
     next_cursor: str | None

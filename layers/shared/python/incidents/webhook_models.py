@@ -15,7 +15,7 @@ from pydantic import (
     model_validator,
 )
 
-from incidents.models import EVENT_ID, INCIDENT_ID, RFC3339, EventType, Timestamp
+from incidents.models import EVENT_ID, INCIDENT_ID, RESPONSE, RFC3339, EventType, Timestamp
 from incidents.requests import documented, stored_text
 
 WEBHOOK_ID = r"^wh_[0-9A-Za-z]{27}$"
@@ -100,6 +100,8 @@ class WebhookPatch(BaseModel):
 class Webhook(BaseModel):
     """A registered webhook (never its secret)."""
 
+    model_config = RESPONSE
+
     id: WebhookId
     url: str
     event_types: list[EventType] | None = Field(description="null: every type")
@@ -120,6 +122,8 @@ class WebhookCreated(Webhook):
 class WebhookList(BaseModel):
     """One page of the account's webhooks."""
 
+    model_config = RESPONSE
+
     items: list[Webhook]
     next_cursor: str | None
     has_more: bool
@@ -127,6 +131,8 @@ class WebhookList(BaseModel):
 
 class RotatedSecret(BaseModel):
     """The new secret; the previous one keeps signing too for 24 hours."""
+
+    model_config = RESPONSE
 
     secret: str
     previous_expires_at: Timestamp
@@ -144,6 +150,8 @@ class DeliveryStatus(StrEnum):
 class Delivery(BaseModel):
     """One attempt to deliver one event to one webhook."""
 
+    model_config = RESPONSE
+
     event_id: Annotated[str, StringConstraints(pattern=EVENT_ID)]
     type: str
     incident_id: Annotated[str, StringConstraints(pattern=INCIDENT_ID)] | None
@@ -159,6 +167,8 @@ class Delivery(BaseModel):
 
 class DeliveryList(BaseModel):
     """One page of a webhook's delivery attempts, newest first."""
+
+    model_config = RESPONSE
 
     items: list[Delivery]
     next_cursor: str | None
@@ -183,5 +193,7 @@ class Replay(BaseModel):
 
 class Accepted(BaseModel):
     """A 202: the work is queued."""
+
+    model_config = RESPONSE
 
     id: str = Field(description="the replay's id (rpl_...) or the test event's (evt_...)")

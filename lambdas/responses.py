@@ -1,0 +1,114 @@
+"""What a route answers, as the OpenAPI document declares it: its success status with the
+headers it carries, a 304 where it takes ``If-None-Match``, and only the error statuses it can
+answer, each with the one error body whose ``code`` is one of `ErrorCode`."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from http import HTTPStatus
+
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse, OpenAPIResponseHeader
+from pydantic import BaseModel
+
+from lambdas.routes import Route
+
+
+class ErrorCode(StrEnum):
+    """Every ``code`` an error body can carry (the API page's table says when)."""
+
+    BAD_REQUEST = "bad_request"
+    VALIDATION_ERROR = "validation_error"
+    INVALID_JSON = "invalid_json"
+    INVALID_CURSOR = "invalid_cursor"
+    INVALID_IF_MATCH = "invalid_if_match"
+    INVALID_URL = "invalid_url"
+    TOO_MANY_PARTICIPANTS = "too_many_participants"
+    TOO_MANY_TEAMS = "too_many_teams"
+    UNAUTHORIZED = "unauthorized"
+    FORBIDDEN = "forbidden"
+    NOT_FOUND = "not_found"
+    VERSION_CONFLICT = "version_conflict"
+    CONFLICT = "conflict"
+    LAST_MEMBER = "last_member"
+    IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
+    REQUEST_IN_PROGRESS = "request_in_progress"
+    TOO_MANY_WEBHOOKS = "too_many_webhooks"
+    PRECONDITION_FAILED = "precondition_failed"
+    PAYLOAD_TOO_LARGE = "payload_too_large"
+    UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
+    THROTTLED = "throttled"
+    INTERNAL_ERROR = "internal_error"
+    UNAVAILABLE = "unavailable"
+
+
+class ErrorBody(BaseModel):
+    """Every error response: a stable machine-readable code and a message for people."""
+
+    code: ErrorCode
+    message: str
+
+
+RETRY_AFTER_SECONDS = {429: 1, 503: 5}
+"""What ``Retry-After`` says on a throttled (429) or unavailable (503) answer."""
+EVERY_ROUTE = (401, 429, 500)
+"""What any route can answer: no valid token, throttled, a bug."""
+ERROR_STATUSES = {
+    400: "invalid request, cursor or If-Match",
+    401: "no valid identity claims",
+    403: "not a member of the team",
+    404: "not found in your account",
+    409: "concurrent change, duplicate, or Idempotency-Key reused",
+    412: "If-Match is not the current version",
+    413: "incident details too large, or a request body above 6 MB",
+    415: "the body is not JSON (application/json)",
+    429: "throttled; retry after Retry-After seconds",
+    500: "internal error",
+    503: "the table refuses writes for now; retry after Retry-After seconds",
+}
+ETAG: OpenAPIResponseHeader = {
+    "description": 'the incident\'s version, quoted ("3"); on a whole incident (GET) also its '
+    'event counter ("3.7": participants and notes move it). Send it as If-Match to change '
+    "this version only, or as If-None-Match to be answered 304 while nothing changed",
+    "schema": {"type": "string", "pattern": '^"[0-9]+(\\.[0-9]+)?"$'},
+}
+LOCATION: OpenAPIResponseHeader = {
+    "description": "the path of what was created (the incident, webhook, team or membership; "
+    "a note: the timeline it is on), with the stage's prefix if any",
+    "schema": {"type": "string"},
+}
+RETRY_AFTER: OpenAPIResponseHeader = {
+    "description": "seconds to wait before trying again",
+    "schema": {"type": "integer", "minimum": 1},
+}
+
+
+def documented_responses(route: Route) -> dict[int, OpenAPIResponse]:
+    """OpenAPI responses of `route`: its success, a 304 if conditional, its errors."""
+    responses: dict[int, OpenAPIResponse] = {route.status: _success(route)}
+    if route.conditional:
+        responses[HTTPStatus.NOT_MODIFIED] = {
+            "description": "If-None-Match names the current version: not changed, no body",
+            "headers": {"ETag": ETAG},
+        }
+    for status in sorted({*route.errors, *EVERY_ROUTE}):
+        error: OpenAPIResponse = {
+            "description": ERROR_STATUSES[status],
+            "content": {"application/json": {"model": ErrorBody}},
+        }
+        if status in (429, 503):
+            error["headers"] = {"Retry-After": RETRY_AFTER}
+        responses[status] = error
+    return responses
+
+
+def _success(route: Route) -> OpenAPIResponse:
+    headers = {
+        **({"ETag": ETAG} if route.etag else {}),
+        **({"Location": LOCATION} if route.status == HTTPStatus.CREATED else {}),
+    }
+    success: OpenAPIResponse = {"description": "success"}
+    if route.status == HTTPStatus.NO_CONTENT:
+        success = {"description": "done; no body"}
+    if headers:
+        success["headers"] = headers
+    return success
