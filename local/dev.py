@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING
 from botocore.exceptions import ClientError
 
 from dynashard import error_code
-from incidents.store import Caller, build_store
+from incidents.incident_commands import incident_id_by_number
+from incidents.store import Caller, Store, build_store
 from incidents.table import TABLE_SCHEMA
 from lambdas.routes import Group
 from lambdas.settings import SettingsError, ShardSettings, allowed_origins
@@ -101,8 +102,30 @@ def dev_stage_origins() -> list[str]:
     return origins
 
 
-def banner(url: str, engine: Engine, accounts: list[DemoAccount], workers: int) -> str:
-    """What ``make dev`` prints: the URL, the engine, every dev token, and three curl commands."""
+def first_incident(store: Store, account: DemoAccount) -> str:
+    """The id of the account's incident #1 (the examples' ``$INCIDENT``)."""
+    caller = Caller(account.account_id, account.users[0].id)
+    return incident_id_by_number(store, caller, 1)
+
+
+def example_variables(url: str, account: DemoAccount, incident: str) -> dict[str, str]:
+    """The shell variables the README's and the docs' examples use, as ``make dev`` sets
+    them: the first user of the first account, a team of theirs, an incident of theirs."""
+    return {
+        "API": url,
+        "TOKEN": next(iter(account.tokens)),
+        "TEAM": account.teams[0].id,
+        "INCIDENT": incident,
+        "NUMBER": "1",
+        "COLLEAGUE": account.users[1].id,
+    }
+
+
+def banner(
+    url: str, engine: Engine, accounts: list[DemoAccount], workers: int, incident: str
+) -> str:
+    """What ``make dev`` prints: the URL, the engine, every dev token, the examples'
+    variables and three curl commands."""
     lines = [
         f"Incidents API on {url}  (OpenAPI: {url}/openapi.json, Swagger UI: {url}/docs)",
         f"Concurrency: {workers} worker processes, one request at a time each (DEV_CONCURRENCY)",
@@ -118,12 +141,15 @@ def banner(url: str, engine: Engine, accounts: list[DemoAccount], workers: int) 
             for token, user_id in account.tokens.items()
         ]
     first = accounts[0]
-    token = next(iter(first.tokens))
-    team = first.teams[0].id
+    variables = example_variables(url, first, incident)
+    token, team = variables["TOKEN"], variables["TEAM"]
     auth = f'-H "Authorization: {token}"'
     example = {"title": "Checkout: 5xx spike", "severity": "SEV2", "teams": [team]}
     lists = f"{url}/me/teams/incidents?state=OPEN&limit=5"
     lines += [
+        "",
+        "The examples in the README and the docs use these (paste them into your shell):",
+        "  export " + " ".join(f"{name}={value}" for name, value in variables.items()),
         "",
         "Try (as the first user of the first account):",
         f"  curl -s -X POST {url}/incidents {auth} -H 'Content-Type: application/json' \\",
@@ -185,6 +211,7 @@ def _serve(stack: ExitStack) -> None:
     )
     reseed = os.environ.get("DEMO_RESEED") == "1"
     accounts = prepare_demo(store, demo_size(engine), reseed=reseed)
+    incident = first_incident(store, accounts[0])
     store.engine.close()  # the master holds no threads or clients into the fork
     clock.lap("demo data")
     tokens = callers(accounts)
@@ -193,8 +220,9 @@ def _serve(stack: ExitStack) -> None:
     def ready(url: str) -> None:
         tokens_file = os.environ.get("DEV_TOKENS_FILE")
         if tokens_file:
-            Path(tokens_file).write_text(json.dumps(_tokens(accounts, url), indent=2))
-        print(banner(url, engine, accounts, workers), flush=True)
+            listed = _tokens(accounts, url, example_variables(url, accounts[0], incident))
+            Path(tokens_file).write_text(json.dumps(listed, indent=2))
+        print(banner(url, engine, accounts, workers, incident), flush=True)
         print(f"started in {clock.summary()}", file=sys.stderr, flush=True)
 
     serve(lambda: worker_gateway(table_name, tokens), ("127.0.0.1", port), workers, ready)
@@ -276,9 +304,10 @@ def demo_size(engine: Engine) -> DemoSize:
     return size
 
 
-def _tokens(accounts: list[DemoAccount], url: str) -> dict[str, object]:
+def _tokens(accounts: list[DemoAccount], url: str, variables: dict[str, str]) -> dict[str, object]:
     return {
         "url": url,
+        "variables": variables,
         "accounts": [
             {
                 "account_id": account.account_id,

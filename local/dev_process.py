@@ -14,7 +14,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,8 @@ class DevProcess:
     url: str
     accounts: list[dict[str, Any]]
     log: Path
+    variables: dict[str, str] = field(default_factory=dict)
+    """What the banner's ``export`` line sets for the documented examples."""
 
     def interrupt(self, signum: int = signal.SIGINT) -> int:
         """Ctrl-C (SIGINT, as a terminal sends it) or another signal; the exit code once it
@@ -92,7 +94,8 @@ def dev_process(workdir: Path, settings: dict[str, str]) -> Iterator[DevProcess]
         url = f"http://127.0.0.1:{port}"
         running = DevProcess(process, url, [], log)
         _wait_until_serving(running, tokens_file)
-        running.accounts = json.loads(tokens_file.read_text())["accounts"]
+        listed = json.loads(tokens_file.read_text())
+        running.accounts, running.variables = listed["accounts"], listed["variables"]
         yield running
     finally:
         if process.poll() is None:

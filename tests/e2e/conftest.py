@@ -31,6 +31,8 @@ class LocalApi:
     url: str
     table: str
     accounts: list[dict[str, Any]]
+    variables: dict[str, str]
+    """The documented examples' shell variables, as ``make dev`` prints them."""
 
     def token(self, account: int, user: int) -> str:
         """Dev token of user `user` of account `account` (user 0 is in every team)."""
@@ -84,7 +86,7 @@ def local_api(
     }
     try:
         with dev_process(workdir, settings) as running:
-            yield LocalApi(running.url, table, running.accounts)
+            yield LocalApi(running.url, table, running.accounts, running.variables)
             peak = running.peak_rss_mb()
             assert running.interrupt() == 0, running.log_tail()
             assert peak < MEMORY_BOUND_MB, f"local.dev peaked at {peak:.0f} MB"
