@@ -135,6 +135,7 @@ def openapi_document() -> dict[str, Any]:
     _demo_examples(merged)
     _no_unreachable_422(merged)
     _participant_discriminator(merged)
+    _request_defaults_described(merged)
     return merged
 
 
@@ -160,6 +161,33 @@ def _no_content_without_body(document: dict[str, Any]) -> None:
     for operation in _operations(document).values():
         for status in ("204", "304"):
             operation["responses"].get(status, {}).pop("content", None)
+
+
+def _request_defaults_described(document: dict[str, Any]) -> None:
+    """A request field's default said in its description, not as ``default``: generators
+    such as openapi-typescript type a field with a default as always present, which in a
+    request would make the client send what the server would fill in."""
+    schemas = document["components"]["schemas"]
+    for name in _request_schemas(document):
+        for field in schemas[name].get("properties", {}).values():
+            if "default" in field:
+                default = json.dumps(field.pop("default"))
+                described = field.get("description", "").rstrip(".")
+                field["description"] = f"{described}. Default: {default}".lstrip(". ")
+
+
+def _request_schemas(document: dict[str, Any]) -> set[str]:
+    """The component schemas request bodies name (and the shapes those are one of)."""
+    names: set[str] = set()
+    for operation in _operations(document).values():
+        content = operation.get("requestBody", {}).get("content", {})
+        for media in content.values():
+            names.add(media["schema"]["$ref"].rsplit("/", 1)[-1])
+    schemas = document["components"]["schemas"]
+    for name in list(names):
+        for choice in schemas[name].get("oneOf", []):
+            names.add(choice["$ref"].rsplit("/", 1)[-1])
+    return names
 
 
 def _no_unreachable_422(document: dict[str, Any]) -> None:

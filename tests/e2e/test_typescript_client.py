@@ -1,0 +1,73 @@
+"""A strict TypeScript client, as a front-end team would write one: types generated from the
+served ``/openapi.json`` by openapi-typescript, calls through openapi-fetch (both pinned in
+``package.json``), compiled with ``tsc --strict`` and no casts, then run against the local
+API: create with a retried key, get by id and by number, If-None-Match, page to the end,
+filters, If-Match from the ETag, participants, a note, resolve, teams, and each error status
+read as the typed error body. ``loose_spots.ts`` holds ``@ts-expect-error`` lines that
+compile only while the document stays exact (an error code outside the enum, a text incident
+number, a 409 on ``GET /me/teams``…)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import LocalApi
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = Path(__file__).resolve().parent / "typescript"
+BIN = ROOT / "node_modules" / ".bin"
+
+
+def run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        command,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, f"{' '.join(command)}\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def compiled(local_api: LocalApi, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The program and the assertions, compiled against types generated from the served
+    document (a copy beside the project's node_modules, so the tree stays clean)."""
+    work = tmp_path_factory.mktemp("typescript")
+    for source in SOURCES.iterdir():
+        shutil.copy(source, work / source.name)
+    (work / "node_modules").symlink_to(ROOT / "node_modules")
+    status, document = local_api.request("GET", "/openapi.json")
+    assert status == 200
+    (work / "openapi.json").write_text(json.dumps(document))
+    (work / "generated").mkdir()
+    run([str(BIN / "openapi-typescript"), "openapi.json", "-o", "generated/api.d.ts"], work)
+    run([str(BIN / "tsc"), "-p", "."], work)  # strict; a @ts-expect-error that compiles fails
+    return work
+
+
+def test_the_workflow_through_a_strict_typescript_client(
+    local_api: LocalApi, compiled: Path
+) -> None:
+    output = run(["node", "build/workflow.js"], compiled, local_api.variables)
+    summary = json.loads(output.strip().splitlines()[-1])
+    assert len(summary["checks"]) == 22, summary
+    assert summary["seen"] > 0
+
+
+def test_the_loose_spots_are_type_errors(compiled: Path) -> None:
+    """Compiling proved each ``@ts-expect-error`` line is an error; that the file holds them
+    is checked here, so an emptied file cannot pass."""
+    assertions = (compiled / "loose_spots.ts").read_text().count("@ts-expect-error")
+    assert assertions >= 5
+    assert (compiled / "build" / "loose_spots.js").exists()
