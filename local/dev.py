@@ -49,6 +49,7 @@ from local.gateway import LocalGateway
 from local.messaging import create_messaging
 from local.moto_server import MEMORY_CAP_MB, moto_server
 from local.server import default_concurrency, serve
+from local.webhook_receiver import RECEIVER_URL
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -63,8 +64,6 @@ FRONT_END_ORIGINS = [
 """Where browser apps are usually served in development (Next.js / CRA, Vite, Vue CLI)."""
 CDK_JSON = Path(__file__).resolve().parents[1] / "cdk.json"
 PIPELINE_START_SECONDS = 30
-RECEIVER_URL = "http://127.0.0.1:9000/hooks"
-"""Where `local.webhook_receiver` listens by default."""
 
 
 def ensure_table(client: DynamoDBClient, table_name: str) -> None:
@@ -225,7 +224,7 @@ def _serve(stack: ExitStack) -> None:
         print(banner(url, engine, accounts, workers, incident), flush=True)
         print(f"started in {clock.summary()}", file=sys.stderr, flush=True)
 
-    serve(lambda: worker_gateway(table_name, tokens), ("127.0.0.1", port), workers, ready)
+    serve(lambda: worker_gateway(table_name, tokens, incident), ("127.0.0.1", port), workers, ready)
 
 
 @contextmanager
@@ -248,11 +247,14 @@ def event_pipeline() -> Iterator[None]:
             process.wait(timeout=30)
 
 
-def worker_gateway(table_name: str, tokens: dict[str, Caller]) -> LocalGateway:
+def worker_gateway(
+    table_name: str, tokens: dict[str, Caller], incident: str | None = None
+) -> LocalGateway:
     """One worker's gateway: the handlers imported (the worker's cold start), and every
-    DynamoDB call logged when ``AWS_CALL_LOG`` asks for it (the least-privilege tests)."""
+    DynamoDB call logged when ``AWS_CALL_LOG`` asks for it (the least-privilege tests).
+    `incident` (the demo's #1) is the served document's example incident."""
     handlers = {g: importlib.import_module(f"lambdas.{g.value}").handler for g in Group}
-    gateway = LocalGateway(handlers, tokens)
+    gateway = LocalGateway(handlers, tokens, {"incident_id": incident} if incident else None)
     call_log = os.environ.get("AWS_CALL_LOG")
     if call_log:
         recorder = CallRecorder(table_name, lambda: gateway.serving, CallFile(Path(call_log)))

@@ -42,13 +42,19 @@ class LocalGateway:
     """The handlers of the route table behind the emulated authorizer, CORS and the
     gateway's payload limits."""
 
-    def __init__(self, handlers: Mapping[Group, Handler], tokens: Mapping[str, Caller]) -> None:
+    def __init__(
+        self,
+        handlers: Mapping[Group, Handler],
+        tokens: Mapping[str, Caller],
+        examples: Mapping[str, str] | None = None,
+    ) -> None:
+        """`examples`: parameter examples of this table's data (Swagger UI prefills them)."""
         self.handlers = dict(handlers)
         self.serving: Group | None = None
         """The group whose handler runs now, for the call log."""
         self.tokens = dict(tokens)
         self.origins = allowed_origins(os.environ)
-        document = openapi_document()
+        document = openapi_document(examples)
         openapi = (200, {"Content-Type": JSON}, openapi_json(document).encode())
         swagger = (200, {"Content-Type": HTML}, swagger_page(document).encode())
         self.documents = {"/openapi.json": openapi, "/docs": swagger, "/docs/": swagger}

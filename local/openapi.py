@@ -11,6 +11,7 @@ import importlib
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +20,13 @@ from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate
 from lambdas.routes import Group
 from local.clients import use_local_credentials
 from local.demo_data import DemoSize, demo_accounts
+from local.webhook_receiver import RECEIVER_URL
 
 TITLE = "Incidents API"
 VERSION = "1.0.0"
 DOCUMENT = Path(__file__).resolve().parent.parent / "openapi.json"
 SECURITY_SCHEME = {
-    "cognito": {
+    "Authorization": {  # named as the header: renderers that show the scheme's key show it
         "type": "apiKey",
         "in": "header",
         "name": "Authorization",
@@ -106,8 +108,9 @@ LINKS: dict[tuple[str, int], dict[str, Link]] = {
 """OpenAPI links: what a response lets a client (and schemathesis' stateful phase) call next."""
 
 
-def openapi_document() -> dict[str, Any]:
-    """Every route of every handler group, with shared components, in one document.
+def openapi_document(examples: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Every route of every handler group, with shared components, in one document;
+    `examples` adds parameter examples only a running table knows (its demo incident).
 
     Importing a handler module builds its clients (nothing is called), which needs a
     region and a table name; placeholders do when none is configured.
@@ -127,12 +130,12 @@ def openapi_document() -> dict[str, Any]:
     merged["paths"] = dict(sorted(merged["paths"].items()))
     merged["components"]["schemas"] = dict(sorted(merged["components"]["schemas"].items()))
     merged["components"]["securitySchemes"] = SECURITY_SCHEME
-    merged["security"] = [{"cognito": []}]
+    merged["security"] = [{"Authorization": []}]
     _add_links(merged)
     _no_null_parameters(merged)
     _standard_bounds(merged)
     _no_content_without_body(merged)
-    _demo_examples(merged)
+    _demo_examples(merged, examples or {})
     _no_unreachable_422(merged)
     _participant_discriminator(merged)
     _request_defaults_described(merged)
@@ -218,11 +221,13 @@ def _participant_discriminator(document: dict[str, Any]) -> None:
     document["components"]["schemas"] = dict(sorted(schemas.items()))
 
 
+EXAMPLE_WEBHOOK = "wh_2J9dTn4Qb1ZkN0aH7cV3mXyPqLs"
+"""The demo has no webhook: register one first (the example is a well-formed id, a 404)."""
 DEMO_SINCE, DEMO_UNTIL = "2026-01-05T00:00:00Z", "2026-02-01T00:00:00+01:00"
 """A window around `make dev`'s demo incidents (created from 5 January 2026 on)."""
 
 
-def _demo_examples(document: dict[str, Any]) -> None:
+def _demo_examples(document: dict[str, Any], known: Mapping[str, str]) -> None:
     """Examples that work as they are against ``make dev``'s demo data, signed in as the
     first demo user (printed first by ``make dev``): Swagger UI prefills them. The cursor
     has none: any string but a page's ``next_cursor`` is a 400."""
@@ -237,6 +242,8 @@ def _demo_examples(document: dict[str, Any]) -> None:
         "number": 1,
         "since": DEMO_SINCE,
         "until": DEMO_UNTIL,
+        "webhook_id": EXAMPLE_WEBHOOK,
+        **known,
     }
     bodies: dict[str, dict[str, Any]] = {
         "create_incident": {
@@ -252,6 +259,8 @@ def _demo_examples(document: dict[str, Any]) -> None:
         "create_team": {"name": "Payments on-call"},
         "add_member": {"user_id": colleague},
         "add_note": {"text": "Rolled back deploy 4812; p99 is back under 300 ms"},
+        "create_webhook": {"url": RECEIVER_URL, "description": "make dev's receiver"},
+        "update_webhook": {"enabled": True},
     }
     bodies["replay_webhook"] = {"since": DEMO_SINCE}
     for operation_id, operation in _operations(document).items():

@@ -26,6 +26,9 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from incidents.models import parse_timestamp
 
+RECEIVER_URL = "http://127.0.0.1:9000/hooks"
+"""Where the receiver listens by default (``--port 9000``)."""
+
 Answer = Callable[["Received"], int]
 """Chooses the status to answer a verified delivery with (it may also wait)."""
 

@@ -1,0 +1,105 @@
+"""The documentation site as a reader's browser shows it (headless Chromium): every page
+renders without raw Markdown markers (the API reference's tabs, hints and code fences),
+logs no error and requests nothing from outside the site (no web fonts: it works offline);
+authentication reads as the ``Authorization`` header; the home page's diagram fits; the
+sitemap lists the pages."""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from tests.browser import chromium, watched
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
+RAW_MARKERS = ['=== "', "??? ", "```", "&lt;span", "[OAD("]
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        """No access log on the test's output."""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """The site built as `make docs-build` builds it, served on a free local port."""
+    built = tmp_path_factory.mktemp("site")
+    mkdocs = str(Path(sys.executable).parent / "mkdocs")
+    done = subprocess.run(
+        [mkdocs, "build", "--strict", "--quiet", "-d", str(built)],
+        cwd=ROOT, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    handler = functools.partial(_Quiet, directory=str(built))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", built
+    finally:
+        server.shutdown()
+
+
+def pages(built: Path) -> list[str]:
+    return sorted(
+        str(page.parent.relative_to(built)).replace(".", "") + "/"
+        for page in built.rglob("index.html")
+        if "assets" not in page.parts
+    )
+
+
+def test_every_page_renders_offline_without_raw_markdown(site: tuple[str, Path]) -> None:
+    url, built = site
+    visited = pages(built)
+    assert len(visited) >= 20
+    assert "api-reference/" in visited
+    with chromium() as browser:
+        for path in visited:
+            seen = watched(browser)
+            seen.page.goto(f"{url}/{path.lstrip('/')}", wait_until="networkidle")
+            text = seen.page.inner_text("article")
+            raw = [marker for marker in RAW_MARKERS if marker in text]
+            assert not raw, f"{path}: raw markers {raw}"
+            assert not seen.errors, f"{path}: {seen.errors[:3]}"
+            assert not seen.external, f"{path}: requests leaving the site {seen.external[:3]}"
+            seen.page.close()
+
+
+def test_the_reference_shows_authentication_as_the_authorization_header(
+    site: tuple[str, Path],
+) -> None:
+    url, _ = site
+    with chromium() as browser:
+        seen = watched(browser)
+        seen.page.goto(f"{url}/api-reference/", wait_until="networkidle")
+        names = seen.page.locator(".parameter-name").all_inner_texts()
+        assert "Authorization" in names
+        assert "cognito" not in names
+        tabs = seen.page.locator(".tabbed-labels label").count()
+        assert tabs >= 29, "each operation's request and responses as tabs"
+
+
+def test_the_home_diagram_fits_its_box(site: tuple[str, Path]) -> None:
+    url, _ = site
+    with chromium() as browser:
+        seen = watched(browser, width=1280)
+        seen.page.goto(f"{url}/", wait_until="networkidle")
+        box = seen.page.locator("article pre code").first
+        overflow = box.evaluate("code => code.scrollWidth - code.clientWidth")
+        assert overflow <= 0, f"the diagram is clipped by {overflow}px"
+
+
+def test_the_sitemap_lists_every_page(site: tuple[str, Path]) -> None:
+    _, built = site
+    sitemap = (built / "sitemap.xml").read_text()
+    for path in pages(built):
+        assert f"<loc>http://127.0.0.1:8000/{path.lstrip('/')}</loc>" in sitemap, path
