@@ -77,7 +77,7 @@ def test_routes_and_integrations_follow_the_route_table(dev: Synthesized) -> Non
         for resource in resources(dev, "AWS::ApiGateway::Resource").values()
     }
     expected = {part for route in ROUTES.values() for part in route.path.strip("/").split("/")}
-    assert paths == expected
+    assert paths == {*expected, "{proxy+}"}  # the last: unknown paths' preflights
     for method in resources(dev, "AWS::ApiGateway::Method").values():
         properties = method["Properties"]
         if properties["HttpMethod"] == "OPTIONS":
@@ -150,7 +150,24 @@ def test_cors_is_explicit(dev: Synthesized) -> None:
     assert (
         headers["method.response.header.Access-Control-Allow-Origin"] == "'http://localhost:3000'"
     )
-    assert "Idempotency-Key" in headers["method.response.header.Access-Control-Allow-Headers"]
+    allowed = headers["method.response.header.Access-Control-Allow-Headers"]
+    assert {"Idempotency-Key", "If-Match", "If-None-Match"} <= set(allowed.strip("'").split(","))
+
+
+def test_a_preflight_to_a_path_no_route_has_passes(dev: Synthesized) -> None:
+    """A greedy resource whose only method is the preflight: a page then sends the request
+    and reads the gateway's JSON 404 (other methods there are MISSING_AUTHENTICATION_TOKEN)."""
+    paths = {
+        key: r["Properties"]["PathPart"]
+        for key, r in resources(dev, "AWS::ApiGateway::Resource").items()
+    }
+    (proxy,) = [key for key, part in paths.items() if part == "{proxy+}"]
+    methods = [
+        m["Properties"]["HttpMethod"]
+        for m in resources(dev, "AWS::ApiGateway::Method").values()
+        if m["Properties"]["ResourceId"] == {"Ref": proxy}
+    ]
+    assert methods == ["OPTIONS"]
 
 
 def test_gateway_errors_are_json_and_readable_by_the_browser_origin(
@@ -169,6 +186,8 @@ def test_gateway_errors_are_json_and_readable_by_the_browser_origin(
         assert headers["gatewayresponse.header.Access-Control-Allow-Origin"] == (
             "'http://localhost:3000'"
         ), kind
+        exposed = headers["gatewayresponse.header.Access-Control-Expose-Headers"]
+        assert exposed == "'ETag,Location,Retry-After'", kind
         template = response["ResponseTemplates"]["application/json"]
         assert '"code": "' in template
         assert "$context.error.messageString" in template
@@ -176,12 +195,16 @@ def test_gateway_errors_are_json_and_readable_by_the_browser_origin(
         '{"code": "unauthorized"'
     )
     assert responses["MISSING_AUTHENTICATION_TOKEN"]["StatusCode"] == "404"
+    for throttled in ("THROTTLED", "QUOTA_EXCEEDED"):
+        retry = responses[throttled]["ResponseParameters"]["gatewayresponse.header.Retry-After"]
+        assert retry == "'1'"
     for group in Group:
         variables = function_of(dev, group)[1]["Properties"]["Environment"]["Variables"]
         assert json.loads(variables["CORS_ALLOWED_ORIGINS"]) == ["http://localhost:3000"]
     prod = synthesize("prod", tmp_path)  # no browser origins configured: no CORS anywhere
     for response in prod.api.find_resources("AWS::ApiGateway::GatewayResponse").values():
-        assert "ResponseParameters" not in response["Properties"]
+        headers = response["Properties"].get("ResponseParameters", {})
+        assert not [name for name in headers if "Access-Control" in name], headers
     for group in Group:
         variables = function_of(prod, group)[1]["Properties"]["Environment"]["Variables"]
         assert "CORS_ALLOWED_ORIGINS" not in variables
