@@ -21,7 +21,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 )
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import BaseModel
 
 from dynashard import (
@@ -168,6 +168,15 @@ def _dynamodb(error: ClientError) -> Response[str]:
     return error_response(500, "internal_error", "internal error")
 
 
+def _no_answer(_: BotoCoreError) -> Response[str]:
+    """A service the API calls (the table, the delivery queue) did not answer in time or
+    could not be reached: nothing the client did wrong, and worth a retry."""
+    logger.warning("a dependency did not answer", exc_info=True)
+    return error_response(
+        503, "unavailable", "a service behind the API did not answer; retry later"
+    )
+
+
 def _unexpected(_: Exception) -> Response[str]:
     logger.exception("unhandled error")
     return error_response(500, "internal_error", "internal error")
@@ -190,6 +199,7 @@ ERROR_HANDLERS: list[tuple[type[Exception] | list[type[Exception]], Callable[...
     ([WriteThrottledError, StreamFailedError], _throttled),
     (DynashardError, _bad_input),
     (ClientError, _dynamodb),
+    (BotoCoreError, _no_answer),
     (Exception, _unexpected),
 ]
 """Powertools picks the handler of the most specific class in the error's MRO."""

@@ -50,8 +50,8 @@ class ErrorBody(BaseModel):
 
 RETRY_AFTER_SECONDS = {429: 1, 503: 5}
 """What ``Retry-After`` says on a throttled (429) or unavailable (503) answer."""
-EVERY_ROUTE = (401, 429, 500)
-"""What any route can answer: no valid token, throttled, a bug."""
+EVERY_ROUTE = (401, 429, 500, 503)
+"""What any route can answer: no valid token, throttled, a bug, a dependency not answering."""
 ERROR_STATUSES = {
     400: "invalid request, cursor or If-Match",
     401: "no valid identity claims",
@@ -63,7 +63,8 @@ ERROR_STATUSES = {
     415: "the body is not JSON (application/json)",
     429: "throttled; retry after Retry-After seconds",
     500: "internal error",
-    503: "the table refuses writes for now; retry after Retry-After seconds",
+    503: "a service behind the API did not answer, or the table refuses writes for now; "
+    "retry after Retry-After seconds",
 }
 ETAG: OpenAPIResponseHeader = {
     "description": 'the incident\'s version, quoted ("3"); on a whole incident (GET) also its '

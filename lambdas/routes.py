@@ -26,19 +26,19 @@ LOOKUP = (400, 404)
 """A read of one thing by its id: a malformed id, or none in the caller's account."""
 LIST = (400,)
 """A list: a bad filter, limit or cursor."""
-WRITE = (400, 404, 409, 413, 415, 503)
+WRITE = (400, 404, 409, 413, 415)
 """A change with a JSON body to something named in the path: bad input, not found, a
-concurrent change, a body too large or not JSON, the table refusing writes."""
-CREATE = (400, 409, 413, 415, 503)
+concurrent change, a body too large or not JSON."""
+CREATE = (400, 409, 413, 415)
 """A new thing from a JSON body, with nothing named in the path."""
-ACTION = (400, 404, 409, 503)
+ACTION = (400, 404, 409)
 """A change without a body to something named in the path."""
 
 
 @dataclass(frozen=True)
 class Route:
     """One method on one path (API Gateway syntax for path parameters: ``{id}``), with the
-    error statuses it can answer besides every route's 401, 429 and 500."""
+    error statuses it can answer besides every route's 401, 429, 500 and 503."""
 
     method: str
     path: str

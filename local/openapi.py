@@ -225,6 +225,9 @@ EXAMPLE_WEBHOOK = "wh_2J9dTn4Qb1ZkN0aH7cV3mXyPqLs"
 """The demo has no webhook: register one first (the example is a well-formed id, a 404)."""
 DEMO_SINCE, DEMO_UNTIL = "2026-01-05T00:00:00Z", "2026-02-01T00:00:00+01:00"
 """A window around `make dev`'s demo incidents (created from 5 January 2026 on)."""
+DEMO_AFTER = "2026-02-01T00:00:00Z"
+"""After the demo's January: a replay from here sends what changed since `make dev` ran
+(not the demo's thousands of events)."""
 
 
 def _demo_examples(document: dict[str, Any], known: Mapping[str, str]) -> None:
@@ -262,7 +265,7 @@ def _demo_examples(document: dict[str, Any], known: Mapping[str, str]) -> None:
         "create_webhook": {"url": RECEIVER_URL, "description": "make dev's receiver"},
         "update_webhook": {"enabled": True},
     }
-    bodies["replay_webhook"] = {"since": DEMO_SINCE}
+    bodies["replay_webhook"] = {"since": DEMO_AFTER}
     for operation_id, operation in _operations(document).items():
         for parameter in operation.get("parameters", []):
             if parameter["in"] not in ("path", "query"):

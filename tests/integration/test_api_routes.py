@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, ReadTimeoutError
 
 from dynashard import calculated_shard, sharded_key
 from incidents.store import Caller, new_id
@@ -216,6 +216,21 @@ def test_throttling_that_survives_retries_is_429(
     reply = api.call("get_incident", alice, {"incident_id": new_id("inc")})
     assert (reply.status, reply.body["code"]) == (429, "throttled")
     assert reply.headers["Retry-After"] == "1", "a client is told when to try again"
+
+
+def test_a_dependency_that_does_not_answer_is_503_with_retry_after(
+    api: Api, alice: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def silent(**_: object) -> None:
+        raise ReadTimeoutError(endpoint_url="http://dynamodb.invalid")
+
+    monkeypatch.setattr(runtime.store().client, "get_item", silent)
+    reply = api.call("get_incident", alice, {"incident_id": new_id("inc")})
+    assert (reply.status, reply.body["code"], reply.headers["Retry-After"]) == (
+        503,
+        "unavailable",
+        "5",
+    )
 
 
 def test_a_bug_is_a_bare_500(api: Api, alice: Caller, monkeypatch: pytest.MonkeyPatch) -> None:
