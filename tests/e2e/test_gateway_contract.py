@@ -106,18 +106,21 @@ def raw(
 ORIGIN = "http://localhost:3000"  # the dev stage's browser origin in cdk.json
 
 
+def preflight(local_api: LocalApi, path: str) -> dict[str, str]:
+    """A browser's preflight for a GET of `path` from `ORIGIN`: passed, its headers."""
+    status, headers, _ = raw(
+        local_api, "OPTIONS", path, {"Origin": ORIGIN, "Access-Control-Request-Method": "GET"}
+    )
+    assert status == 204
+    assert headers["Access-Control-Allow-Origin"] == ORIGIN
+    return headers
+
+
 def test_cors_preflight_and_headers_on_success_handler_error_and_gateway_error(
     local_api: LocalApi,
 ) -> None:
     token = local_api.token(0, 0)
-    status, headers, _ = raw(
-        local_api,
-        "OPTIONS",
-        "/me/incidents",
-        {"Origin": ORIGIN, "Access-Control-Request-Method": "GET"},
-    )
-    assert status == 204
-    assert headers["Access-Control-Allow-Origin"] == ORIGIN
+    headers = preflight(local_api, "/me/incidents")
     assert {"Idempotency-Key", "If-Match", "If-None-Match"} <= set(
         headers["Access-Control-Allow-Headers"].split(",")
     )
@@ -152,14 +155,7 @@ def test_a_preflight_to_an_unknown_route_lets_the_browser_read_the_json_404(
     local_api: LocalApi,
 ) -> None:
     """Refusing the preflight would show the page a network error instead of the 404."""
-    status, headers, _ = raw(
-        local_api,
-        "OPTIONS",
-        "/incidents/by-number/7/nothing",
-        {"Origin": ORIGIN, "Access-Control-Request-Method": "GET"},
-    )
-    assert status == 204
-    assert headers["Access-Control-Allow-Origin"] == ORIGIN
+    headers = preflight(local_api, "/incidents/by-number/7/nothing")
     assert "GET" in headers["Access-Control-Allow-Methods"].split(",")
     token = local_api.token(0, 0)
     status, headers, body = raw(
