@@ -112,7 +112,7 @@ def _changes_only(schema: dict[str, Any]) -> None:
 
 
 class UpdateIncident(BaseModel):
-    """Fields to change; at least one, none null."""
+    """Fields to change: at least one (an empty object is a 400), none null."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=_changes_only)
 
