@@ -1,0 +1,35 @@
+"""Every code an error body can carry is in the document's `ErrorCode` enum: a domain error
+whose code were missing would turn its 4xx into a 500 (`error_response` checks the code)."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import incidents
+import lambdas
+from incidents.errors import AlreadyCreatedError, DomainError
+from lambdas.api import error_response
+from lambdas.responses import ErrorCode
+
+
+def subclasses(cls: type[DomainError]) -> set[type[DomainError]]:
+    found = set(cls.__subclasses__())
+    for sub in list(found):
+        found |= subclasses(sub)
+    return found
+
+
+def test_every_domain_error_code_is_documented() -> None:
+    for package in (incidents, lambdas):
+        for module in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{package.__name__}.{module.name}")
+    errors = subclasses(DomainError) - {AlreadyCreatedError}  # answered as the incident
+    assert len(errors) >= 15
+    codes = {error.code for error in errors} | {DomainError.code}
+    assert codes <= {code.value for code in ErrorCode}, codes - {c.value for c in ErrorCode}
+
+
+def test_an_error_response_carries_an_enum_code() -> None:
+    response = error_response(429, ErrorCode.THROTTLED, "busy")
+    assert response.headers["Retry-After"] == "1"
