@@ -17,6 +17,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate_swagger_html
 
+from incidents.webhook_models import NOTHING_YET
 from lambdas.routes import Group
 from local.clients import use_local_credentials
 from local.demo_data import DemoSize, demo_accounts
@@ -225,9 +226,6 @@ EXAMPLE_WEBHOOK = "wh_2J9dTn4Qb1ZkN0aH7cV3mXyPqLs"
 """The demo has no webhook: register one first (the example is a well-formed id, a 404)."""
 DEMO_SINCE, DEMO_UNTIL = "2026-01-05T00:00:00Z", "2026-02-01T00:00:00+01:00"
 """A window around `make dev`'s demo incidents (created from 5 January 2026 on)."""
-DEMO_AFTER = "2026-02-01T00:00:00Z"
-"""After the demo's January: a replay from here sends what changed since `make dev` ran
-(not the demo's thousands of events)."""
 
 
 def _demo_examples(document: dict[str, Any], known: Mapping[str, str]) -> None:
@@ -262,10 +260,14 @@ def _demo_examples(document: dict[str, Any], known: Mapping[str, str]) -> None:
         "create_team": {"name": "Payments on-call"},
         "add_member": {"user_id": colleague},
         "add_note": {"text": "Rolled back deploy 4812; p99 is back under 300 ms"},
-        "create_webhook": {"url": RECEIVER_URL, "description": "make dev's receiver"},
+        "create_webhook": {  # resolutions only: trying it adds few deliveries
+            "url": RECEIVER_URL,
+            "event_types": ["incident.resolved"],
+            "description": "make dev's receiver",
+        },
         "update_webhook": {"enabled": True},
     }
-    bodies["replay_webhook"] = {"since": DEMO_AFTER}
+    bodies["replay_webhook"] = {"since": NOTHING_YET}
     for operation_id, operation in _operations(document).items():
         for parameter in operation.get("parameters", []):
             if parameter["in"] not in ("path", "query"):

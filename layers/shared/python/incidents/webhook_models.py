@@ -175,6 +175,11 @@ class DeliveryList(BaseModel):
     has_more: bool
 
 
+NOTHING_YET = "2099-01-01T00:00:00Z"
+"""A replay's example: an instant no event has reached, so trying the example (Swagger UI,
+schemathesis) queues nothing instead of re-sending the account's whole history."""
+
+
 class Replay(BaseModel):
     """Deliver the account's events from `since` on again, in order."""
 
@@ -184,8 +189,9 @@ class Replay(BaseModel):
         str,
         Field(
             pattern=RFC3339,
-            description="RFC 3339 instant, with offset",
-            examples=["2026-11-24T08:00:00Z"],
+            description="RFC 3339 instant, with offset: the events from then on (the example, "
+            "in the future, replays nothing; give a moment of the last 30 days)",
+            examples=[NOTHING_YET],
             json_schema_extra={"format": "date-time"},
         ),
     ]
