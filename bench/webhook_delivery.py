@@ -91,6 +91,16 @@ class Bench:
                 time.sleep(pause)
         return incidents * (notes + 1)
 
+    @contextmanager
+    def receiving(self, direct: int) -> Iterator[tuple[Receiver, list[float]]]:
+        """A verifying receiver registered as the new account's webhook, and the seconds of
+        `direct` signed POSTs straight to it (the floor, measured in the same run)."""
+        self.new_account()
+        receiver = Receiver(secrets=[])
+        with serving(receiver) as url:
+            self.webhook(receiver, url)
+            yield receiver, direct_posts(receiver, url, direct)
+
     def pipeline(self, senders: int = 8) -> Any:
         return running(
             {
@@ -114,14 +124,9 @@ def direct_posts(receiver: Receiver, url: str, count: int) -> list[float]:
 
 
 def latency(bench: Bench) -> dict[str, float]:
-    bench.new_account()
-    receiver = Receiver(secrets=[])
-    with serving(receiver) as url:
-        bench.webhook(receiver, url)
-        floor = direct_posts(receiver, url, 50)
-        with bench.pipeline():
-            events = bench.changes(20, LATENCY_EVENTS // 20 - 1, pause=0.005)
-            wait_until(lambda: len(receiver.accepted()) >= events + 50, 120)
+    with bench.receiving(50) as (receiver, floor), bench.pipeline():
+        events = bench.changes(20, LATENCY_EVENTS // 20 - 1, pause=0.005)
+        wait_until(lambda: len(receiver.accepted()) >= events + 50, 120)
     spans = [got.latency for got in receiver.accepted() if got.body["type"] != "bench"]
     return {
         "events": events,
@@ -132,11 +137,7 @@ def latency(bench: Bench) -> dict[str, float]:
 
 
 def throughput(bench: Bench) -> dict[str, float]:
-    bench.new_account()
-    receiver = Receiver(secrets=[])
-    with serving(receiver) as url:
-        bench.webhook(receiver, url)
-        floor = direct_posts(receiver, url, 200)
+    with bench.receiving(200) as (receiver, floor):
         with running({"stream": publisher_poller(bench.endpoint, TABLE)}):
             events = bench.changes(30, DRAIN_EVENTS // 30 - 1)
             wait_until(lambda: queued(bench.messaging) >= events, 120)

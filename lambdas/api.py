@@ -35,7 +35,7 @@ from dynashard import (
 from incidents.errors import DomainError
 from incidents.models import ACCOUNT_ID, USER_ID
 from incidents.store import Caller
-from lambdas.cors import request_origin, with_cors
+from lambdas.cors import request_header, with_cors
 from lambdas.json_body import JsonBodiesOnly, strict_json
 from lambdas.responses import RETRY_AFTER_SECONDS, ErrorCode, documented_responses
 from lambdas.routes import ROUTES, resolver_rule
@@ -300,6 +300,6 @@ def lambda_handler(
         response = _slash_in_path_parameter(event) or app.resolve(event, context)
         if not origins:
             return response
-        return with_cors(response, request_origin(event.get("headers")), origins)
+        return with_cors(response, request_header(event.get("headers"), "Origin"), origins)
 
     return handler

@@ -69,6 +69,6 @@ def _merged_vary(present: str) -> str:
     return ", ".join([*names, "Origin"])
 
 
-def request_origin(headers: Mapping[str, str] | None) -> str:
-    """The ``Origin`` header of a request, whatever its case ("" without one)."""
-    return next((v for k, v in (headers or {}).items() if k.lower() == "origin"), "")
+def request_header(headers: Mapping[str, str] | None, name: str) -> str:
+    """A request header whatever its case ("" without one): ``Origin``, ``Authorization``."""
+    return next((v for k, v in (headers or {}).items() if k.lower() == name.lower()), "")

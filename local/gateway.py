@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import SplitResult, parse_qs, unquote, urlsplit
 
 from incidents.store import Caller
-from lambdas.cors import preflight_headers, request_origin, response_headers
+from lambdas.cors import preflight_headers, request_header, response_headers
 from lambdas.routes import ROUTES, Group
 from lambdas.settings import allowed_origins
 from local.api_events import LocalLambdaContext, claims_of, match_route, proxy_event
@@ -65,10 +65,12 @@ class LocalGateway:
         """Status, headers and body for one request; CORS as the deployed API adds it (the
         handlers add their own; the gateway's answers get the same)."""
         if method == "OPTIONS":
-            return _preflight(urlsplit(target).path, request_origin(headers), self.origins)
+            return _preflight(
+                urlsplit(target).path, request_header(headers, "Origin"), self.origins
+            )
         status, answer, payload = self._answer(method, target, headers, body)
         if self.origins:
-            answer = {**answer, **response_headers(request_origin(headers), self.origins)}
+            answer = {**answer, **response_headers(request_header(headers, "Origin"), self.origins)}
         return status, answer, payload
 
     def _answer(
@@ -140,12 +142,8 @@ class LocalGateway:
         return [payload]
 
 
-def _header(headers: Mapping[str, str], name: str) -> str:
-    return next((v for k, v in headers.items() if k.lower() == name.lower()), "")
-
-
 def _token(headers: Mapping[str, str]) -> str:
-    return _header(headers, "Authorization").removeprefix("Bearer ").strip()
+    return request_header(headers, "Authorization").removeprefix("Bearer ").strip()
 
 
 def _headers(environ: Mapping[str, Any]) -> dict[str, str]:

@@ -71,10 +71,11 @@ def get_incident_unless(
     store: Store, caller: Caller, incident_id: str, known: Collection[str]
 ) -> tuple[Incident | None, str]:
     """The incident and its `incident_tag`; None instead of the incident when that tag is
-    one of `known` (the caller's copy is current: one point read, nothing more)."""
+    one of `known`, or `known` holds ``*`` (the caller's copy is current, or any will do:
+    one point read, nothing more)."""
     counted = require_counted(store, caller, incident_id)
     tag = incident_tag(counted.summary.version, counted.seq)
-    if tag in known:
+    if tag in known or "*" in known:
         return None, tag
     return _whole(store, caller.account_id, counted.summary), tag
 
