@@ -1,9 +1,13 @@
 """What one page may spend: time and read units.
 
-A fan-out page reads in waves; before each wave after the first, the engine checks the
-budget, and once it is spent it returns what it has proved to be in order, ``has_more``
-and a cursor that resumes exactly where the proof ends. The first wave always runs, so
-every page makes progress: a page may hold fewer items than its limit, or none, while
+A fan-out page reads in waves. Before each wave the engine estimates what it can read (by
+the largest item it has seen) and cuts the wave's ``Limit``s so that the page stays within
+its read units; a wave that cannot fit one request a stream is not sent, and the page
+returns what it has proved to be in order, ``has_more`` and a cursor that resumes where the
+proof ends. The first wave always runs, cut to one read unit's worth a stream at most when
+even that does not fit: every page makes progress, and a budget smaller than one read of
+each stream is the page's floor, not a limit it can keep. The deadline is checked before
+every wave after the first. A page may hold fewer items than its limit, or none, while
 ``has_more`` is true (as DynamoDB's own Query pages do).
 """
 
@@ -35,6 +39,10 @@ class PageBudget:
         """A budget of `seconds` from now and `read_units`."""
         deadline = None if seconds is None else clock() + seconds
         return cls(deadline, read_units, clock)
+
+    def room(self, stats: PageStats) -> float | None:
+        """Read units the page may still spend (None: no cap)."""
+        return None if self.read_units is None else max(0.0, self.read_units - stats.read_units)
 
     def spent(self, stats: PageStats) -> bool:
         """Whether the page has used its time or its read units."""

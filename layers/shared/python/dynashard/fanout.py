@@ -171,7 +171,14 @@ class FanOutEngine:
             return merged.items, merged.has_more, None
         made_at = previous.made_at if merged.inherited and previous else int(now)
         following = OrderedState(
-            merged.last_key, merged.plan, digest, made_at, merged.span, merged.quiet, merged.final
+            merged.last_key,
+            merged.plan,
+            digest,
+            made_at,
+            merged.span,
+            merged.quiet,
+            merged.final,
+            merged.known,
         )
         return merged.items, True, following.dumps()
 

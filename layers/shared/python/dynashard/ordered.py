@@ -32,14 +32,16 @@ import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from contextvars import copy_context
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from dynashard.budget import PageBudget
+from dynashard.capacity import READ_UNIT_BYTES, item_size
 from dynashard.errors import SortKeyCollisionError
 from dynashard.key_span import KeySpan, page_span
 from dynashard.ordered_state import (
     ENDED,
+    MAX_KNOWN,
     PROBE,
     OrderedState,
     Window,
@@ -73,6 +75,11 @@ SPAN_ITEMS = 40
 so the next span goes on from it instead of starting afresh."""
 KEY_BYTES_GUESS = 32
 """Sort key size assumed for page 1's plan depth, before any key is known."""
+ITEM_BYTES_GUESS = 1024
+"""Item size assumed to fit a page's first wave to its budget, before any item is read."""
+MAX_SCALE = 64
+"""How many times the items a wave wants it may ask each stream for when a filter passes
+few of the items read (a Limit counts the items evaluated, not those that pass)."""
 
 
 @dataclass
@@ -128,6 +135,9 @@ class MergeResult:
     """Whether the plan or quiet counts passed on rest on what an earlier page learned."""
     final: bool = False
     """Whether `plan` holds every item left in the list."""
+    known: tuple[Window, ...] = ()
+    """A page cut by its budget: how far past `last_key` its streams are known to hold
+    nothing (`OrderedState.known`)."""
 
 
 class OrderedMerge:
@@ -169,7 +179,7 @@ class OrderedMerge:
         after = resume.last_key or None
         states = _stream_states(streams, after, descending, resume.quiet)
         wide = len(streams) > limit  # planning spares requests only then
-        guided = after is not None and not wide and not resume.plan  # by the span and counts
+        guided = after is not None and not resume.plan  # by the span (and, narrow, the counts)
         merge = _Merge(
             descending,
             identity,
@@ -177,8 +187,11 @@ class OrderedMerge:
             plan_depth=_plan_depth(len(streams), limit, after),
             after=after,
             span=resume.span if guided else None,
-            probes={i for i, q in enumerate(resume.quiet) if q == PROBE} if guided else None,
+            probes={i for i, q in enumerate(resume.quiet) if q == PROBE}
+            if guided and not wide
+            else None,
         )
+        merge.skip_known(states, resume.known)
         wave = merge.planned_wave(states, resume.plan[0]) if resume.plan else None
         read_ahead = not resume.plan and merge.plan_depth > 0
         planned_more = len(resume.plan) > 1 or (bool(resume.plan) and resume.final)
@@ -201,15 +214,17 @@ class OrderedMerge:
             plan = merge.plan(states) if wide else ()
             final = bool(plan) and merge.holds_the_rest(states, plan)
         ended = passed_on and resume.final and not plan  # the plan's last window: the end
+        last_key = merge.resume_key(states) if stats.budget_spent else merge.last_key
         return MergeResult(
             merge.items,
-            merge.resume_key(states) if stats.budget_spent else merge.last_key,
+            last_key,
             merge.has_more(states) and not ended,
             plan,
-            None if wide else merge.span_after(resume.span, after),
+            merge.span_after(resume.span, after),
             merge.quiet(states, resume.quiet) if learned else (),
             inherited=passed_on or ENDED in resume.quiet,
             final=final,
+            known=merge.known(states, last_key) if stats.budget_spent else (),
         )
 
     def _fill(
@@ -249,6 +264,10 @@ class OrderedMerge:
                 return
             requests = wave or merge.next_wave(states)
             if not requests:
+                return
+            requests = merge.sized(requests, budget.room(stats) if budget else None, first=first)
+            if not requests:  # the wave does not fit what the budget has left
+                stats.budget_spent = not merge.full
                 return
             self._wave(requests, merge, stats)
             wave, first = None, False
@@ -296,6 +315,11 @@ def _stream_states(
     return states
 
 
+def _least_units(request: _Request) -> float:
+    """What a request costs at least: one 4 KB read unit, half of it eventually consistent."""
+    return 1.0 if request.state.stream.consistent_read else 0.5
+
+
 def _plan_depth(streams: int, limit: int, after: str | None) -> int:
     """Pages to read ahead for the cursor's plan: none unless streams outnumber the page."""
     if streams <= limit:
@@ -339,6 +363,11 @@ class _Merge:
         self.items: list[Item] = []
         self.seen: set[str] = set()
         self.duplicates = 0
+        self.evaluated = 0
+        self.passed = 0
+        """Items the page's reads evaluated, and those the filter (if any) passed."""
+        self.item_bytes = 0
+        """The largest item read so far."""
         self.last_key: str | None = None
         self.last_index: int | None = None
         """The stream of the page's last item: the likeliest to hold the next one."""
@@ -445,12 +474,12 @@ class _Merge:
             bound = keys[-1]
             needed = [s for s in open_states if s.covered is None or self._before(s.covered, bound)]
             return [_Request(s, ahead, bound) for s in needed]
-        reach = self._reach(open_states, missing)
+        reach = self._reach(open_states, ahead)
         if reach is not None:
             needed = [s for s in open_states if s.covered is None or self._before(s.covered, reach)]
             probes, self.probes = [s for s in needed if s.index in self.probes], set()
             self.probed.update(s.index for s in probes)
-            return [_Request(s, missing, reach, estimated=True) for s in needed] + [
+            return [_Request(s, ahead, reach, estimated=True) for s in needed] + [
                 _Request(s, 1, None, beyond=reach) for s in probes
             ]
         share = max(1, math.ceil(ahead / len(open_states)))
@@ -461,18 +490,20 @@ class _Merge:
         limit = share + 1 if len(open_states) == 1 else share
         return [_Request(s, limit, None) for s in open_states]
 
-    def _reach(self, open_states: Sequence[_StreamState], missing: int) -> str | None:
-        """Where the previous page's density puts the `missing` items past what every open
-        stream has been read to (the cursor, before any read)."""
+    def _reach(self, open_states: Sequence[_StreamState], wanted: int) -> str | None:
+        """Where the previous page's density puts the `wanted` items (the page's missing
+        ones, and with a plan to make the pages it plans) past what every open stream has
+        been read to (the cursor, before any read)."""
         if self.span is None or len(open_states) < 2 or self.estimates == len(ESTIMATE_STEPS):
             return None  # one stream reads exactly with its Limit alone
         all_read, frontier = self._horizon(open_states)
         origin = frontier if all_read else self.after
         if origin is None:
             return None
-        wanted = missing * ESTIMATE_STEPS[self.estimates]
         self.estimates += 1
-        return self.span.reach(origin, wanted, descending=self.descending)
+        return self.span.reach(
+            origin, wanted * ESTIMATE_STEPS[self.estimates - 1], descending=self.descending
+        )
 
     def planned_wave(self, states: Sequence[_StreamState], window: Window) -> list[_Request]:
         """The first wave of a planned page: streams outside the window are known to hold
@@ -487,6 +518,50 @@ class _Merge:
         return [
             _Request(s, self.limit + 1, end) for s in states if s.index in inside and not s.done
         ]
+
+    def skip_known(self, states: Sequence[_StreamState], known: Sequence[Window]) -> None:
+        """Start each stream where the cursor's `known` windows say it holds nothing up to:
+        past the end of the last of the leading windows that do not name it."""
+        named: set[int] = set()
+        for end, members in known:
+            named.update(members)
+            for state in states:
+                if state.index not in named and not state.done:
+                    state.covered = state.real = end
+                    state.remaining = state.remaining.after(end, self.descending)
+                    state.done = state.remaining.is_empty()
+
+    def known(self, states: Sequence[_StreamState], resume: str | None) -> tuple[Window, ...]:
+        """What a page cut by its budget proved past `resume`, for the next page: each
+        stream with nothing buffered holds nothing up to the real position it was read to
+        (to its end, once done). Reaches are rounded down to at most `MAX_KNOWN` keys; window
+        k names the streams not known to reach its end."""
+        if resume is None:
+            return ()
+        pending = {e.index for e in self.heap}
+        reach: dict[int, str | None] = {}  # None: to the end
+        for state in states:
+            if state.index in pending:
+                continue
+            if state.done:
+                reach[state.index] = None
+            elif state.real is not None and self._before(resume, state.real):
+                reach[state.index] = state.real
+        ends = sorted({r for r in reach.values() if r is not None}, reverse=self.descending)
+        if len(ends) > MAX_KNOWN:
+            ends = [ends[(i + 1) * len(ends) // MAX_KNOWN - 1] for i in range(MAX_KNOWN)]
+        windows: list[Window] = []
+        for end in ends:
+            members = tuple(
+                s.index
+                for s in states
+                if s.index not in reach
+                or (reach[s.index] is not None and self._before(reach[s.index] or "", end))
+            )
+            if not members:
+                break
+            windows.append((end, members))
+        return tuple(windows)
 
     def plan(self, states: Sequence[_StreamState]) -> tuple[Window, ...]:
         """Whole pages the buffer already holds beyond this one, up to the horizon (the
@@ -507,8 +582,10 @@ class _Merge:
                 cut = separator(end, entry.key, inclusive=False, descending=self.descending)
                 windows.append((cut, tuple(sorted(members))))
                 identities, members = set(), set()
-            identities.add(self.identity(entry.item) if self.identity else entry.key)
-            members.add(entry.index)
+            identity = self.identity(entry.item) if self.identity else entry.key
+            if identity not in identities:  # the copy that wins; the others need no read
+                identities.add(identity)
+                members.add(entry.index)
             end = entry.key
         if len(identities) == self.limit:
             cut = separator(end, horizon, inclusive=True, descending=self.descending)
@@ -574,9 +651,38 @@ class _Merge:
                     break
         return keys
 
+    def sized(
+        self, requests: Sequence[_Request], room: float | None, *, first: bool
+    ) -> list[_Request]:
+        """`requests` with Limits scaled by the share of items the filter passed so far, then
+        cut so that the wave's estimated read units fit `room`; none when even one request a
+        stream does not fit (the first wave then leaves its probes out, and runs at one read
+        unit a request)."""
+        rate = self.passed / self.evaluated if self.evaluated else 1.0
+        scale = 1 / max(rate, 1 / MAX_SCALE)
+        sized = [replace(r, limit=math.ceil(r.limit * scale)) for r in requests]
+        if room is None or not sized:
+            return sized
+        if sum(_least_units(r) for r in sized) > room:
+            self.probed -= {r.state.index for r in sized if r.beyond is not None}
+            sized = [r for r in sized if r.beyond is None]
+        each = room / len(sized)
+        fitted = []
+        for request in sized:
+            blocks = math.floor(each / _least_units(request))
+            if blocks < 1 and not first:
+                return []
+            most = max(1, blocks) * READ_UNIT_BYTES // (self.item_bytes or ITEM_BYTES_GUESS)
+            most -= 1  # a read from the cursor's key may take one item more (`read_stream`)
+            fitted.append(replace(request, limit=max(1, min(request.limit, most))))
+        return fitted
+
     def absorb(self, request: _Request, result: StreamRead) -> None:
         """Buffer a read's items and advance its stream's position."""
         state = request.state
+        self.evaluated += result.items_read
+        self.passed += len(result.items)
+        self.item_bytes = max([self.item_bytes, *map(item_size, result.items)])
         if request.beyond is not None and (state.done or state.covered != request.beyond):
             return  # a probe past a bound its stream's read did not reach: not contiguous
         for item in result.items:

@@ -51,8 +51,12 @@ PLAN_SECONDS = 60
 the plan does not list, is only seen once the plan is dropped: plans are for a reader paging
 now, and a cursor kept longer reads every stream again."""
 DIGEST_BYTES = 8
-SPAN, PLAN, QUIET, FINAL = 1, 2, 4, 8
-"""Flags: which optional fields follow the last key."""
+SPAN, PLAN, QUIET, FINAL, KNOWN = 1, 2, 4, 8, 16
+"""Flags: which optional fields follow the last key (`KNOWN`: the windows are what a page
+cut by its budget knew, not pages)."""
+MAX_KNOWN = 24
+"""Windows of what a budget-cut page knew: each stream's reach is rounded down to one of
+this many keys."""
 PROBE = 2
 """`quiet`: a stream that supplied nothing to two pages in a row is read without a bound, to
 learn whether it has ended."""
@@ -78,13 +82,17 @@ class OrderedState:
     final: bool = False
     """Whether the plan's windows hold every item left: the page that ends the last window
     ends the list (`has_more` false, no empty page after it)."""
+    known: tuple[Window, ...] = ()
+    """After a page cut by its budget, instead of a plan: what its reads proved past the
+    last key. A stream not named by the first k windows holds nothing up to the k-th's end,
+    so the next page reads it from there, not again from the last key."""
 
     def usable(self, digest: str, now: float, streams: int) -> OrderedState:
         """This state without the plan and `quiet` if they were made for another list of
         streams (a shard count grew: the binding is the same, the list is not; they may name
         streams it lacks) or too long ago."""
         fresh = 0 <= now - self.made_at <= PLAN_SECONDS
-        named = all(i < streams for _, members in self.plan for i in members)
+        named = all(i < streams for _, members in self.plan + self.known for i in members)
         if self.streams == digest and fresh and named and len(self.quiet) in (0, streams):
             return self
         return OrderedState(self.last_key, span=self.span)
@@ -108,14 +116,15 @@ class OrderedState:
         windows = bytearray()
         previous = self.last_key
         written = 0
-        for end, members in self.plan:
+        for end, members in self.plan or self.known:
             window = _front_coded(previous, end) + encode_members(members)
             if fixed + len(windows) + len(window) > MAX_STATE_BYTES:
                 break
             windows += window
             previous, written = end, written + 1
         final = self.final and written == len(self.plan) > 0
-        flags = (SPAN if span else 0) | (PLAN if windows else 0) | (QUIET if quiet else 0)
+        kind = KNOWN if self.known and not self.plan else PLAN
+        flags = (SPAN if span else 0) | (kind if windows else 0) | (QUIET if quiet else 0)
         flags |= FINAL if final else 0
         state = bytes([flags]) + _text(self.last_key) + span
         if windows or quiet:
@@ -128,14 +137,16 @@ class OrderedState:
         reader = _Reader(data)
         try:
             flags = reader.take(1)[0]
-            if flags & ~(SPAN | PLAN | QUIET | FINAL) or (flags & FINAL and not flags & PLAN):
+            if flags & ~(SPAN | PLAN | QUIET | FINAL | KNOWN) or (
+                (flags & FINAL and not flags & PLAN) or (flags & PLAN and flags & KNOWN)
+            ):
                 raise ValueError("unknown flags")
             last = reader.take(reader.varint())
             span = None
             if flags & SPAN:
                 start = reader.front_coded(last).decode()
                 span = KeySpan(start, last.decode(), reader.varint())
-            if not flags & (PLAN | QUIET):
+            if not flags & (PLAN | QUIET | KNOWN):
                 if not reader.done():
                     raise ValueError("the state goes on after its last field")
                 return cls(last.decode(), span=span)
@@ -150,6 +161,8 @@ class OrderedState:
                 end = reader.front_coded(previous)
                 windows.append((end.decode(), reader.members()))
                 previous = end
+            if flags & KNOWN:
+                return cls(last.decode(), (), digest, made_at, span, quiet, known=tuple(windows))
             final = bool(flags & FINAL)
             return cls(last.decode(), tuple(windows), digest, made_at, span, quiet, final)
         except (ValueError, IndexError) as exc:  # UnicodeDecodeError is a ValueError
