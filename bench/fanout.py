@@ -12,8 +12,11 @@ with ``ordered`` and, from the same cursors, with the baselines:
 - one-wave: one wave with Limit = page size on every stream, then merge;
 - sequential: the one-wave requests, one stream after another.
 
-The floor of items read per page is max(page size, streams still holding items after the
-cursor): an exact merge must ask each of those at least once.
+The floor of items read per page (`floor`) is what an exact merge must read to return it
+and know that nothing else comes before its end: every item in it, copies included, and the
+next item of each stream that holds more. (Until issue 31 the floor was max(page size,
+streams holding items after the cursor), which left out copies and the item past the page
+that every stream must show, so that exact pages missed it by construction.)
 """
 
 from __future__ import annotations
@@ -166,10 +169,17 @@ def baselines(
     }
 
 
-def floor(keys: list[list[str]], after: str | None, size: int) -> int:
-    """max(page size, streams with an item after the cursor), newest first."""
-    open_streams = sum(1 for stream in keys if stream and (after is None or min(stream) < after))
-    return max(size, open_streams) if open_streams else 0
+def floor(keys: list[list[str]], after: str | None, last: str) -> int:
+    """Items an exact merge must read for the page that starts after `after` and ends at
+    `last`, newest first: every item in it, copies included, and from each stream holding
+    more, its next item: only that item shows the stream has nothing else before the page's
+    end (a reader that knew the end could bound its reads by it, but the end is what the
+    merge is finding)."""
+    total = 0
+    for stream in keys:
+        total += sum(1 for k in stream if (after is None or k < after) and k >= last)
+        total += any(k < last for k in stream)
+    return total
 
 
 def scenario(width: int, size: int, shape: str, title_bytes: int = 120) -> dict[str, Any]:
@@ -212,7 +222,8 @@ def scenario(width: int, size: int, shape: str, title_bytes: int = 120) -> dict[
                 cursor_chars["round-robin"], len(robin_page.next_cursor or "")
             )
             cursor_chars["per-shard"] = max(cursor_chars["per-shard"], per_shard.cursor_chars())
-            floors.append(floor(keys, after, size))
+            end = page.items[-1]["SK"]["S"] if page.items else None
+            floors.append(floor(keys, after, end) if end else 0)
             returned.append(len(page.items))
             if not page.next_cursor:
                 break
@@ -256,9 +267,15 @@ def oracle_units(
     items: Sequence[dict[str, Any]],
 ) -> float:
     """RCU of one wave that knows the page's exact end: each contributing stream read once,
-    bounded to the page's key span (at least one unit per request, as DynamoDB bills)."""
+    bounded to the page's key span (at least one unit per request, as DynamoDB bills). The
+    first page knows nothing of the streams (no cursor, no plan): an exact merge must read
+    every stream once to learn that none holds an earlier item, so its floor counts them
+    all (the oracle counted only those that supplied an item, 8 units for a first page of
+    25 over 100 teams that no exact reader can read for less than 50)."""
     if not items:
         return 0.0
+    if after is None:
+        supplying = range(len(streams))
     last = items[-1]["SK"]["S"]
     units = 0.0
     for index in supplying:

@@ -20,7 +20,7 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from bench.report import save
+from bench.report import recording_tables, save
 from dynashard import CursorCodec, FanOutEngine, FanOutQuery, PageBudget, SortKeyRange, Stream
 from incidents.table import TABLE_SCHEMA
 from local.clients import create_table, local_client
@@ -196,4 +196,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with recording_tables():
+        main()

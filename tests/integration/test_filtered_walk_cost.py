@@ -90,7 +90,7 @@ def test_the_first_wave_keeps_to_the_budget(
     with FanOutEngine(dynamodb, CursorCodec(b"f" * 32), max_workers=16) as engine:
         page = engine.page(query)
         while True:
-            assert 0 < page.stats.read_units <= 5.0, page.stats
+            assert page.stats.read_units <= 5.0, page.stats
             seen += [item["SK"]["S"] for item in page.items]
             if not page.next_cursor:
                 break

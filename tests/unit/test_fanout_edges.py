@@ -273,20 +273,42 @@ def quiet_walk(extra: list[str]) -> tuple[list[int], list[int]]:
     return asked, trips
 
 
-def test_a_stream_quiet_for_two_pages_is_probed_in_the_same_round_trip() -> None:
-    """Stream 4 supplies page 1, then nothing: after two quiet pages it is asked, beside its
-    bounded read and in the same round trip, for one item past the bound; it has one (far
-    older), so later pages still read it."""
+def test_a_quiet_stream_is_read_to_its_next_item_then_left_out_until_it() -> None:
+    """Stream 4 supplies page 1, then nothing: page 2 reads it once without a bound and
+    finds its next item far older (``0000#4``); the cursor then carries that it holds
+    nothing until there, and the pages after leave it out (it was read on every page)."""
     asked, trips = quiet_walk(["0000#4"])
-    assert any(a == 2 and t == 1 for a, t in zip(asked[1:], trips[1:], strict=True))
-    assert asked[-2:] != [0, 0]
+    assert asked[1] == 1
+    assert asked[2:] == [0] * 6
+    assert max(trips[2:]) == 1
 
 
-def test_a_probe_that_finds_nothing_ends_the_stream() -> None:
-    """The same walk without the far item: the probe finds nothing, and the pages after it
+def test_a_quiet_stream_read_to_its_end_is_left_out() -> None:
+    """The same walk without the far item: the read finds nothing, and the pages after it
     leave stream 4 out."""
     asked, _ = quiet_walk([])
     assert asked[-4:] == [0, 0, 0, 0]
+
+
+def test_a_walk_that_leaves_a_quiet_stream_out_still_reaches_its_next_item() -> None:
+    """Left out until its next item, stream 4 supplies it in its place: the walk to the
+    end returns every item once, in order."""
+    client = RecordingClient()
+    for n in range(4):
+        client.load(f"p#{n}", [f"{k:04d}#{n}" for k in range(0, 400, 4)])
+    client.load("p#4", ["9999#4", "9998#4", "0201#4", "0000#4"])
+    query = FanOutQuery(streams=streams(5), binding="b", limit=20, descending=True)
+    keys: list[str] = []
+    with FanOutEngine(client, CODEC) as engine:  # type: ignore[arg-type]
+        while True:
+            page = engine.page(query)
+            keys += [item["SK"]["S"] for item in page.items]
+            if not page.next_cursor:
+                break
+            query = replace(query, cursor=page.next_cursor)
+    expected = [f"{k:04d}#{n}" for k in range(0, 400, 4) for n in range(4)]
+    expected += ["9999#4", "9998#4", "0201#4", "0000#4"]
+    assert keys == sorted(expected, reverse=True)
 
 
 @pytest.mark.parametrize(("before", "after", "size"), [(8, 16, 10), (6, 9, 10), (32, 64, 5)])

@@ -101,8 +101,6 @@ class _Request:
     state: _StreamState
     limit: int
     bound: str | None
-    beyond: str | None = None
-    """A probe: read past this key (another request's bound), to learn if anything follows."""
     estimated: bool = False
     """Whether `bound` is an estimate (from the previous page's density), not a read key."""
 
@@ -222,9 +220,11 @@ class OrderedMerge:
             plan,
             merge.span_after(resume.span, after),
             merge.quiet(states, resume.quiet) if learned else (),
-            inherited=passed_on or ENDED in resume.quiet,
+            inherited=passed_on or ENDED in resume.quiet or bool(resume.known),
             final=final,
-            known=merge.known(states, last_key) if stats.budget_spent else (),
+            known=()
+            if plan or len(streams) < 2
+            else merge.known(states, last_key, writes_ahead=writes_ahead),
         )
 
     def _fill(
@@ -288,8 +288,6 @@ class OrderedMerge:
         sort_range = state.remaining
         if request.bound is not None:
             sort_range = sort_range.up_to(request.bound, descending)
-        if request.beyond is not None:
-            sort_range = sort_range.after(request.beyond, descending)
         return read_stream(
             self._client,
             self._retry,
@@ -298,7 +296,7 @@ class OrderedMerge:
             sort_range=sort_range,
             descending=descending,
             limit=request.limit,
-            start_key=None if request.beyond is not None else state.start_key,
+            start_key=state.start_key,
         )
 
 
@@ -355,8 +353,9 @@ class _Merge:
         self.first_key: str | None = None
         self.estimates = 0
         self.probes = probes or set()
-        """Streams quiet for `PROBE` pages: the first wave also asks each for one item past
-        its bound (in the same round trip), to learn whether it has ended."""
+        """Streams quiet for `PROBE` pages: the first wave reads each without a bound (for up
+        to the items the page misses), so that the cursor learns where its next item is
+        (`known`) or that it has ended, and the next pages leave it out until then."""
         self.probed: set[int] = set()
         self.contributors: set[int] = set()
         self.heap: list[_Entry] = []
@@ -477,10 +476,14 @@ class _Merge:
         reach = self._reach(open_states, ahead)
         if reach is not None:
             needed = [s for s in open_states if s.covered is None or self._before(s.covered, reach)]
-            probes, self.probes = [s for s in needed if s.index in self.probes], set()
-            self.probed.update(s.index for s in probes)
-            return [_Request(s, ahead, reach, estimated=True) for s in needed] + [
-                _Request(s, 1, None, beyond=reach) for s in probes
+            probes, self.probes = {s.index for s in needed if s.index in self.probes}, set()
+            self.probed.update(probes)
+            quiet_share = math.ceil(missing / len(needed)) + 1 if needed else 1
+            return [
+                _Request(s, quiet_share, None)
+                if s.index in probes
+                else _Request(s, ahead, reach, estimated=True)
+                for s in needed
             ]
         share = max(1, math.ceil(ahead / len(open_states)))
         if self.plan_depth:
@@ -531,22 +534,19 @@ class _Merge:
                     state.remaining = state.remaining.after(end, self.descending)
                     state.done = state.remaining.is_empty()
 
-    def known(self, states: Sequence[_StreamState], resume: str | None) -> tuple[Window, ...]:
-        """What a page cut by its budget proved past `resume`, for the next page: each
-        stream with nothing buffered holds nothing up to the real position it was read to
-        (to its end, once done). Reaches are rounded down to at most `MAX_KNOWN` keys; window
-        k names the streams not known to reach its end."""
+    def known(
+        self, states: Sequence[_StreamState], resume: str | None, *, writes_ahead: bool
+    ) -> tuple[Window, ...]:
+        """What this page proved past `resume` (where the next page starts), for the next
+        page: how far each stream holds nothing. A stream read to its end holds nothing at
+        all; one with items buffered past `resume`, nothing before the first of them
+        (newest first: the key just after it, ``key + "\\x00"``); another, nothing up to where
+        it was read (with `writes_ahead`, only up to a real position: an item written later
+        may land behind an estimated bound). Reaches are rounded down to at most `MAX_KNOWN`
+        keys; window k names the streams not known to reach its end."""
         if resume is None:
             return ()
-        pending = {e.index for e in self.heap}
-        reach: dict[int, str | None] = {}  # None: to the end
-        for state in states:
-            if state.index in pending:
-                continue
-            if state.done:
-                reach[state.index] = None
-            elif state.real is not None and self._before(resume, state.real):
-                reach[state.index] = state.real
+        reach = self._reaches(states, resume, writes_ahead)
         ends = sorted({r for r in reach.values() if r is not None}, reverse=self.descending)
         if len(ends) > MAX_KNOWN:
             ends = [ends[(i + 1) * len(ends) // MAX_KNOWN - 1] for i in range(MAX_KNOWN)]
@@ -558,10 +558,31 @@ class _Merge:
                 if s.index not in reach
                 or (reach[s.index] is not None and self._before(reach[s.index] or "", end))
             )
-            if not members:
-                break
             windows.append((end, members))
         return tuple(windows)
+
+    def _reaches(
+        self, states: Sequence[_StreamState], resume: str, writes_ahead: bool
+    ) -> dict[int, str | None]:
+        """Per stream known to hold nothing past `resume` for a while: up to which key
+        (None: to its end). See `known`."""
+        first_buffered: dict[int, str] = {}
+        for entry in sorted(self.heap):
+            if entry.key != resume:
+                first_buffered.setdefault(entry.index, entry.key)
+        reach: dict[int, str | None] = {}
+        for state in states:
+            buffered = first_buffered.get(state.index)
+            if buffered is not None:
+                position: str | None = buffered + "\x00" if self.descending else None
+            elif state.done:
+                reach[state.index] = None
+                continue
+            else:
+                position = state.real if writes_ahead else state.covered
+            if position is not None and self._before(resume, position):
+                reach[state.index] = position
+        return reach
 
     def plan(self, states: Sequence[_StreamState]) -> tuple[Window, ...]:
         """Whole pages the buffer already holds beyond this one, up to the horizon (the
@@ -611,7 +632,7 @@ class _Merge:
             if state.done and state.index not in pending:
                 counts.append(ENDED)
             elif state.index in self.contributors or state.index in self.probed:
-                counts.append(0)  # supplied an item, or a probe found one further on
+                counts.append(0)  # supplied an item, or was read to its next one
             else:
                 counts.append(min(PROBE, (previous[state.index] if previous else 0) + 1))
         return tuple(counts)
@@ -656,16 +677,12 @@ class _Merge:
     ) -> list[_Request]:
         """`requests` with Limits scaled by the share of items the filter passed so far, then
         cut so that the wave's estimated read units fit `room`; none when even one request a
-        stream does not fit (the first wave then leaves its probes out, and runs at one read
-        unit a request)."""
+        stream does not fit (the first wave then runs at one read unit a request)."""
         rate = self.passed / self.evaluated if self.evaluated else 1.0
         scale = 1 / max(rate, 1 / MAX_SCALE)
         sized = [replace(r, limit=math.ceil(r.limit * scale)) for r in requests]
         if room is None or not sized:
             return sized
-        if sum(_least_units(r) for r in sized) > room:
-            self.probed -= {r.state.index for r in sized if r.beyond is not None}
-            sized = [r for r in sized if r.beyond is None]
         each = room / len(sized)
         fitted = []
         for request in sized:
@@ -683,8 +700,6 @@ class _Merge:
         self.evaluated += result.items_read
         self.passed += len(result.items)
         self.item_bytes = max([self.item_bytes, *map(item_size, result.items)])
-        if request.beyond is not None and (state.done or state.covered != request.beyond):
-            return  # a probe past a bound its stream's read did not reach: not contiguous
         for item in result.items:
             key = state.stream.sort_value(item)
             heapq.heappush(self.heap, _Entry(key, state.index, item, self.descending))

@@ -57,9 +57,9 @@ cut by its budget knew, not pages)."""
 MAX_KNOWN = 24
 """Windows of what a budget-cut page knew: each stream's reach is rounded down to one of
 this many keys."""
-PROBE = 2
-"""`quiet`: a stream that supplied nothing to two pages in a row is read without a bound, to
-learn whether it has ended."""
+PROBE = 1
+"""`quiet`: a stream that supplied nothing to the last page is read without a bound on the
+next, to learn where its next item is (or that it has ended)."""
 ENDED = 3
 """`quiet`: a stream with nothing after the cursor, skipped until `PLAN_SECONDS` pass."""
 
@@ -159,7 +159,7 @@ class OrderedState:
             previous, windows = last, []
             while not reader.done():
                 end = reader.front_coded(previous)
-                windows.append((end.decode(), reader.members()))
+                windows.append((end.decode(), reader.members(empty=bool(flags & KNOWN))))
                 previous = end
             if flags & KNOWN:
                 return cls(last.decode(), (), digest, made_at, span, quiet, known=tuple(windows))
@@ -256,8 +256,9 @@ class _Reader:
             raise ValueError("a key shares more than the previous one holds")
         return previous[:shared] + self.take(self.varint())
 
-    def members(self) -> tuple[int, ...]:
-        """A window's stream indexes."""
+    def members(self, *, empty: bool) -> tuple[int, ...]:
+        """A window's stream indexes (none only where `empty`: a window of what is known
+        may name no stream, a planned page names at least one)."""
         header = self.varint()
         count = header >> 1
         if header & 1:
@@ -269,7 +270,7 @@ class _Reader:
                 previous += self.varint() + 1
                 indexes.append(previous)
             found = tuple(indexes)
-        if not found:
+        if not found and not empty:
             raise ValueError("a window names no stream")
         return found
 
