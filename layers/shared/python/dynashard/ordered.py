@@ -73,6 +73,10 @@ ESTIMATE_STEPS = (1, 8, 64)
 SPAN_ITEMS = 40
 """A span of fewer items says little about the density (10 items: about 30 % either way),
 so the next span goes on from it instead of starting afresh."""
+SPAN_SLACK = 4
+"""A wave bounded by an estimate asks each stream for at most this many times its share of
+the items wanted: an estimate across a change of radix in the keys (a day boundary in a
+timestamp) can land days too far, and the Limit then ends the read instead."""
 KEY_BYTES_GUESS = 32
 """Sort key size assumed for page 1's plan depth, before any key is known."""
 ITEM_BYTES_GUESS = 1024
@@ -464,7 +468,7 @@ class _Merge:
     def next_wave(self, states: Sequence[_StreamState]) -> list[_Request]:
         """Which unfinished streams to read next, with which Limit and sort-key bound."""
         missing = self.limit - len(self.items)
-        ahead = missing + self.plan_depth * self.limit
+        ahead = missing + self._plannable() * self.limit
         open_states = [s for s in states if not s.done]
         keys = self._fresh_keys(ahead)
         if not keys and not missing:
@@ -478,11 +482,15 @@ class _Merge:
             needed = [s for s in open_states if s.covered is None or self._before(s.covered, reach)]
             probes, self.probes = {s.index for s in needed if s.index in self.probes}, set()
             self.probed.update(probes)
-            quiet_share = math.ceil(missing / len(needed)) + 1 if needed else 1
+            quiet_share = self._evaluated(math.ceil(missing / max(1, len(needed))) + 1)
+            most = ahead
+            if self.plan_depth:  # a read-ahead for a plan: the estimate reaches pages away
+                most = min(ahead, SPAN_SLACK * math.ceil(ahead / max(1, len(needed))) + 1)
+            most = most if self.plan_depth else self._evaluated(most)
             return [
                 _Request(s, quiet_share, None)
                 if s.index in probes
-                else _Request(s, ahead, reach, estimated=True)
+                else _Request(s, most, reach, estimated=True)
                 for s in needed
             ]
         share = max(1, math.ceil(ahead / len(open_states)))
@@ -491,7 +499,23 @@ class _Merge:
         # The one open stream, asked for all the page misses, gets one more: if it holds no
         # more, DynamoDB ends the read without a LastEvaluatedKey and has_more is exact.
         limit = share + 1 if len(open_states) == 1 else share
-        return [_Request(s, limit, None) for s in open_states]
+        return [_Request(s, self._evaluated(limit), None) for s in open_states]
+
+    def _plannable(self) -> int:
+        """Pages to read ahead for the plan: `plan_depth`, times the share of items a filter
+        passes (planning saves requests; past a selective filter the items read cost more
+        than the requests saved)."""
+        rate = self.passed / self.evaluated if self.evaluated else 1.0
+        return math.floor(self.plan_depth * rate)
+
+    def _evaluated(self, wanted: int) -> int:
+        """The Limit that yields about `wanted` items where a filter passes only some of
+        those read (a Limit counts the items evaluated): `wanted` over the share passed so
+        far on this page, at most `MAX_SCALE` times it. Key-bounded reads keep their Limit
+        (the key ends them), and so do the reads that settle `has_more` (they grow by
+        themselves)."""
+        rate = self.passed / self.evaluated if self.evaluated else 1.0
+        return math.ceil(wanted / max(rate, 1 / MAX_SCALE))
 
     def _reach(self, open_states: Sequence[_StreamState], wanted: int) -> str | None:
         """Where the previous page's density puts the `wanted` items (the page's missing
@@ -675,17 +699,14 @@ class _Merge:
     def sized(
         self, requests: Sequence[_Request], room: float | None, *, first: bool
     ) -> list[_Request]:
-        """`requests` with Limits scaled by the share of items the filter passed so far, then
-        cut so that the wave's estimated read units fit `room`; none when even one request a
-        stream does not fit (the first wave then runs at one read unit a request)."""
-        rate = self.passed / self.evaluated if self.evaluated else 1.0
-        scale = 1 / max(rate, 1 / MAX_SCALE)
-        sized = [replace(r, limit=math.ceil(r.limit * scale)) for r in requests]
-        if room is None or not sized:
-            return sized
-        each = room / len(sized)
+        """`requests` with Limits cut so that the wave's estimated read units fit `room`;
+        none when even one request a stream does not fit (the first wave then runs at one
+        read unit a request)."""
+        if room is None or not requests:
+            return list(requests)
+        each = room / len(requests)
         fitted = []
-        for request in sized:
+        for request in requests:
             blocks = math.floor(each / _least_units(request))
             if blocks < 1 and not first:
                 return []
