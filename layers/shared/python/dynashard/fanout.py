@@ -20,7 +20,8 @@ from botocore.config import Config
 
 from dynashard.budget import PageBudget
 from dynashard.cursor import CursorCodec
-from dynashard.ordered import Identity, OrderedMerge
+from dynashard.ordered import OrderedMerge
+from dynashard.ordered_merge import Identity
 from dynashard.ordered_state import OrderedState
 from dynashard.page import Page, PageStats
 from dynashard.parallel import read_all

@@ -10,14 +10,17 @@ streams says which); with another list, or once its windows are used up, the nex
 reads every stream again and makes a new plan.
 
 Without a plan, the cursor may carry the page's key span (`key_span`): where the page
-started and how many items it returned, from which the next page bounds its reads.
+started and how many items it returned, from which the next page bounds its reads; and, in
+the windows' place, what the page learned of each stream (`OrderedState.known`): how far
+past the last key it holds nothing, so that the next page does not read that again.
 
 The state is binary, so that a plan of dozens of pages fits a cursor of under 1,024
 characters. Every count is an unsigned LEB128 varint:
 
 - flags (1 byte): 1 = a key span follows the last key, 2 = a plan follows, 4 = per-stream
   quiet counts follow, 8 = the plan holds the rest of the list (every stream was read to its
-  end when it was made, and every window fitted);
+  end when it was made, and every window fitted), 16 = the windows are known reaches, not
+  planned pages (such a window may name no stream);
 - the last key: its UTF-8 length and bytes;
 - the span: its start front-coded against the last key (bytes shared, suffix length,
   suffix), then its item count;
@@ -55,8 +58,8 @@ SPAN, PLAN, QUIET, FINAL, KNOWN = 1, 2, 4, 8, 16
 """Flags: which optional fields follow the last key (`KNOWN`: the windows are what a page
 cut by its budget knew, not pages)."""
 MAX_KNOWN = 24
-"""Windows of what a budget-cut page knew: each stream's reach is rounded down to one of
-this many keys."""
+"""Known windows a page passes on: each stream's reach is rounded down to one of this many
+keys."""
 PROBE = 1
 """`quiet`: a stream that supplied nothing to the last page is read without a bound on the
 next, to learn where its next item is (or that it has ended)."""
@@ -83,9 +86,9 @@ class OrderedState:
     """Whether the plan's windows hold every item left: the page that ends the last window
     ends the list (`has_more` false, no empty page after it)."""
     known: tuple[Window, ...] = ()
-    """After a page cut by its budget, instead of a plan: what its reads proved past the
-    last key. A stream not named by the first k windows holds nothing up to the k-th's end,
-    so the next page reads it from there, not again from the last key."""
+    """Instead of a plan: what the page's reads proved past the last key. A stream not
+    named by the first k windows holds nothing up to the k-th's end, so the next page reads
+    it from there, not again from the last key."""
 
     def usable(self, digest: str, now: float, streams: int) -> OrderedState:
         """This state without the plan and `quiet` if they were made for another list of
