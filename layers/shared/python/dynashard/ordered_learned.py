@@ -65,6 +65,8 @@ def known(
             if s.index not in reach
             or (reach[s.index] is not None and merge.before(reach[s.index] or "", end))
         )
+        if windows and windows[-1][1] == members:
+            windows.pop()  # the same streams named up to a further end: the nearer says less
         windows.append((end, members))
     return tuple(windows)
 

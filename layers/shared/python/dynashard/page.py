@@ -23,7 +23,8 @@ class PageStats:
     modelled_read_units: float = 0.0
     """RCUs by DynamoDB's rules (`capacity`), from the items each request returned."""
     consumed_read_units: float = 0.0
-    """RCUs the engine reported (``ReturnConsumedCapacity``), summed over requests."""
+    """RCUs the engine reported (``ReturnConsumedCapacity``), summed over requests, each at
+    least DynamoDB's minimum unit."""
     every_request_reported: bool = True
     """Whether every response carried ``ConsumedCapacity`` (stubs and some engines omit it)."""
     throttle_retries: int = 0

@@ -28,7 +28,9 @@ class StreamRead:
     read_units: float
     """By DynamoDB's rules (`capacity`)."""
     consumed_units: float | None
-    """As the engine reported them; None when a response had no ``ConsumedCapacity``."""
+    """As the engine reported them, each request at least DynamoDB's minimum unit (DynamoDB
+    Local reports 0 for a Query that reads nothing; DynamoDB bills it); None when a response
+    had no ``ConsumedCapacity``."""
     requests: int
     attempts: int
 
@@ -90,7 +92,10 @@ def read_stream(
         items_read += int(response.get("ScannedCount", len(page)))
         read_units += query_read_units(page, stream.consistent_read)
         reported = response.get("ConsumedCapacity", {}).get("CapacityUnits")
-        consumed = None if consumed is None or reported is None else consumed + reported
+        if consumed is not None and reported is not None:
+            consumed += max(reported, query_read_units([], stream.consistent_read))
+        else:
+            consumed = None
         requests += 1
         attempts += tries
         start_key = response.get("LastEvaluatedKey")
