@@ -23,8 +23,8 @@ stream is known to hold nothing, and counts, per stream, the pages it has been q
 quiet stream is read once without a bound, to its next item, and left out until then.
 
 Before every wave the requests' Limits are cut to fit what the page's `PageBudget` has left
-(`budget`); with a filter, unbounded reads ask for what the page misses over the share of
-items the filter passes.
+(`budget`); with a filter and fewer streams than the page, unbounded reads ask for what the
+page misses over the share of items the filter passes.
 
 Sort keys must be unique per identity: equal keys are allowed only for copies of the same
 identity (they are adjacent in the merge and deduplicated, the copy from the stream listed
