@@ -56,6 +56,10 @@ def item_size(item: Mapping[str, Mapping[str, Any]]) -> int:
 
 def query_read_units(items: Iterable[Mapping[str, Mapping[str, Any]]], consistent: bool) -> float:
     """RCUs of one Query request that read `items` (at least one unit, as DynamoDB bills)."""
-    total = sum(item_size(item) for item in items)
-    units = max(1, math.ceil(total / READ_UNIT_BYTES))
+    return read_units_of(sum(item_size(item) for item in items), consistent)
+
+
+def read_units_of(total_bytes: int, consistent: bool) -> float:
+    """RCUs of one Query request that read `total_bytes` of items."""
+    units = max(1, math.ceil(total_bytes / READ_UNIT_BYTES))
     return units if consistent else units / 2

@@ -22,9 +22,7 @@ def planned_wave(merge: Merge, states: Sequence[StreamState], window: Window) ->
     inside = set(members)
     for state in states:
         if state.index not in inside and not state.done:
-            state.covered = end
-            state.remaining = state.remaining.after(end, merge.descending)
-            state.done = state.remaining.is_empty()
+            state.empty_up_to(end, merge.descending)
     return [Request(s, merge.limit + 1, end) for s in states if s.index in inside and not s.done]
 
 
@@ -36,9 +34,8 @@ def skip_known(merge: Merge, states: Sequence[StreamState], known: Sequence[Wind
         named.update(members)
         for state in states:
             if state.index not in named and not state.done:
-                state.covered = state.real = end
-                state.remaining = state.remaining.after(end, merge.descending)
-                state.done = state.remaining.is_empty()
+                state.empty_up_to(end, merge.descending)
+                state.real = end
 
 
 def known(

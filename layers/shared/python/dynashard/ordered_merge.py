@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from dynashard.capacity import READ_UNIT_BYTES, item_size
+from dynashard.capacity import READ_UNIT_BYTES
 from dynashard.errors import SortKeyCollisionError
 from dynashard.key_span import KeySpan
 from dynashard.reader import StreamRead
@@ -42,6 +42,12 @@ class StreamState:
     key, or DynamoDB's LastEvaluatedKey), unlike `covered`, which may be an estimated
     bound."""
     done: bool = False
+
+    def empty_up_to(self, key: str, descending: bool) -> None:
+        """Record that the stream holds nothing more up to `key`: it goes on after it."""
+        self.covered = key
+        self.remaining = self.remaining.after(key, descending)
+        self.done = self.remaining.is_empty()
 
 
 @dataclass(frozen=True)
@@ -312,7 +318,7 @@ class Merge:
         state = request.state
         self.evaluated += result.items_read
         self.passed += len(result.items)
-        self.item_bytes = max([self.item_bytes, *map(item_size, result.items)])
+        self.item_bytes = max(self.item_bytes, result.largest_item)
         for item in result.items:
             key = state.stream.sort_value(item)
             heapq.heappush(self.heap, _Entry(key, state.index, item, self.descending))
@@ -321,10 +327,8 @@ class Merge:
             state.start_key = result.last_evaluated_key
             state.covered = state.real = result.resume_position
         elif request.bound is not None:
-            state.covered = request.bound
+            state.empty_up_to(request.bound, self.descending)
             state.real = state.real if request.estimated else request.bound
             state.start_key = None
-            state.remaining = state.remaining.after(request.bound, self.descending)
-            state.done = state.remaining.is_empty()
         else:
             state.done = True

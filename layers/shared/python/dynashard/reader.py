@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from dynashard.capacity import query_read_units
+from dynashard.capacity import item_size, read_units_of
 from dynashard.page import PageStats
 from dynashard.retry import RetryPolicy
 from dynashard.sort_range import SortKeyRange
@@ -33,6 +33,8 @@ class StreamRead:
     had no ``ConsumedCapacity``."""
     requests: int
     attempts: int
+    largest_item: int = 0
+    """Bytes of the largest item the read returned (sized once, for its read units)."""
 
     def record(self, stats: PageStats) -> None:
         """Add this read's cost to `stats`."""
@@ -69,6 +71,7 @@ def read_stream(
     raw_items: list[Item] = []
     items_read = requests = attempts = 0
     read_units = 0.0
+    largest = 0
     consumed: float | None = 0.0
     if sort_range.is_empty():  # an inverted range: nothing to read, and no Query to send
         return StreamRead(
@@ -90,10 +93,12 @@ def read_stream(
         page: list[Item] = response.get("Items", [])
         raw_items += page
         items_read += int(response.get("ScannedCount", len(page)))
-        read_units += query_read_units(page, stream.consistent_read)
+        sizes = [item_size(item) for item in page]
+        largest = max([largest, *sizes])
+        read_units += read_units_of(sum(sizes), stream.consistent_read)
         reported = response.get("ConsumedCapacity", {}).get("CapacityUnits")
         if consumed is not None and reported is not None:
-            consumed += max(reported, query_read_units([], stream.consistent_read))
+            consumed += max(reported, read_units_of(0, stream.consistent_read))
         else:
             consumed = None
         requests += 1
@@ -114,4 +119,5 @@ def read_stream(
         consumed_units=consumed,
         requests=requests,
         attempts=attempts,
+        largest_item=largest,
     )
