@@ -49,7 +49,14 @@ def event_of(delivery: Received) -> dict[str, object]:
 
 def assert_ordered_per_incident(received: list[Received]) -> None:
     """The contract: seq n+1 of an incident never arrives before seq n was accepted."""
-    assert out_of_order(received) == []
+    breaches = out_of_order(received)
+    assert breaches == [], f"{breaches} in {[trace(got) for got in received]}"
+
+
+def trace(got: Received) -> str:
+    """One delivery in a failure's message: incident, seq, answer, arrival."""
+    event = event_of(got)
+    return f"{str(event['incident_id'])[-6:]}#{event['seq']} {got.status} {got.at:.3f}"
 
 
 def assert_duplicates_share_their_id(received: list[Received]) -> None:
