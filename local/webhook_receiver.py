@@ -5,7 +5,9 @@
 
 Answers 204 to a verified delivery, 401 to one whose signature or timestamp does not
 verify. The suites use `Receiver` itself, with an answer of their choosing (fail for a
-while, hang), and read what it received.
+while, hang), and read what it received; each listens on a path of its own, so a delivery
+still owed to an earlier test's receiver on a port the system handed out again is
+answered 404 and not kept.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from secrets import token_hex
 from typing import Any
 
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
@@ -56,12 +59,19 @@ class Received:
         return self.at - parse_timestamp(self.body["timestamp"]).timestamp()
 
 
+def unique_path() -> str:
+    """A path no other receiver listens on."""
+    return f"/hooks/{token_hex(8)}"
+
+
 @dataclass
 class Receiver:
     """An HTTP server on 127.0.0.1 that verifies deliveries and keeps them."""
 
     secrets: list[str]
     answer: Answer = lambda _: 204
+    path: str | None = field(default_factory=unique_path)
+    """The path it answers on; any path when None (``python -m local.webhook_receiver``)."""
     received: list[Received] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -118,7 +128,9 @@ def _handler_for(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("content-length", "0")))
-            status = receiver.handle({k.lower(): v for k, v in self.headers.items()}, raw)
+            status = 404
+            if receiver.path is None or self.path == receiver.path:
+                status = receiver.handle({k.lower(): v for k, v in self.headers.items()}, raw)
             self.send_response(status)
             self.send_header("content-length", "0")
             self.end_headers()
@@ -131,13 +143,14 @@ def _handler_for(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
 
 @contextmanager
 def serving(receiver: Receiver, port: int = 0) -> Iterator[str]:
-    """Serve `receiver` on 127.0.0.1 (`port`, or a free one); yields its URL."""
+    """Serve `receiver` on 127.0.0.1 (`port`, or a free one); yields its URL (its path,
+    or ``/hooks`` when it answers on any)."""
     server = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(receiver))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, name="receiver", daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/hooks"
+        yield f"http://127.0.0.1:{server.server_address[1]}{receiver.path or '/hooks'}"
     finally:
         server.shutdown()
         server.server_close()
@@ -158,7 +171,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=9000)
     parser.add_argument("--secret", action="append", required=True, help="whsec_...")
     args = parser.parse_args()
-    receiver = Receiver(secrets=args.secret, answer=_print)
+    receiver = Receiver(secrets=args.secret, answer=_print, path=None)
     with serving(receiver, args.port) as url:
         print(f"receiving on {url} (any path); Ctrl-C stops", file=sys.stderr, flush=True)
         with suppress(KeyboardInterrupt):
