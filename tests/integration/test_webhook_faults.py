@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from incidents.endpoints import TIMEOUT_SECONDS
 from incidents.store import Caller, new_id
 from local.event_pipeline import pipeline_pollers, publisher_poller, running
 from local.messaging import Messaging
@@ -56,7 +57,7 @@ def changes(api: Api, who: Caller, incidents: int) -> None:
         add_note(api, who, new_incident(api, who, f"incident {n}"), "noted")
 
 
-def test_a_hanging_endpoint_leaves_the_others_latency_unchanged(
+def test_a_hanging_endpoint_does_not_hold_up_the_others(
     api: Api, messaging: Messaging, dynamodb_endpoint: str
 ) -> None:
     alice = Caller(new_id("acct"), new_id("user"))
@@ -74,7 +75,9 @@ def test_a_hanging_endpoint_leaves_the_others_latency_unchanged(
         wait_for(lambda: all(len(r.accepted()) >= 12 for r in healthy), 30)
         after = [s for r in healthy for s in latencies(r.received)][len(before) :]
     assert len(after) == HEALTHY * 6
-    assert max(after) < max(2 * max(before), max(before) + 1.0), (before, after)
+    # A healthy delivery held behind the hanging one would wait out its attempt's timeout:
+    # half of it above the slowest delivery before tells that apart from a loaded machine.
+    assert max(after) < max(before) + TIMEOUT_SECONDS / 2, (before, after)
     print(f"healthy p50 {statistics.median(before):.3f} s alone, {statistics.median(after):.3f} s")
 
 
