@@ -52,6 +52,7 @@ bench: $(STAMP)
 	$(PY) -m bench.fanout
 	$(PY) -m bench.many_teams
 	$(PY) -m bench.filtered_walk
+	$(PY) -m bench.handler_walk
 	$(PY) -m bench.patch_refresh
 	$(PY) -m bench.write_cost
 	$(PY) -m bench.timeline_reads
