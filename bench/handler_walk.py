@@ -13,13 +13,12 @@ list can read for less).
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import timedelta
 from typing import Any
 
 from bench.report import recording_tables, save
-from dynashard import Item, PageBudget
-from dynashard.capacity import item_size, read_units_of
+from dynashard import Item, PageBudget, query_read_units
 from incidents.incident_create import new_summary
 from incidents.incident_queries import IncidentFilter, PageRequest, my_teams_incidents
 from incidents.models import Severity, State, Status, timestamp
@@ -95,7 +94,7 @@ def floor_units(items: list[Item]) -> float:
     copies = [i for i in items if i.get("participant_id", {}).get("S", "").startswith("team_")]
     if len(copies) != INCIDENTS * COPIES:
         raise AssertionError(f"{len(copies)} team copies, not {INCIDENTS * COPIES}")
-    return read_units_of(sum(item_size(item) for item in copies), consistent=False)
+    return query_read_units(copies, consistent=False)
 
 
 def main() -> None:
@@ -111,7 +110,7 @@ def main() -> None:
         for name, chosen in FILTERS.items():
             for limit in (100, 25):
                 done = walk(store, caller, chosen, limit)
-                rows.append({"filter": name, "limit": limit, **done.__dict__})
+                rows.append({"filter": name, "limit": limit, **asdict(done)})
     print(
         f'"all my teams" through my_teams_incidents on {engine.description}: {TEAMS} teams,'
         f" {INCIDENTS} incidents with a copy on {COPIES} of them each, budget"

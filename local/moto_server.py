@@ -42,15 +42,11 @@ def _sqs_clock() -> float:
     return float(sqs_models.unix_time_millis())  # type: ignore[attr-defined]
 
 
-def _now_ms() -> float:
-    instant: float | None = getattr(_receiving, "instant", None)
-    return _sqs_clock() if instant is None else instant
-
-
 def _visible(message: Message) -> bool:
     """Whether `message` may be received: past its visibility timeout, at the receive's
     instant when a receive is running."""
-    return _now_ms() > message.visible_at
+    instant: float | None = getattr(_receiving, "instant", None)
+    return (_sqs_clock() if instant is None else instant) > message.visible_at
 
 
 def _receive_at_one_instant(self: SQSBackend, *args: Any, **kwargs: Any) -> list[Message]:
