@@ -2,9 +2,10 @@
 `incidents.text` checks, as code point ranges.
 
 The running Python's `unicodedata` does not expose Default_Ignorable_Code_Point nor the
-emoji properties, and its Unicode version (so its format characters) differs between Python 3.11 (here) and 3.13
-(Lambda); the `regex` package (pinned, a development dependency) carries the database, so
-the table is generated from it once and pinned in the layer, with no native dependency::
+emoji properties, and its Unicode version (so its format characters) differs between Python
+3.11 (here) and 3.13 (Lambda); the `regex` package (pinned, a development dependency)
+carries the database, so the tables are generated from it once and pinned in the layer,
+with no native dependency::
 
     python -m tools.unicode_tables
 

@@ -132,13 +132,19 @@ def _hidden(text: str, index: int) -> str | None:
     formatting = _in(FORMAT, ord(char))
     if not formatting and not _in(DEFAULT_IGNORABLE, ord(char)):
         return None
-    if char == ZERO_WIDTH_JOINER and _joins_emoji(text, index):
-        return None
-    if char in EMOJI_SELECTORS and index > 0 and _in(EMOJI, ord(text[index - 1])):
-        return None
-    if ord(char) in TAGS and _in_flag(text, index):
+    if _emoji_part(text, index):
         return None
     return "invisible format character" if formatting else "invisible character"
+
+
+def _emoji_part(text: str, index: int) -> bool:
+    """Whether the character at `index` is a needed part of an emoji sequence."""
+    char = text[index]
+    if char == ZERO_WIDTH_JOINER:
+        return _joins_emoji(text, index)
+    if char in EMOJI_SELECTORS:
+        return index > 0 and _in(EMOJI, ord(text[index - 1]))
+    return ord(char) in TAGS and _in_flag(text, index)
 
 
 def _emoji(char: str | None) -> bool:
