@@ -27,7 +27,7 @@ from incidents.errors import (
     VersionConflictError,
 )
 from incidents.items import from_item
-from incidents.keyed import guard_operations, guarded
+from incidents.keyed import guard_operations, guarded, request_digest
 from incidents.keys import (
     details_key,
     event_key,
@@ -177,8 +177,9 @@ def add_note(
 ) -> TimelineEvent:
     """A ``note.added`` event on the incident's timeline; with `request_key` a retry
     returns the note the first request wrote (the guard rides in the transaction)."""
+    digest = request_digest({"command": "note", "incident": incident_id, "text": request.text})
     if request_key is not None:
-        noted = _noted_once(store, caller, request_key)
+        noted = _noted_once(store, caller, request_key, digest)
         if noted is not None:
             return noted
     for attempt in range(CHANGE_ATTEMPTS):
@@ -188,14 +189,14 @@ def add_note(
             store, caller, counted, EventType.NOTE_ADDED, note=note
         )
         written = {"incident_id": incident_id, "event_seq": event.seq}
-        guard = guard_operations(store, caller, request_key, written) if request_key else []
+        guard = guard_operations(store, caller, request_key, digest, written) if request_key else []
         failures: list[DomainError | None] = [None] * len(operations)
         failures += [AlreadyCreatedError("written by an earlier request with this key")]
         try:
             store.transact([*operations, *guard], failures)
         except AlreadyCreatedError:
             assert request_key is not None, "only a keyed note writes a guard"
-            noted = _noted_once(store, caller, request_key)
+            noted = _noted_once(store, caller, request_key, digest)
             assert noted is not None, "the guard that failed the transaction exists"
             return noted
         except VersionConflictError:
@@ -205,12 +206,14 @@ def add_note(
     raise VersionConflictError("the incident keeps changing; retry")
 
 
-def _noted_once(store: Store, caller: Caller, request_key: str) -> TimelineEvent | None:
-    """The note an earlier keyed request wrote; 409 if the key was used for a create."""
-    guard = guarded(store, caller, request_key)
+def _noted_once(
+    store: Store, caller: Caller, request_key: str, digest: str
+) -> TimelineEvent | None:
+    """The note an earlier request with this key and this note wrote; 409 for another."""
+    guard = guarded(store, caller, request_key, digest)
     if guard is None:
         return None
-    if "event_seq" not in guard:
+    if "event_seq" not in guard:  # a guard written before digests, by a create
         raise KeyReusedError("this Idempotency-Key was used for a create")
     item = store.get(*event_key(caller.account_id, guard["incident_id"], int(guard["event_seq"])))
     assert item is not None, "a guard is written with its event"

@@ -18,7 +18,7 @@ from incidents.errors import (
 )
 from incidents.incident_commands import get_incident
 from incidents.items import check_item_sizes, details_body, serialize
-from incidents.keyed import guard_operations, guarded
+from incidents.keyed import guard_operations, guarded, request_digest
 from incidents.keys import counter_key, details_key, teams_partition
 from incidents.models import (
     Incident,
@@ -65,8 +65,9 @@ def create_incident(
     (a retry after the idempotency record was lost or expired early), fails on the guard
     and returns the incident the first one wrote, never a second incident.
     """
+    digest = request_digest({"command": "create", "body": request.model_dump(mode="json")})
     if request_key is not None:
-        existing = _created_once(store, caller, request_key)
+        existing = _created_once(store, caller, request_key, digest)
         if existing is not None:
             return existing
     participants = _participants(caller, request)
@@ -98,7 +99,7 @@ def create_incident(
             for pid, roles in participants.items()
         ]
         guard = (
-            guard_operations(store, caller, request_key, {"incident_id": summary.id})
+            guard_operations(store, caller, request_key, digest, {"incident_id": summary.id})
             if request_key
             else []
         )
@@ -123,7 +124,7 @@ def create_incident(
             break
         except AlreadyCreatedError:
             assert request_key is not None, "only a keyed create writes a guard"
-            existing = _created_once(store, caller, request_key)
+            existing = _created_once(store, caller, request_key, digest)
             assert existing is not None, "the guard that failed the transaction exists"
             return existing
         except VersionConflictError:  # another create took the number first
@@ -138,12 +139,12 @@ def create_incident(
     return Incident(summary=summary, details=request.details, participants=copies)
 
 
-def _created_once(store: Store, caller: Caller, request_key: str) -> Incident | None:
-    """The incident an earlier create with `request_key` wrote."""
-    guard = guarded(store, caller, request_key)
+def _created_once(store: Store, caller: Caller, request_key: str, digest: str) -> Incident | None:
+    """The incident an earlier create with this key and this body wrote; 409 for another."""
+    guard = guarded(store, caller, request_key, digest)
     if guard is None:
         return None
-    if "event_seq" in guard:
+    if "event_seq" in guard:  # a guard written before digests, by a note
         raise KeyReusedError("this Idempotency-Key was used for a note")
     return get_incident(store, caller, guard["incident_id"])
 
