@@ -169,6 +169,26 @@ def test_participant_routes(api: Api, alice: Caller) -> None:
     assert gone.status == 404
 
 
+def test_adding_a_role_a_participant_has_writes_nothing(api: Api, alice: Caller) -> None:
+    """Issue 41, point 6: the same role again is 200 with the participation as it is, and
+    no event, no ETag move (before: a ``participant.added`` and ETag "1.2" -> "1.3")."""
+    created = create(api, alice)
+    path = {"incident_id": created["summary"]["id"]}  # type: ignore[index]
+    carol = new_api_user(api, alice.account_id).user_id
+    body = {"participant_id": carol, "role": "responder"}
+    assert api.call("add_participant", alice, path, body=body).status == 200
+    before = api.call("get_incident", alice, path)
+    events = api.call("incident_timeline", alice, path).body["items"]
+    again = api.call("add_participant", alice, path, body=body)
+    assert (again.status, again.body["roles"]) == (200, ["responder"])
+    after = api.call("get_incident", alice, path)
+    assert after.headers["ETag"] == before.headers["ETag"]
+    assert api.call("incident_timeline", alice, path).body["items"] == events
+    other_role = api.call("add_participant", alice, path, body={**body, "role": "assignee"})
+    assert other_role.body["roles"] == ["assignee", "responder"]
+    assert len(api.call("incident_timeline", alice, path).body["items"]) == len(events) + 1
+
+
 def test_idempotency_key_replays_the_first_result(api: Api, alice: Caller) -> None:
     key = {"Idempotency-Key": new_id("req")}
     first = api.call("create_incident", alice, body={"title": "once"}, headers=key)

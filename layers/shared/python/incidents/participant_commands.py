@@ -48,13 +48,17 @@ def add_participant(
     store: Store, caller: Caller, incident_id: str, request: AddParticipant
 ) -> Participation:
     """Add a user or team (or a role to one already there), with an up-to-date copy and a
-    ``participant.added`` event; a new participant beyond `MAX_PARTICIPANTS` is refused."""
+    ``participant.added`` event; a new participant beyond `MAX_PARTICIPANTS` is refused. A
+    role the participant already has changes nothing and writes nothing (no event, the
+    incident's ETag stays), as an update that changes nothing."""
     account = caller.account_id
     for attempt in range(CHANGE_ATTEMPTS):
         counted = require_counted(store, caller, incident_id)
         summary = counted.summary
         copy_key = (participations_partition(account, incident_id), request.participant_id)
         existing = store.get(*copy_key)
+        if existing is not None and request.role in participation_from_item(existing).roles:
+            return participation_from_item(existing)  # changes nothing: writes nothing
         is_new = existing is None
         copy_item = participation_item(
             store,
