@@ -4,15 +4,18 @@ In the cloud API Gateway receives and buffers each request before Lambda sees it
 the gunicorn workers would read from the client's socket themselves, so a client that
 sends a byte every few seconds (or nothing) held a worker, and a few such clients starved
 every other one. The front is an asyncio server (one process, any number of connections):
-it reads each request with h11, under one deadline for the whole request (not per byte)
-and API Gateway's limits, and only a complete request goes on to gunicorn, over a Unix
-socket, in one write. A worker therefore never waits on a client, and still serves one
-event at a time.
+it reads each request (`local.whole_request`: h11 and API Gateway's limits) under one
+deadline for the whole request (not per byte), and only a complete request goes on to
+gunicorn, over a Unix socket. A worker therefore never waits on a client, and still serves
+one event at a time.
 
-What the front refuses is answered in the API's JSON error shape: a malformed request
-(h11's parser: chunk sizes, a missing ``Host`` in HTTP/1.1, two lengths, ...) is 400, a
-request line and headers above API Gateway's 10,240 bytes or more than `MAX_HEADERS`
-headers 431, a body above 10 MB 413, a request not complete within `REQUEST_SECONDS` 408.
+What the front refuses is answered in the API's JSON error shape (`local.whole_request`
+lists what), a request not complete within `REQUEST_SECONDS` 408. All connections together
+hold at most `MAX_BUFFERED_BYTES` of bodies and `MAX_CONNECTIONS` connections (beyond
+either, 503 with ``Retry-After`` before the body is read); a body is forwarded from its one
+buffer in pieces, never copied whole. Header names with an underscore are dropped, as
+nginx and gunicorn do by default: a proxy must not let ``SCRIPT_NAME: /x`` pass for its own
+forwarding header.
 """
 
 from __future__ import annotations
@@ -22,127 +25,34 @@ import contextlib
 import json
 import signal
 import socket
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Callable
 from http import HTTPStatus
 
-import h11
+from local.whole_request import Budget, RefusedError, WholeRequest, read_request
 
 REQUEST_SECONDS = 10.0
 """A whole request (line, headers, body) must arrive within this: a total deadline."""
 IDLE_SECONDS = 5.0
 """A connection that sends nothing at all is closed after this."""
-MAX_HEAD_BYTES = 10_240
-"""API Gateway (REST): the request line and header values, combined, at most 10,240 bytes."""
-MAX_HEADERS = 100
-MAX_BODY_BYTES = 10 * 1024 * 1024
-"""API Gateway's payload limit (the gateway behind refuses above Lambda's 6 MB)."""
+MAX_CONNECTIONS = 1024
+"""Connections open at once; the next is answered 503 with ``Retry-After`` and closed."""
+RETRY_AFTER_SECONDS = 1
+FORWARD_BYTES = 256 * 1024
+"""A body goes to the worker in pieces of this size, each sent before the next is taken
+(the transport copies only what it could not send at once)."""
 UPSTREAM_SECONDS = 60.0
 """What a worker may take to answer one forwarded request (pages are bounded to 3 s)."""
 DRAIN_SECONDS = 5.0
-READ_BYTES = 65_536
-HOP_BY_HOP = {b"connection", b"keep-alive", b"transfer-encoding", b"te", b"upgrade", b"expect"}
-"""Headers about this hop, not the request: the front answers ``Expect: 100-continue``
-itself and forwards the body it has read with one Content-Length."""
-CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
-Read = Callable[[int], Awaitable[bytes]]
-
-
-class RefusedError(Exception):
-    """A request the front answers itself: status, code and message."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code = status, code
-
-
-@dataclass(frozen=True)
-class WholeRequest:
-    """A request as read completely: what the worker receives."""
-
-    method: bytes
-    target: bytes
-    headers: list[tuple[bytes, bytes]]
-    body: bytes
-
-    def to_bytes(self) -> bytes:
-        """HTTP/1.1 with one Content-Length and ``Connection: close`` (chunks decoded)."""
-        kept = [(k, v) for k, v in self.headers if k not in HOP_BY_HOP | {b"content-length"}]
-        lines = [b"%s %s HTTP/1.1" % (self.method, self.target)]
-        lines += [b"%s: %s" % (k, v) for k, v in kept]
-        lines += [b"Content-Length: %d" % len(self.body), b"Connection: close"]
-        return b"\r\n".join(lines) + b"\r\n\r\n" + self.body
-
-
-async def read_request(read: Read, send: Callable[[bytes], None]) -> WholeRequest:
-    """One request from `read`, parsed and checked by h11 (`send` answers a client that
-    waits for ``100 Continue``); `RefusedError` if it is not a request this API takes."""
-    parser = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
-    request: h11.Request | None = None
-    body = bytearray()
-    while True:
-        try:
-            event = parser.next_event()
-        except h11.RemoteProtocolError as error:
-            raise _refusal(error) from None
-        if event is h11.NEED_DATA:
-            if parser.they_are_waiting_for_100_continue:
-                send(CONTINUE)
-            if len(body) + _chunk_remaining(parser) > MAX_BODY_BYTES:
-                raise RefusedError(413, "payload_too_large", "the request body is above 10 MB")
-            parser.receive_data(await read(READ_BYTES))
-            continue
-        if isinstance(event, h11.Request):
-            request = _checked(event)
-        elif isinstance(event, h11.Data):
-            body += event.data
-            if len(body) > MAX_BODY_BYTES:
-                raise RefusedError(413, "payload_too_large", "the request body is above 10 MB")
-        elif isinstance(event, h11.EndOfMessage) and request is not None:
-            headers = list(request.headers)
-            return WholeRequest(request.method, request.target, headers, bytes(body))
-        elif isinstance(event, h11.ConnectionClosed):
-            raise RefusedError(400, "bad_request", "the connection closed mid-request")
-
-
-def _chunk_remaining(parser: h11.Connection) -> int:
-    """Bytes the chunk being read still announces (h11 0.16's chunked reader keeps them):
-    a chunk size of 20 hex digits is refused at once instead of waited for."""
-    return int(getattr(getattr(parser, "_reader", None), "_bytes_in_chunk", 0) or 0)
-
-
-def _checked(request: h11.Request) -> h11.Request:
-    names = {name for name, _ in request.headers}
-    if {b"content-length", b"transfer-encoding"} <= names:
-        # RFC 9112 6.1: ought to be handled as an error (the way requests are smuggled).
-        raise RefusedError(400, "bad_request", "Content-Length and Transfer-Encoding together")
-    size = len(request.method) + len(request.target) + 10  # "GET <target> HTTP/1.1"
-    size += sum(len(name) + len(value) + 4 for name, value in request.headers)
-    if size > MAX_HEAD_BYTES:
-        message = f"the request line and headers are above {MAX_HEAD_BYTES:,} bytes"
-        raise RefusedError(431, "headers_too_large", message)
-    if len(request.headers) > MAX_HEADERS:
-        raise RefusedError(431, "headers_too_large", f"more than {MAX_HEADERS} headers")
-    for name, value in request.headers:
-        if name == b"content-length" and int(value) > MAX_BODY_BYTES:
-            raise RefusedError(413, "payload_too_large", "the request body is above 10 MB")
-    return request
-
-
-def _refusal(error: h11.RemoteProtocolError) -> RefusedError:
-    status = error.error_status_hint
-    if status == 431 or "exceeds" in str(error).lower():
-        message = f"the request line and headers are above {MAX_HEAD_BYTES:,} bytes"
-        return RefusedError(431, "headers_too_large", message)
-    return RefusedError(status if 400 <= status < 500 else 400, "bad_request", str(error)[:200])
 
 
 def json_error(status: int, code: str, message: str) -> bytes:
-    """A complete response in the API's error shape; the connection closes after it."""
+    """A complete response in the API's error shape; the connection closes after it (a 503
+    says when to retry)."""
     body = json.dumps({"code": code, "message": message}).encode()
+    retry = f"Retry-After: {RETRY_AFTER_SECONDS}\r\n" if status == 503 else ""
     head = (
         f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        f"{retry}Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     )
     return head.encode("latin-1") + body
 
@@ -154,6 +64,7 @@ class Front:
         self.host, self.port, self.upstream = host, port, upstream
         self._server: asyncio.Server | None = None
         self._open: set[asyncio.Task[None]] = set()
+        self.budget = Budget()
         self.stopping = False
         """Draining: requests begun are answered, new connections refused with a 503."""
 
@@ -185,6 +96,7 @@ class Front:
         task = asyncio.current_task()
         assert task is not None
         self._open.add(task)
+        self.budget.connections += 1
         try:
             writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             writer.write(await self._answer(reader, writer))
@@ -194,33 +106,48 @@ class Front:
         except asyncio.CancelledError:
             return  # the front stopped after its drain: this connection ends unanswered
         finally:
+            self.budget.connections -= 1
             self._open.discard(task)
             writer.close()
             with contextlib.suppress(ConnectionError, OSError):
                 await writer.wait_closed()
 
     async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes:
-        if self.stopping:
-            return json_error(503, "shutting_down", "the local API is stopping; retry later")
-        try:
-            first = await asyncio.wait_for(reader.read(1), IDLE_SECONDS)
-        except TimeoutError:
-            return b""  # a connection that says nothing is closed without a word
+        unwelcome = self._unwelcome()
+        if unwelcome:
+            return unwelcome
+        first = await _first_byte(reader)
         if not first:
-            return b""
+            return b""  # a connection that says nothing is closed without a word
         pending = [first]
 
         async def read(size: int) -> bytes:
             return pending.pop() if pending else await reader.read(size)
 
         try:
-            request = await asyncio.wait_for(read_request(read, writer.write), REQUEST_SECONDS)
+            request = await asyncio.wait_for(
+                read_request(read, writer.write, self.budget), REQUEST_SECONDS
+            )
         except TimeoutError:
             message = f"the whole request must arrive within {REQUEST_SECONDS:.0f} s"
             return json_error(408, "request_timeout", message)
         except RefusedError as refused:
+            await asyncio.sleep(refused.pause)
             return json_error(refused.status, refused.code, str(refused))
-        return await self._forward(request)
+        try:
+            return await self._forward(request)
+        finally:
+            self.budget.give_back(len(request.body))
+            request.body.clear()
+
+    def _unwelcome(self) -> bytes:
+        """A 503 for a connection the front takes no request from (stopping, or full)."""
+        if self.stopping:
+            return json_error(503, "shutting_down", "the local API is stopping; retry later")
+        if self.budget.connections > MAX_CONNECTIONS:
+            message = f"more than {MAX_CONNECTIONS:,} connections are open; retry shortly"
+            return json_error(503, "unavailable", message)
+        return b""
 
     async def _forward(self, request: WholeRequest) -> bytes:
         """The worker's whole answer (gunicorn closes the connection after it)."""
@@ -229,7 +156,11 @@ class Front:
         except OSError:
             return json_error(503, "unavailable", "the local API is not serving")
         try:
-            writer.write(request.to_bytes())
+            writer.write(request.head())
+            body = memoryview(request.body)
+            for start in range(0, len(body), FORWARD_BYTES):
+                writer.write(body[start : start + FORWARD_BYTES])
+                await writer.drain()
             await writer.drain()
             return await asyncio.wait_for(reader.read(), UPSTREAM_SECONDS)
         except TimeoutError:
@@ -238,6 +169,14 @@ class Front:
             writer.close()
             with contextlib.suppress(ConnectionError, OSError):
                 await writer.wait_closed()
+
+
+async def _first_byte(reader: asyncio.StreamReader) -> bytes:
+    """The connection's first byte, or nothing if it sends none within `IDLE_SECONDS`."""
+    try:
+        return await asyncio.wait_for(reader.read(1), IDLE_SECONDS)
+    except TimeoutError:
+        return b""
 
 
 def run_front(

@@ -33,9 +33,10 @@ from gunicorn.util import close_on_exec, write_nonblock
 from gunicorn.workers.sync import SyncWorker
 
 from lambdas.settings import SettingsError
-from local.front import MAX_HEADERS, run_front
+from local.front import run_front
 from local.gateway import LocalGateway
 from local.orphans import exit_with_parent
+from local.whole_request import MAX_HEADERS
 
 DRAIN_SECONDS = 5
 """In-flight requests may finish for this long after Ctrl-C; then workers are killed."""
@@ -162,6 +163,11 @@ class LocalServer(BaseApplication):
             "limit_request_line": 0,
             "limit_request_field_size": 0,
             "limit_request_fields": MAX_HEADERS + 10,
+            # gunicorn trusts forwarding headers (SCRIPT_NAME, X-Forwarded-Proto) from a
+            # Unix socket's peer; the front forwards clients' headers: trust none.
+            "forwarder_headers": "",
+            "secure_scheme_headers": {},
+            "forwarded_allow_ips": "",
         }
         for name, value in settings.items():
             self.cfg.set(name, value)

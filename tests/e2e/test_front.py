@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from local.dev_process import dev_process
-from local.front import MAX_HEAD_BYTES
-from tests.e2e.conftest import LocalApi
+from local.whole_request import MAX_CHUNKS, MAX_HEAD_BYTES, MAX_SMALL_CHUNKS, SMALL_CHUNK_BYTES
+from tests.e2e.conftest import MEMORY_BOUND_MB, LocalApi
 from tests.e2e.test_local_server import exchange, port_of, request_head
 
 pytestmark = pytest.mark.integration
@@ -188,3 +188,171 @@ def test_a_walk_naming_100_teams_with_filters_reaches_its_end(local_api: LocalAp
         assert len(f"GET {query}{cursor} HTTP/1.1") > 4_094  # gunicorn's old limit
     assert set(seen) == created
     assert len(seen) == len(created)
+
+
+@contextmanager
+def chunk_storm(port: int, token: str, connections: int = 4) -> Iterator[list[int]]:
+    """`connections` clients each posting a chunked body in 1-byte chunks as fast as the
+    socket takes them, reconnecting whenever the front closes; yields the statuses the
+    front answered them (bounded, local, stopped on exit)."""
+    stop = threading.Event()
+    head = request_head(
+        "POST", "/incidents", token, "Content-Type: application/json", "Transfer-Encoding: chunked"
+    )
+    burst = b"1\r\na\r\n" * 4096
+    answered: list[int] = []
+
+    def storm() -> None:
+        while not stop.is_set():
+            with suppress(OSError), socket.create_connection(("127.0.0.1", port)) as sock:
+                sock.settimeout(15)
+                sock.sendall(head)
+                with suppress(OSError):
+                    while not stop.is_set():
+                        sock.sendall(burst)
+                with suppress(OSError, ValueError, IndexError):
+                    answered.append(int(sock.recv(64).split()[1]))
+
+    threads = [threading.Thread(target=storm) for _ in range(connections)]
+    for thread in threads:
+        thread.start()
+    try:
+        time.sleep(1)
+        yield answered
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(30)
+
+
+def test_a_chunk_storm_does_not_starve_others(local_api: LocalApi) -> None:
+    """Issue 41, point 1: 4 connections sending 1-byte chunks and reconnecting (before: a
+    victim at p95 3.3 s with one, one answer in 14 s with four)."""
+    idle_ms = victim_ms(local_api)
+    with chunk_storm(port_of(local_api.url), local_api.token(0, 0)) as answered:
+        attacked_ms = victim_ms(local_api)
+    print(f"victim median: idle {idle_ms:.1f} ms, under a chunk storm {attacked_ms:.1f} ms")
+    print(f"storm connections answered: {len(answered)}")
+    assert attacked_ms <= STARVATION_RATIO * max(idle_ms, 5.0), (idle_ms, attacked_ms)
+    assert set(answered) <= {413}, answered
+
+
+@pytest.mark.parametrize(
+    ("size", "count"),
+    [(1, MAX_SMALL_CHUNKS + 1), (SMALL_CHUNK_BYTES, MAX_CHUNKS + 1)],
+    ids=["small", "many"],
+)
+def test_a_chunked_body_of_too_many_chunks_is_413(
+    local_api: LocalApi, size: int, count: int
+) -> None:
+    head = request_head(
+        "POST", "/incidents", local_api.token(0, 0), "Content-Type: application/json",
+        "Transfer-Encoding: chunked",
+    )  # fmt: skip
+    chunks = (b"%x\r\n" % size + b" " * size + b"\r\n") * count + b"0\r\n\r\n"
+    status, _, body = exchange(port_of(local_api.url), head + chunks, timeout=30)
+    assert (status, json.loads(body)["code"]) == (413, "payload_too_large")
+    assert f"{MAX_CHUNKS:,} chunks" in json.loads(body)["message"]
+
+
+def test_a_body_in_a_few_small_chunks_is_served(local_api: LocalApi) -> None:
+    """A writer's small flushes within `MAX_SMALL_CHUNKS` are a body like any other."""
+    head = request_head(
+        "POST", "/incidents", local_api.token(0, 0), "Content-Type: application/json",
+        "Transfer-Encoding: chunked",
+    )  # fmt: skip
+    parts = [b'{"title": ', b'"small', b' flushes"}']
+    chunks = b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in parts)
+    status, _, body = exchange(port_of(local_api.url), head + chunks + b"0\r\n\r\n")
+    assert status == 201, body
+
+
+@pytest.mark.parametrize(
+    "header", ["SCRIPT_NAME: /zzz", "PATH_INFO: /zzz", "X_Forwarded_Proto: https", "A_B: c"]
+)
+def test_a_header_with_an_underscore_is_not_a_500(local_api: LocalApi, header: str) -> None:
+    """Issue 41, point 3: gunicorn took ``SCRIPT_NAME`` from a client as a forwarder's and
+    answered 500; the front drops names with underscores, as a proxy would."""
+    head = request_head("GET", "/me/teams", local_api.token(0, 0), header)
+    status, _, body = exchange(port_of(local_api.url), head)
+    assert status == 200, body
+
+
+@pytest.mark.parametrize("lengths", [("2", "2"), ("2, 2",)], ids=["two-headers", "list"])
+def test_two_content_lengths_are_400_even_when_equal(
+    local_api: LocalApi, lengths: tuple[str, ...]
+) -> None:
+    """Issue 41, point 7: RFC 9112 lets a server accept identical values; this one refuses
+    every repeated or listed length, as docs/local.md says."""
+    head = request_head(
+        "POST", "/incidents", local_api.token(0, 0), "Content-Type: application/json",
+        *[f"Content-Length: {value}" for value in lengths],
+    )  # fmt: skip
+    status, _, body = exchange(port_of(local_api.url), head + b"{}")
+    assert (status, json.loads(body)["code"]) == (400, "bad_request"), body
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of `pid` now (Linux ``VmRSS``), in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError(f"no VmRSS for {pid}")
+
+
+def stalled_upload(port: int, token: str, size: int, answers: list[int]) -> socket.socket:
+    """A POST declaring `size` + 1 bytes that sends `size` and stalls (or the front's early
+    answer, recorded in `answers`)."""
+    sock = socket.create_connection(("127.0.0.1", port))
+    head = request_head(
+        "POST", "/incidents", token, "Content-Type: application/json",
+        f"Content-Length: {size + 1}",
+    )  # fmt: skip
+    try:
+        sock.sendall(head + b" " * size)
+    except OSError:
+        sock.settimeout(5)
+        with suppress(OSError, IndexError, ValueError):
+            answers.append(int(sock.recv(64).split()[1]))
+    return sock
+
+
+def test_stalled_large_uploads_are_capped_and_memory_comes_back(
+    tmp_path: Path, dynamodb_endpoint: str
+) -> None:
+    """Issue 41, point 2: 60 connections each sending 9 MB of a declared 9 MB + 1 body and
+    stalling took the front from 153 MB to 874 MB, settling at 261-272 MB. Now the bodies
+    all connections hold are capped (the rest get 503 before their body is read) and the
+    memory goes back when they close."""
+    settings = {"DYNAMODB_ENDPOINT": dynamodb_endpoint, "TABLE_NAME": "uploads",
+                "DEMO_INCIDENTS": "10", "DEV_CONCURRENCY": "2"}  # fmt: skip
+    with dev_process(tmp_path, settings) as running:
+        port, front = port_of(running.url), running.process.pid
+        token = running.accounts[0]["users"][0]["token"]
+        idle = rss_mb(front)
+        answers: list[int] = []
+        with ExitStack() as held:
+            threads = [
+                threading.Thread(
+                    target=lambda: held.enter_context(
+                        stalled_upload(port, token, 9 * 1024 * 1024, answers)
+                    )
+                )
+                for _ in range(60)
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(60)
+            time.sleep(1)
+            stalled = rss_mb(front)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and rss_mb(front) > idle + 40:
+            time.sleep(0.2)
+        after = rss_mb(front)
+    print(f"front RSS: idle {idle:.0f} MB, 60 stalled uploads {stalled:.0f} MB, after {after:.0f}")
+    print(f"answered early: {len(answers)} ({set(answers)})")
+    assert stalled < MEMORY_BOUND_MB, stalled
+    assert after <= idle + 40, (idle, after)
+    assert answers, "some uploads were refused before their body was read"
+    assert set(answers) == {503}, answers
