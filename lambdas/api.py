@@ -258,13 +258,21 @@ def route(app: APIGatewayRestResolver, name: str) -> Callable[[F], F]:
 PLUS_HINT = " (a + in a query string means a space: write it as %2B, e.g. +01:00 as %2B01:00)"
 
 
+def _query_hint(problem: Mapping[str, Any]) -> str:
+    """What a query value's problem likely is: given twice, or a + read as a space."""
+    given = problem.get("input")
+    values = given if isinstance(given, list) else [given]
+    if len(values) > 1 and problem.get("type") != "list_type":
+        return f" (given {len(values)} times: it takes one value)"
+    return PLUS_HINT if any(isinstance(v, str) and " " in v for v in values) else ""
+
+
 def _describe(error: RequestValidationError) -> str:
     parts = []
     for problem in error.errors()[:5]:
         location = problem.get("loc", ())
         where = ".".join(str(part)[:MAX_LOCATION_PART] for part in location)
-        given = problem.get("input")
-        hint = PLUS_HINT if location[:1] == ("query",) and " " in str(given) else ""
+        hint = _query_hint(problem) if location[:1] == ("query",) else ""
         parts.append(f"{where}: {problem.get('msg', 'invalid')}{hint}")
     return "; ".join(parts) or "invalid request"
 

@@ -15,7 +15,10 @@ from typing import Any
 from aws_lambda_powertools.event_handler.middlewares.openapi_validation import (
     OpenAPIRequestValidationMiddleware,
 )
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestUnsupportedContentType
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
 
 from incidents.errors import DomainError
 
@@ -81,10 +84,18 @@ def _check_text(text: str, where: str) -> None:
 class JsonBodiesOnly(OpenAPIRequestValidationMiddleware):
     """Powertools' request validation, parsing JSON bodies only: any other media type is a
     415 before a parser runs (Powertools would also parse forms and multipart, and fail with
-    a 500 on a multipart type without a boundary)."""
+    a 500 on a multipart type without a boundary). A query parameter the operation does not
+    take is a 400 naming it, on every route alike (``since`` on a timeline was ignored)."""
 
     def __init__(self) -> None:
         super().__init__()  # type: ignore[no-untyped-call]  # Powertools' is not annotated
+
+    def handler(self, app: Any, next_middleware: Any) -> Any:
+        """Unknown query parameters refused, then Powertools' validation."""
+        route = app.context.get("_route")
+        if route is not None:
+            _known_parameters_only(app.current_event, route)
+        return super().handler(app, next_middleware)
 
     def _get_body(self, app: Any) -> dict[str, Any]:
         """A JSON body (media types are case-insensitive; a charset, if named, must be
@@ -116,3 +127,23 @@ def _unsupported(message: str) -> RequestUnsupportedContentType:
             }
         ],
     )
+
+
+def _known_parameters_only(event: Any, route: Any) -> None:
+    """`RequestValidationError` naming each query parameter `route` does not declare."""
+    taken = sorted(field.alias for field in route.dependant.query_params)
+    given = event.multi_value_query_string_parameters or {}
+    unknown = [name for name in given if name not in taken]
+    if unknown:
+        takes = f"it takes {', '.join(taken)}" if taken else "it takes none"
+        raise RequestValidationError(
+            [
+                {
+                    "type": "unknown_parameter",
+                    "loc": ("query", name[:40]),
+                    "msg": f"not a parameter of this operation ({takes})",
+                    "input": None,
+                }
+                for name in unknown
+            ]
+        )

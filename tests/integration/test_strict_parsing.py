@@ -170,3 +170,33 @@ def test_composed_and_decomposed_titles_are_stored_alike(api: Api, alice: Caller
         for title in ("Caf\u00e9", "Cafe\u0301")
     ]
     assert titles == ["Caf\u00e9", "Caf\u00e9"]
+
+
+@pytest.mark.parametrize(
+    ("name", "path", "query"),
+    [
+        ("incident_timeline", True, {"since": ["2026-01-01T00:00:00Z"]}),
+        ("my_incidents", False, {"bogus": ["1"]}),
+        ("get_incident", True, {"order": ["asc"]}),
+        ("account_events", False, {"Limit": ["5"]}),
+    ],
+)
+def test_a_query_parameter_an_operation_does_not_take_is_400(
+    api: Api, alice: Caller, name: str, path: bool, query: dict[str, list[str]]
+) -> None:
+    """Issue 41, point 7: ``since`` on an incident's timeline was silently ignored (a client
+    believed it filtered); every route now names what it does not take, and what it takes."""
+    created = api.call("create_incident", alice, body={"title": "t"})
+    params = {"incident_id": created.body["summary"]["id"]} if path else None
+    reply = api.call(name, alice, params, query=query)
+    assert_error(reply, 400, "validation_error")
+    (unknown,) = query
+    assert f"query.{unknown}: not a parameter of this operation" in reply.body["message"]
+
+
+def test_a_single_valued_parameter_given_twice_says_so(api: Api, alice: Caller) -> None:
+    """``order=asc&order=desc`` was answered with the hint about + meaning a space."""
+    reply = api.call("account_events", alice, query={"order": ["asc", "desc"]})
+    assert_error(reply, 400, "validation_error")
+    assert "given 2 times: it takes one value" in reply.body["message"]
+    assert "%2B" not in reply.body["message"]
