@@ -28,8 +28,8 @@ typecheck: $(STAMP)
 test: lint typecheck docs-build
 	$(VENV)/bin/pytest
 
-docs-build: $(STAMP)  # the documentation site, strictly: a broken link or reference fails
-	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+docs-build: $(STAMP)  # the documentation site, strictly: any warning (a broken link or anchor) fails
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 docs: $(STAMP)  # the documentation site on http://127.0.0.1:8000
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve

@@ -35,7 +35,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]
     built = tmp_path_factory.mktemp("site")
     mkdocs = str(Path(sys.executable).parent / "mkdocs")
     done = subprocess.run(
-        [mkdocs, "build", "--strict", "--quiet", "-d", str(built)],
+        [mkdocs, "build", "--strict", "-d", str(built)],
         cwd=ROOT, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
         capture_output=True, text=True, check=False,
     )  # fmt: skip

@@ -271,7 +271,8 @@ def test_concurrent_changes_number_their_events_one_to_n_in_commit_order(
             retrying(lambda: update_incident(store, who, incident, retitle), f"update {n}")
         elif n % 3 == 1:
             join = AddParticipant(participant_id=who.user_id, role=Role.RESPONDER)
-            retrying(lambda: add_participant(store, who, incident, join), f"add {n}")
+            # a role already held writes nothing: one event per person
+            retrying(lambda: add_participant(store, who, incident, join), f"add {who.user_id}")
         else:
             retrying(lambda: add_note(store, who, incident, AddNote(text=f"n{n}")), f"note {n}")
 
@@ -292,7 +293,7 @@ def test_concurrent_changes_number_their_events_one_to_n_in_commit_order(
     assert changed[-1].version == counted.summary.version
     versions = [e.version for e in events]
     assert versions == sorted(versions), "events commit in the order of the summary's versions"
-    assert len(events) == 1 + len(done) + 2 * len(people)
+    assert len(events) == 1 + len(set(done)) + 2 * len(people)
 
 
 def test_a_timeline_of_10000_events_pages_to_the_end_exactly(store: Store, alice: Caller) -> None:

@@ -57,7 +57,7 @@ def add_participant(
         summary = counted.summary
         copy_key = (participations_partition(account, incident_id), request.participant_id)
         existing = store.get(*copy_key)
-        if existing is not None and request.role in participation_from_item(existing).roles:
+        if existing is not None and request.role in existing.get("roles", {}).get("SS", []):
             return participation_from_item(existing)  # changes nothing: writes nothing
         is_new = existing is None
         copy_item = participation_item(
