@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from bench.report import recording_tables, save
 from dynashard import GrowthPolicy, PageBudget, WeightedShards
-from incidents.incident_create import new_summary
-from incidents.incident_queries import (
+from incidents.incident.create import new_summary
+from incidents.incident.queries import (
     CreatedWindow,
     IncidentFilter,
     IncidentPage,

@@ -19,8 +19,8 @@ from typing import Any
 
 from bench.report import recording_tables, save
 from dynashard import Item, PageBudget, query_read_units
-from incidents.incident_create import new_summary
-from incidents.incident_queries import IncidentFilter, PageRequest, my_teams_incidents
+from incidents.incident.create import new_summary
+from incidents.incident.queries import IncidentFilter, PageRequest, my_teams_incidents
 from incidents.models import Severity, State, Status, timestamp
 from incidents.requests import CreateIncident, CreateTeam
 from incidents.store import Caller, Store, build_store, new_id

@@ -16,16 +16,16 @@ from typing import Any
 
 from bench.local_store import local_store
 from bench.report import save
-from incidents.copies import copy_fields, set_clause, summary_item
-from incidents.incident_commands import update_incident
-from incidents.incident_create import create_incident
+from incidents.incident.commands import update_incident
+from incidents.incident.copies import copy_fields, set_clause, summary_item
+from incidents.incident.create import create_incident
+from incidents.incident.participants import MAX_PARTICIPANTS, add_participant
 from incidents.keys import participations_partition
 from incidents.models import IncidentSummary, Role
-from incidents.participant_commands import MAX_PARTICIPANTS, add_participant
 from incidents.requests import AddParticipant, CreateIncident, CreateTeam, UpdateIncident
 from incidents.store import Caller, Store
 from incidents.team_commands import create_team
-from incidents.timeline import require_counted
+from incidents.timeline.events import require_counted
 
 ROUNDS = 15
 

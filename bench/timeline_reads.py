@@ -21,14 +21,14 @@ from typing import Any
 from bench.local_store import local_store
 from bench.report import recording_tables, save
 from dynashard import PageBudget, query_read_units
-from incidents.incident_commands import add_note, resolve_incident
-from incidents.incident_create import create_incident
-from incidents.incident_queries import PageRequest
+from incidents.incident.commands import add_note, resolve_incident
+from incidents.incident.create import create_incident
+from incidents.incident.queries import PageRequest
 from incidents.models import IncidentSummary, TimelineEvent
 from incidents.requests import AddNote, CreateIncident
 from incidents.store import Caller, Store
-from incidents.timeline import event_item, require_counted
-from incidents.timeline_queries import EventPage, EventRequest, account_events, incident_timeline
+from incidents.timeline.events import event_item, require_counted
+from incidents.timeline.queries import EventPage, EventRequest, account_events, incident_timeline
 from lambdas.incident_queries import PAGE_READ_UNITS, PAGE_SECONDS
 
 INCIDENTS = 120

@@ -25,16 +25,16 @@ from datetime import datetime
 from typing import Any
 
 from bench.report import recording_tables, save
-from incidents.endpoints import EndpointPolicy, post
-from incidents.incident_commands import add_note
-from incidents.incident_create import create_incident
+from incidents.events_out.endpoints import EndpointPolicy, post
+from incidents.events_out.signing import delivery_headers
+from incidents.events_out.webhook_models import NewWebhook
+from incidents.events_out.webhooks import create_webhook
+from incidents.incident.commands import add_note
+from incidents.incident.create import create_incident
 from incidents.models import timestamp
 from incidents.requests import AddNote, CreateIncident
-from incidents.signing import delivery_headers
 from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA
-from incidents.webhook_models import NewWebhook
-from incidents.webhooks import create_webhook
 from local.clients import create_table, local_client, use_local_credentials
 from local.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
 from local.event_pipeline import publisher_poller, running, sender_poller

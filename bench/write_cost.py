@@ -20,9 +20,8 @@ from typing import Any
 
 from bench.local_store import local_store
 from bench.report import RESULTS_DIR, recording_tables, save
-from incidents import incident_commands as commands
-from incidents import incident_create as creating
-from incidents import participant_commands as participants
+from incidents.incident import commands, participants
+from incidents.incident import create as creating
 from incidents.models import Role, Severity
 from incidents.requests import (
     AddNote,

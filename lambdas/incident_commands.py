@@ -18,10 +18,9 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 )
 from pydantic import BeforeValidator
 
-from incidents import incident_commands as commands
-from incidents import incident_create as creating
-from incidents import participant_commands as participants
 from incidents.errors import DomainError
+from incidents.incident import commands, participants
+from incidents.incident import create as creating
 from incidents.models import (
     INCIDENT_ID,
     PARTICIPANT_ID,

@@ -12,10 +12,9 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import BeforeValidator
 
 from dynashard import PageBudget
-from incidents import incident_queries as queries
-from incidents import timeline_queries as timelines
 from incidents.errors import InvalidFilterError
-from incidents.incident_queries import (
+from incidents.incident import queries
+from incidents.incident.queries import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
     CreatedWindow,
@@ -37,7 +36,8 @@ from incidents.models import (
     parse_timestamp,
 )
 from incidents.requests import MAX_LIST
-from incidents.timeline_queries import EventPage, EventRequest
+from incidents.timeline import queries as timelines
+from incidents.timeline.queries import EventPage, EventRequest
 from lambdas.api import caller, lambda_handler, new_resolver, route
 from lambdas.runtime import report_page, store
 

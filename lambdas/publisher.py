@@ -23,8 +23,8 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from incidents.outbox import Publisher, from_stream
-from incidents.webhooks import StoredWebhook
+from incidents.events_out.outbox import Publisher, from_stream
+from incidents.events_out.webhooks import StoredWebhook
 from lambdas.runtime import (
     delivery_queue,
     eventbridge,

@@ -21,8 +21,8 @@ from aws_lambda_powertools.utilities import parameters
 from botocore.config import Config
 
 from dynashard import GrowthEvent, PageStats, client_config
-from incidents.delivery_messages import DeliveryQueue
-from incidents.endpoints import EndpointPolicy
+from incidents.events_out.delivery_messages import DeliveryQueue
+from incidents.events_out.endpoints import EndpointPolicy
 from incidents.store import Store, build_store
 from lambdas.settings import (
     DELIVERY_QUEUE_URL,

@@ -21,9 +21,9 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from incidents.delivery_messages import ReplayJob, parse_message
-from incidents.replay import run_replay_page
-from incidents.sender import Attempted, Sender
+from incidents.events_out.delivery_messages import ReplayJob, parse_message
+from incidents.events_out.replay import run_replay_page
+from incidents.events_out.sender import Attempted, Sender
 from lambdas.runtime import delivery_queue, endpoint_policy, logger, metrics, store, tracer
 
 MAX_PARALLEL_GROUPS = 10

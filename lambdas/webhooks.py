@@ -8,11 +8,10 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
-from incidents import deliveries
-from incidents import webhooks as commands
-from incidents.incident_queries import DEFAULT_LIMIT, PageRequest
-from incidents.replay import send_test, start_replay
-from incidents.webhook_models import (
+from incidents.events_out import deliveries
+from incidents.events_out import webhooks as commands
+from incidents.events_out.replay import send_test, start_replay
+from incidents.events_out.webhook_models import (
     WEBHOOK_ID,
     Accepted,
     DeliveryList,
@@ -24,6 +23,7 @@ from incidents.webhook_models import (
     WebhookList,
     WebhookPatch,
 )
+from incidents.incident.queries import DEFAULT_LIMIT, PageRequest
 from lambdas.api import answer, caller, lambda_handler, new_resolver, no_content, route
 from lambdas.incident_queries import Cursor, Limit, parse_instant
 from lambdas.runtime import delivery_queue, endpoint_policy, store

@@ -21,7 +21,7 @@ from botocore.exceptions import ClientError
 from ksuid import Ksuid
 
 from dynashard import Item
-from incidents.incident_create import new_incident_items
+from incidents.incident.create import new_incident_items
 from incidents.items import details_body
 from incidents.keys import counter_key
 from incidents.models import (
@@ -41,7 +41,7 @@ from incidents.models import (
 )
 from incidents.store import Caller, Store, condition_failed
 from incidents.team_commands import membership_item, team_item
-from incidents.timeline import change_event, created_event, plain_event
+from incidents.timeline.events import change_event, created_event, plain_event
 from incidents.users import profile_item
 
 START = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 from botocore.exceptions import ClientError
 
 from dynashard import error_code
-from incidents.incident_commands import incident_id_by_number
+from incidents.incident.commands import incident_id_by_number
 from incidents.store import Caller, Store, build_store
 from incidents.table import TABLE_SCHEMA
 from lambdas.routes import Group

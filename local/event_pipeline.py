@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 
-from incidents.outbox import is_timeline_insert
+from incidents.events_out.outbox import is_timeline_insert
 from local.api_events import LocalLambdaContext
 from local.call_log import RUNNING, CallFile, CallRecorder
 from local.orphans import exit_with_parent

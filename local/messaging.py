@@ -8,7 +8,10 @@ from dataclasses import dataclass
 
 import boto3
 
-from incidents.delivery_messages import QUEUE_RETENTION_SECONDS, RECEIVES_BEFORE_DEAD_LETTER
+from incidents.events_out.delivery_messages import (
+    QUEUE_RETENTION_SECONDS,
+    RECEIVES_BEFORE_DEAD_LETTER,
+)
 from lambdas.settings import (
     DELIVERY_QUEUE_URL,
     EVENT_BUS_NAME,

@@ -17,7 +17,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate_swagger_html
 
-from incidents.webhook_models import NOTHING_YET
+from incidents.events_out.webhook_models import NOTHING_YET
 from lambdas.routes import Group
 from local.clients import use_local_credentials
 from local.demo_data import DemoSize, demo_accounts

@@ -23,7 +23,10 @@ from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from incidents.delivery_messages import QUEUE_RETENTION_SECONDS, RECEIVES_BEFORE_DEAD_LETTER
+from incidents.events_out.delivery_messages import (
+    QUEUE_RETENTION_SECONDS,
+    RECEIVES_BEFORE_DEAD_LETTER,
+)
 from lambdas.settings import DELIVERY_QUEUE_URL, EVENT_BUS_NAME
 from stacks.functions import METRICS_NAMESPACE, FunctionSpec, Runtime, handler_function
 from stacks.monitoring import PERIOD, Monitoring, custom_metric

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from incidents.events_out.webhooks import MAX_WEBHOOKS
 from incidents.store import Caller, new_id
-from incidents.webhooks import MAX_WEBHOOKS
 from tests.api_harness import Api
 
 pytestmark = pytest.mark.integration

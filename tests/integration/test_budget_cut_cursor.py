@@ -12,8 +12,8 @@ from datetime import timedelta
 import pytest
 
 from dynashard import PageBudget
-from incidents.incident_create import create_incident, new_summary
-from incidents.incident_queries import PageRequest, account_incidents, my_incidents
+from incidents.incident.create import create_incident, new_summary
+from incidents.incident.queries import PageRequest, account_incidents, my_incidents
 from incidents.models import State, timestamp, utc_now
 from incidents.requests import CreateIncident
 from incidents.store import Caller, Store, new_id

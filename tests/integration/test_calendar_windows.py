@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from incidents.incident_create import new_summary
+from incidents.incident.create import new_summary
 from incidents.requests import CreateIncident
 from incidents.store import Caller, new_id
 from lambdas import runtime

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 from incidents.errors import VersionConflictError
-from incidents.incident_commands import get_incident, update_incident
-from incidents.incident_create import create_incident
+from incidents.incident.commands import get_incident, update_incident
+from incidents.incident.create import create_incident
+from incidents.incident.participants import add_participant
 from incidents.models import Role, Severity
-from incidents.participant_commands import add_participant
 from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller, build_store, new_id
 from tests.api_harness import Api

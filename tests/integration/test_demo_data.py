@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from incidents.incident_commands import get_incident, incident_id_by_number, update_incident
-from incidents.incident_create import create_incident
-from incidents.incident_queries import PageRequest, account_incidents
+from incidents.incident.commands import get_incident, incident_id_by_number, update_incident
+from incidents.incident.create import create_incident
+from incidents.incident.participants import add_participant
+from incidents.incident.queries import PageRequest, account_incidents
 from incidents.keys import counter_key
 from incidents.models import EventType, IncidentSummary, Role, State
-from incidents.participant_commands import add_participant
 from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller, Store
-from incidents.timeline import load_counted
-from incidents.timeline_queries import EventRequest, incident_timeline
+from incidents.timeline.events import load_counted
+from incidents.timeline.queries import EventRequest, incident_timeline
 from incidents.users import get_profile
 from local.demo_data import (
     DemoSize,

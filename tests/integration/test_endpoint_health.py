@@ -7,13 +7,13 @@ from __future__ import annotations
 import socket
 from datetime import timedelta
 
-from incidents.delivery_messages import DeliveryMessage
-from incidents.endpoints import EndpointPolicy, Outcome
+from incidents.events_out.delivery_messages import DeliveryMessage
+from incidents.events_out.endpoints import EndpointPolicy, Outcome
+from incidents.events_out.sender import DISABLE_AFTER, Sender
+from incidents.events_out.webhook_models import NewWebhook, WebhookPatch
+from incidents.events_out.webhooks import create_webhook, load_webhook, set_health, update_webhook
 from incidents.models import timestamp
-from incidents.sender import DISABLE_AFTER, Sender
 from incidents.store import Caller, Store, new_id
-from incidents.webhook_models import NewWebhook, WebhookPatch
-from incidents.webhooks import create_webhook, load_webhook, set_health, update_webhook
 
 LOOPBACK = EndpointPolicy(allow_loopback=True)
 

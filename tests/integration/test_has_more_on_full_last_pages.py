@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from incidents.incident_create import new_summary
-from incidents.incident_queries import IncidentFilter, PageRequest, account_incidents
+from incidents.incident.create import new_summary
+from incidents.incident.queries import IncidentFilter, PageRequest, account_incidents
 from incidents.models import Severity, State, Status, timestamp
 from incidents.requests import CreateIncident
 from incidents.store import Caller, Store, new_id

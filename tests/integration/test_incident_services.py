@@ -12,9 +12,10 @@ from incidents.errors import (
     PreconditionFailedError,
     TooManyParticipantsError,
 )
-from incidents.incident_commands import get_incident, resolve_incident, update_incident
-from incidents.incident_create import create_incident
-from incidents.incident_queries import (
+from incidents.incident.commands import get_incident, resolve_incident, update_incident
+from incidents.incident.create import create_incident
+from incidents.incident.participants import add_participant, remove_participant
+from incidents.incident.queries import (
     PageRequest,
     account_incidents,
     my_incidents,
@@ -22,7 +23,6 @@ from incidents.incident_queries import (
     team_incidents,
 )
 from incidents.models import Role, State, Status
-from incidents.participant_commands import add_participant, remove_participant
 from incidents.requests import AddMember, AddParticipant, CreateIncident, CreateTeam, UpdateIncident
 from incidents.store import Caller, Store, new_id
 from incidents.team_commands import add_member, create_team, remove_member

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dynashard import GrowthPolicy
-from incidents.incident_create import new_summary
-from incidents.incident_queries import (
+from incidents.incident.create import new_summary
+from incidents.incident.queries import (
     CreatedWindow,
     IncidentFilter,
     PageRequest,

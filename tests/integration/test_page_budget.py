@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from incidents.incident_queries import MAX_TEAMS
+from incidents.incident.queries import MAX_TEAMS
 from incidents.store import Caller, new_id
 from lambdas import incident_queries, runtime
 from tests.api_harness import Api

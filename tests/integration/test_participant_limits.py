@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from botocore.exceptions import EndpointConnectionError
 
-from incidents import copies
 from incidents.errors import TooManyParticipantsError
-from incidents.incident_commands import get_incident, update_incident
-from incidents.incident_create import create_incident
-from incidents.incident_queries import PageRequest, team_incidents
+from incidents.incident import copies
+from incidents.incident.commands import get_incident, update_incident
+from incidents.incident.create import create_incident
+from incidents.incident.participants import MAX_PARTICIPANTS, add_participant, remove_participant
+from incidents.incident.queries import PageRequest, team_incidents
 from incidents.models import Role, State
-from incidents.participant_commands import MAX_PARTICIPANTS, add_participant, remove_participant
 from incidents.requests import AddParticipant, CreateIncident, CreateTeam, UpdateIncident
 from incidents.store import Caller, Store, new_id
 from incidents.team_commands import create_team

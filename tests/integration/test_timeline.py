@@ -20,16 +20,16 @@ from incidents.errors import (
     ThrottledError,
     VersionConflictError,
 )
-from incidents.incident_commands import add_note, get_incident, resolve_incident, update_incident
-from incidents.incident_create import create_incident
-from incidents.incident_queries import PageRequest
+from incidents.incident.commands import add_note, get_incident, resolve_incident, update_incident
+from incidents.incident.create import create_incident
+from incidents.incident.participants import add_participant, remove_participant
+from incidents.incident.queries import PageRequest
 from incidents.keys import event_key, summary_key
 from incidents.models import EventType, Note, Role, Severity, Status, TimelineEvent
-from incidents.participant_commands import add_participant, remove_participant
 from incidents.requests import AddNote, AddParticipant, CreateIncident, SaveProfile, UpdateIncident
 from incidents.store import Caller, Store, new_id
-from incidents.timeline import event_item, load_counted, plain_event
-from incidents.timeline_queries import EventRequest, account_events, incident_timeline
+from incidents.timeline.events import event_item, load_counted, plain_event
+from incidents.timeline.queries import EventRequest, account_events, incident_timeline
 from incidents.users import save_profile
 
 pytestmark = pytest.mark.integration
@@ -194,7 +194,7 @@ def test_a_crash_after_the_commit_keeps_change_and_event_together(
     def die(*_: object, **__: object) -> None:
         raise Crash
 
-    monkeypatch.setattr("incidents.incident_commands.refresh_after_commit", die)
+    monkeypatch.setattr("incidents.incident.commands.refresh_after_commit", die)
     with pytest.raises(Crash):
         update_incident(store, alice, incident, UpdateIncident(severity=Severity.SEV1))
     monkeypatch.undo()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from incidents.endpoints import TIMEOUT_SECONDS
+from incidents.events_out.endpoints import TIMEOUT_SECONDS
 from incidents.store import Caller, new_id
 from local.event_pipeline import pipeline_pollers, publisher_poller, running
 from local.messaging import Messaging

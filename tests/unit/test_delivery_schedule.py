@@ -8,9 +8,9 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from incidents.events_out.outbox import MAX_BODY_BYTES, outgoing
+from incidents.events_out.sender import MAX_DELAY, RETRY_DELAYS, retry_delay
 from incidents.models import EventType, IncidentSummary, Severity, Status, TimelineEvent
-from incidents.outbox import MAX_BODY_BYTES, outgoing
-from incidents.sender import MAX_DELAY, RETRY_DELAYS, retry_delay
 
 HOURS = 3600
 

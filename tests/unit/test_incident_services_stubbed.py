@@ -18,12 +18,12 @@ from incidents.errors import (
     ThrottledError,
     VersionConflictError,
 )
-from incidents.incident_commands import update_incident
-from incidents.incident_create import create_incident
+from incidents.incident.commands import update_incident
+from incidents.incident.create import create_incident
+from incidents.incident.participants import CHANGE_ATTEMPTS, add_participant
 from incidents.items import to_item
 from incidents.keys import ShardConfig, participant_meta, summary_key
 from incidents.models import IncidentSummary, Role, Severity, Status
-from incidents.participant_commands import CHANGE_ATTEMPTS, add_participant
 from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller, Store, build_store, new_id
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from incidents.outbox import Outgoing
+from incidents.events_out.outbox import Outgoing
 from lambdas import publisher
 from local.api_events import LocalLambdaContext
 

@@ -9,7 +9,7 @@ import pytest
 from botocore.stub import Stubber
 
 from incidents.errors import ConflictError, ForbiddenError, NotFoundError
-from incidents.incident_queries import PageRequest, my_teams_incidents
+from incidents.incident.queries import PageRequest, my_teams_incidents
 from incidents.models import State
 from incidents.requests import AddMember
 from incidents.store import Caller, Store, build_store, new_id

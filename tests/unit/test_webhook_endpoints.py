@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from incidents.endpoints import EndpointPolicy, UnsafeUrlError, post
+from incidents.events_out.endpoints import EndpointPolicy, UnsafeUrlError, post
 
 DEPLOYED = EndpointPolicy()
 MAKE_DEV = EndpointPolicy(allow_loopback=True)

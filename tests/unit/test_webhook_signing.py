@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from incidents.signing import delivery_headers, new_secret, secret_key
+from incidents.events_out.signing import delivery_headers, new_secret, secret_key
 
 BODY = '{"type":"incident.created","timestamp":"2026-11-24T08:00:00.000000Z","data":{}}'
 

@@ -1,9 +1,9 @@
 """Incident commands: get, update (and resolve), notes, lookup by number (create is
-`incidents.incident_create`).
+`incidents.incident.create`).
 
-Every change writes its timeline event in its own transaction (`incidents.timeline`);
-participants are `incidents.participant_commands`, the copies of the summary they carry
-`incidents.copies`.
+Every change writes its timeline event in its own transaction (`incidents.timeline.events`);
+participants are `incidents.incident.participants`, the copies of the summary they carry
+`incidents.incident.copies`.
 """
 
 from __future__ import annotations
@@ -13,11 +13,6 @@ from collections.abc import Collection
 from typing import Any
 
 from dynashard import Item
-from incidents.copies import (
-    get_refreshed_copies,
-    refresh_after_commit,
-    summary_item,
-)
 from incidents.errors import (
     AlreadyCreatedError,
     DomainError,
@@ -25,6 +20,11 @@ from incidents.errors import (
     NotFoundError,
     PreconditionFailedError,
     VersionConflictError,
+)
+from incidents.incident.copies import (
+    get_refreshed_copies,
+    refresh_after_commit,
+    summary_item,
 )
 from incidents.items import from_item
 from incidents.keyed import guard_operations, guarded, request_digest
@@ -45,7 +45,7 @@ from incidents.models import (
 )
 from incidents.requests import AddNote, UpdateIncident
 from incidents.store import Caller, Store
-from incidents.timeline import (
+from incidents.timeline.events import (
     Counted,
     as_read,
     backfill_created,

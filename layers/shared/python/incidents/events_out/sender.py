@@ -13,14 +13,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from incidents.deliveries import record_attempt
-from incidents.delivery_messages import DeliveryMessage
-from incidents.endpoints import EndpointPolicy, Outcome, post
+from incidents.events_out.deliveries import record_attempt
+from incidents.events_out.delivery_messages import DeliveryMessage
+from incidents.events_out.endpoints import EndpointPolicy, Outcome, post
+from incidents.events_out.signing import delivery_headers
+from incidents.events_out.webhook_models import Delivery, DeliveryStatus
+from incidents.events_out.webhooks import StoredWebhook, load_webhook, set_health
 from incidents.models import parse_timestamp, timestamp
-from incidents.signing import delivery_headers
 from incidents.store import Store
-from incidents.webhook_models import Delivery, DeliveryStatus
-from incidents.webhooks import StoredWebhook, load_webhook, set_health
 
 RETRY_DELAYS = (5, 30, 120, 600, 1800, 3600, 7200, 14400, 28800, *[43200] * 6)
 """Seconds before each retry: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, then

@@ -20,8 +20,8 @@ from datetime import timedelta
 from typing import Any
 
 from dynashard import Item
-from incidents.copies import SEQ_ATTRIBUTE
 from incidents.errors import NotFoundError
+from incidents.incident.copies import SEQ_ATTRIBUTE
 from incidents.items import from_item, serialize
 from incidents.keys import event_index_key, event_key, summary_key
 from incidents.models import (

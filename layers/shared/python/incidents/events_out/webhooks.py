@@ -13,15 +13,10 @@ from datetime import timedelta
 from typing import Any
 
 from dynashard import Item, SortKeyRange
-from incidents.endpoints import EndpointPolicy
 from incidents.errors import ConflictError, DomainError, NotFoundError
-from incidents.incident_queries import ListPage, PageRequest, partition_page
-from incidents.items import deserialize, model_from_values, serialize
-from incidents.keys import WEBHOOK_COUNT_SK, WEBHOOK_PREFIX, webhooks_partition
-from incidents.models import timestamp
-from incidents.signing import new_secret
-from incidents.store import Caller, Store, new_id
-from incidents.webhook_models import (
+from incidents.events_out.endpoints import EndpointPolicy
+from incidents.events_out.signing import new_secret
+from incidents.events_out.webhook_models import (
     TEST_EVENT,
     NewWebhook,
     RotatedSecret,
@@ -29,6 +24,11 @@ from incidents.webhook_models import (
     WebhookCreated,
     WebhookPatch,
 )
+from incidents.incident.queries import ListPage, PageRequest, partition_page
+from incidents.items import deserialize, model_from_values, serialize
+from incidents.keys import WEBHOOK_COUNT_SK, WEBHOOK_PREFIX, webhooks_partition
+from incidents.models import timestamp
+from incidents.store import Caller, Store, new_id
 
 MAX_WEBHOOKS = 20
 ROTATION_OVERLAP = timedelta(hours=24)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dynashard import Item
-from incidents.copies import participation_item, summary_item
 from incidents.errors import (
     AlreadyCreatedError,
     DomainError,
@@ -16,7 +15,9 @@ from incidents.errors import (
     TooManyParticipantsError,
     VersionConflictError,
 )
-from incidents.incident_commands import get_incident
+from incidents.incident.commands import get_incident
+from incidents.incident.copies import participation_item, summary_item
+from incidents.incident.participants import MAX_PARTICIPANTS, PARTICIPANT_COUNT, grow_participants
 from incidents.items import check_item_sizes, details_body, serialize
 from incidents.keyed import guard_operations, guarded, request_digest
 from incidents.keys import counter_key, details_key, teams_partition
@@ -28,10 +29,9 @@ from incidents.models import (
     TimelineEvent,
     timestamp,
 )
-from incidents.participant_commands import MAX_PARTICIPANTS, PARTICIPANT_COUNT, grow_participants
 from incidents.requests import CreateIncident
 from incidents.store import MAX_TRANSACTION_ITEMS, Caller, Store, new_id
-from incidents.timeline import created_event, event_item, pause_before_retry
+from incidents.timeline.events import created_event, event_item, pause_before_retry
 from incidents.users import user_exists_check
 
 CREATE_ATTEMPTS = 12

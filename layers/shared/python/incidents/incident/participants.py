@@ -1,6 +1,6 @@
 """Participants of an incident: add (a user or team, or a role), remove, and count them.
 
-Each change is one transaction with its timeline event (`incidents.timeline`): the copy,
+Each change is one transaction with its timeline event (`incidents.timeline.events`): the copy,
 the details' participant count, the summary's event counter and the event commit together.
 """
 
@@ -11,7 +11,6 @@ import logging
 from botocore.exceptions import BotoCoreError, ClientError
 
 from dynashard import Item
-from incidents.copies import add_role, participation_item
 from incidents.errors import (
     DomainError,
     NotFoundError,
@@ -19,6 +18,7 @@ from incidents.errors import (
     TooManyParticipantsError,
     VersionConflictError,
 )
+from incidents.incident.copies import add_role, participation_item
 from incidents.items import participation_from_item
 from incidents.keys import (
     details_key,
@@ -29,7 +29,7 @@ from incidents.keys import (
 from incidents.models import EventParticipant, EventType, IncidentSummary, Participation, Role
 from incidents.requests import AddParticipant
 from incidents.store import Caller, Store
-from incidents.timeline import change_operations, pause_before_retry, require_counted
+from incidents.timeline.events import change_operations, pause_before_retry, require_counted
 from incidents.users import user_exists_check
 
 logger = logging.getLogger(__name__)

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from incidents.delivery_messages import DeliveryMessage, DeliveryQueue, ReplayJob
-from incidents.incident_queries import CreatedWindow, PageRequest
+from incidents.events_out.delivery_messages import DeliveryMessage, DeliveryQueue, ReplayJob
+from incidents.events_out.outbox import deliveries, envelope, outgoing_from_item
+from incidents.events_out.webhook_models import TEST_EVENT
+from incidents.events_out.webhooks import load_webhook, require_webhook
+from incidents.incident.queries import CreatedWindow, PageRequest
 from incidents.models import parse_timestamp, timestamp
-from incidents.outbox import deliveries, envelope, outgoing_from_item
 from incidents.store import Caller, Store, new_id
-from incidents.timeline_queries import EventRequest, account_event_items
-from incidents.webhook_models import TEST_EVENT
-from incidents.webhooks import load_webhook, require_webhook
+from incidents.timeline.queries import EventRequest, account_event_items
 
 REPLAY_PAGE = 100
 """Events a replay job enqueues before it queues its next page."""

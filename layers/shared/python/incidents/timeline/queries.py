@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from dynashard import Item, SortKeyRange, Stream
-from incidents.incident_queries import ListPage, PageRequest, fanout_page, gsi2_streams
+from incidents.incident.queries import ListPage, PageRequest, fanout_page, gsi2_streams
 from incidents.keys import event_key, events_base, timeline_prefix
 from incidents.models import EventType, TimelineEvent
 from incidents.store import Caller, Store
-from incidents.timeline import event_from_item, require_counted
+from incidents.timeline.events import event_from_item, require_counted
 
 EventPage = ListPage[TimelineEvent]
 T = TypeVar("T")

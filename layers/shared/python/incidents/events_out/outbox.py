@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dynashard import Item
-from incidents.delivery_messages import DeliveryMessage, DeliveryQueue
+from incidents.events_out.delivery_messages import DeliveryMessage, DeliveryQueue
+from incidents.events_out.webhooks import StoredWebhook, stored_from_item
 from incidents.keys import WEBHOOK_PREFIX, webhooks_partition
 from incidents.models import IncidentSummary, TimelineEvent
 from incidents.store import Store
-from incidents.timeline import event_from_item, summary_after
-from incidents.webhooks import StoredWebhook, stored_from_item
+from incidents.timeline.events import event_from_item, summary_after
 
 if TYPE_CHECKING:
     from mypy_boto3_events import EventBridgeClient

@@ -29,7 +29,7 @@ from incidents.store import MAX_TRANSACTION_ITEMS, Store, cancellation_codes
 
 logger = logging.getLogger(__name__)
 SEQ_ATTRIBUTE = "event_seq"
-"""The summary's count of its incident's timeline events (`incidents.timeline`)."""
+"""The summary's count of its incident's timeline events (`incidents.timeline.events`)."""
 REFRESH_ATTEMPTS = 5
 """Transactions of one refresh group: each retry drops the copies that failed their
 condition (already newer, or removed), so it ends within as many as there are copies."""

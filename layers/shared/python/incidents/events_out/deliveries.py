@@ -5,15 +5,15 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from dynashard import SortKeyRange
-from incidents.delivery_messages import DeliveryMessage
-from incidents.endpoints import Outcome
-from incidents.incident_queries import ListPage, PageRequest, partition_page
+from incidents.events_out.delivery_messages import DeliveryMessage
+from incidents.events_out.endpoints import Outcome
+from incidents.events_out.webhook_models import Delivery, DeliveryStatus
+from incidents.events_out.webhooks import require_webhook
+from incidents.incident.queries import ListPage, PageRequest, partition_page
 from incidents.items import from_item_fields, to_item
 from incidents.keys import deliveries_partition, delivery_sort_key
 from incidents.models import timestamp
 from incidents.store import Caller, Store
-from incidents.webhook_models import Delivery, DeliveryStatus
-from incidents.webhooks import require_webhook
 
 LOG_DAYS = 30
 """Days an attempt stays in the log (the table's TTL removes it)."""

@@ -1,0 +1,1 @@
+"""Incidents: create, change, read and list them, and their participants' copies."""

@@ -1,0 +1,1 @@
+"""The timeline: one event per change, written in the change's transaction, and read back."""
