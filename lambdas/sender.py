@@ -2,7 +2,12 @@
 a replay). A batch's message groups (webhook and incident) run side by side, each in
 order, so a slow or failing endpoint holds up only its own groups; within a group the
 first failure stops the group (Powertools' FIFO batch processor) and its retry waits in the
-queue for as long as the schedule says (the message's visibility timeout)."""
+queue for as long as the schedule says (the message's visibility timeout).
+
+An attempt starts only while the invocation has the time for a whole one left (its 10 s
+deadline and `MARGIN_SECONDS` to log it and answer): the messages it cannot try go back to
+the queue untried at once, so a batch of slow endpoints never runs past the function's
+timeout (which would redeliver the whole batch after the visibility timeout)."""
 
 from __future__ import annotations
 
@@ -22,15 +27,22 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from incidents.events_out.delivery_messages import ReplayJob, parse_message
+from incidents.events_out.endpoints import TIMEOUT_SECONDS
 from incidents.events_out.replay import run_replay_page
 from incidents.events_out.sender import Attempted, Sender
 from lambdas.runtime import delivery_queue, endpoint_policy, logger, metrics, store, tracer
 
 MAX_PARALLEL_GROUPS = 10
+MARGIN_SECONDS = 5.0
+"""Beyond an attempt's deadline: logging it, the queue calls, the batch's answer."""
 
 
 class RetryLaterError(Exception):
     """The attempt failed; the message comes back when its next attempt is due."""
+
+
+class NotTriedError(Exception):
+    """No time left in this invocation for a whole attempt: the message is back, untried."""
 
 
 @functools.cache
@@ -78,8 +90,12 @@ def _release_after_first_failure(
         delivery_queue().release(untried)
 
 
-def handle(record: SQSRecord) -> None:
-    """One message: a delivery attempt, or a page of a replay."""
+def handle(record: SQSRecord, lambda_context: LambdaContext | None = None) -> None:
+    """One message: a delivery attempt, or a page of a replay (Powertools passes the
+    invocation's context, whose remaining time decides whether an attempt may start)."""
+    if lambda_context is not None and not _time_for_an_attempt(lambda_context):
+        delivery_queue().release([record.receipt_handle])
+        raise NotTriedError("too little of the invocation left for a whole attempt")
     message = parse_message(record.body)
     if isinstance(message, ReplayJob):
         run_replay_page(store(), delivery_queue(), message)
@@ -95,6 +111,11 @@ def handle(record: SQSRecord) -> None:
         return
     delivery_queue().retry_in(record.receipt_handle, result.retry_in)
     raise RetryLaterError(f"attempt {attempt} failed; next in {result.retry_in} s")
+
+
+def _time_for_an_attempt(context: LambdaContext) -> bool:
+    needed = (TIMEOUT_SECONDS + MARGIN_SECONDS) * 1000
+    return context.get_remaining_time_in_millis() >= needed
 
 
 def report(result: Attempted) -> None:

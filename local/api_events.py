@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -101,13 +102,22 @@ def claims_of(who: Caller) -> dict[str, str]:
 
 @dataclass
 class LocalLambdaContext:
-    """The attributes of a Lambda context that Powertools reads."""
+    """The attributes of a Lambda context that Powertools and the handlers read; the
+    remaining time counts down from the invocation's start, as Lambda's does."""
 
     function_name: str = "incidents-local"
     memory_limit_in_mb: int = 512
     invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:incidents-local"
     aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    timeout_seconds: float = 10.0
+    """The function's timeout (the API's functions: 10 s)."""
+    started: float = field(default_factory=time.monotonic)
 
     def get_remaining_time_in_millis(self) -> int:
-        """Lambda's timeout is 10 s; locally there is no deadline to speak of."""
-        return 10_000
+        """Milliseconds until the function's timeout, never below 0."""
+        left = self.started + self.timeout_seconds - time.monotonic()
+        return max(0, int(left * 1000))
+
+    def overran(self) -> bool:
+        """Whether the invocation ran past its timeout (Lambda would have ended it)."""
+        return self.get_remaining_time_in_millis() == 0

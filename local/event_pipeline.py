@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 
+from incidents.events_out.delivery_messages import SENDER_TIMEOUT_SECONDS
 from incidents.events_out.outbox import is_timeline_insert
 from local.api_events import LocalLambdaContext
 from local.call_log import RUNNING, CallFile, CallRecorder
@@ -190,7 +191,11 @@ class QueuePoller:
 
     def _answer(self, records: list[dict[str, Any]]) -> None:
         """The handler on one batch; what it did not report failed is deleted."""
-        answer = self.handler({"Records": records}, LocalLambdaContext())
+        context = LocalLambdaContext(timeout_seconds=SENDER_TIMEOUT_SECONDS)
+        answer = self.handler({"Records": records}, context)
+        if context.overran():  # Lambda would have ended it: nothing it did is acknowledged
+            logger.error("sender ran past its %d s timeout", SENDER_TIMEOUT_SECONDS)
+            return
         failed = {f["itemIdentifier"] for f in (answer or {}).get("batchItemFailures", [])}
         done: list[Any] = [
             {"Id": str(n), "ReceiptHandle": r["receiptHandle"]}

@@ -26,6 +26,7 @@ from constructs import Construct
 from incidents.events_out.delivery_messages import (
     QUEUE_RETENTION_SECONDS,
     RECEIVES_BEFORE_DEAD_LETTER,
+    SENDER_TIMEOUT_SECONDS,
 )
 from lambdas.settings import DELIVERY_QUEUE_URL, EVENT_BUS_NAME
 from stacks.functions import METRICS_NAMESPACE, FunctionSpec, Runtime, handler_function
@@ -33,9 +34,9 @@ from stacks.monitoring import PERIOD, Monitoring, custom_metric
 from stacks.nag import FAILURE_DESTINATION, accept
 from stacks.permissions import PUBLISHER_TABLE_ACTIONS, SENDER_TABLE_ACTIONS
 
-SENDER_TIMEOUT = Duration.seconds(60)
-"""A batch's groups post side by side, each attempt at most 10 s; a group stops at its
-first failure, so a batch ends well within a minute."""
+SENDER_TIMEOUT = Duration.seconds(SENDER_TIMEOUT_SECONDS)
+"""A batch's groups post side by side, each attempt at most 10 s in all; a group stops at
+its first failure, and no attempt starts without the time for a whole one left."""
 PUBLISHER_TIMEOUT = Duration.seconds(60)
 STREAM_BATCH = 100
 STREAM_RETRIES = 10

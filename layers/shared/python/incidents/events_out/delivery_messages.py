@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs.type_defs import SendMessageBatchRequestEntryTypeDef
 
 BATCH = 10
+SENDER_TIMEOUT_SECONDS = 60
+"""The sender function's timeout: a batch's attempts stop taking messages while less than
+one attempt and a margin is left (`lambdas.sender`), so an invocation never runs past it."""
 """Entries a ``SendMessageBatch`` takes."""
 QUEUE_RETENTION_SECONDS = 14 * 24 * 3600
 """SQS's longest: a message waits out the whole retry schedule (under 90 hours) with room."""

@@ -1,0 +1,86 @@
+"""One attempt, one deadline (issue 37, point 1): connect, TLS, headers and body together
+within the attempt's timeout. An endpoint that trickles its answer (one byte at a time,
+each within the socket's timeout) held an attempt for 44 s under a 10 s "total" timeout
+and was logged as succeeded; now it is cut at the deadline and logged `timed out`."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+
+import pytest
+
+from incidents.events_out.endpoints import EndpointPolicy, post
+
+MAKE_DEV = EndpointPolicy(allow_loopback=True)
+DEADLINE = 1.5
+
+
+@contextmanager
+def endpoint(answer: bytes, pause: float) -> Iterator[int]:
+    """A local endpoint that reads the request, then sends `answer` a byte every `pause`
+    seconds and holds the connection (bounded: 40 bytes, 10 s, stopped on exit)."""
+    stop = threading.Event()
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        with suppress(OSError):
+            client, _ = server.accept()
+            with client:
+                client.settimeout(10)
+                client.recv(65536)
+                for byte in answer[:40]:
+                    if stop.wait(pause):
+                        return
+                    client.sendall(bytes([byte]))
+                stop.wait(10)  # then holds the connection, silent
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        stop.set()
+        server.close()
+        thread.join(5)
+
+
+HEADERS = b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 30
+BODY = b"HTTP/1.1 200 OK\r\nContent-Length: 30\r\n\r\n" + b"a" * 30
+
+
+@pytest.mark.parametrize("answer", [HEADERS, BODY], ids=["headers", "body"])
+def test_a_trickling_endpoint_is_cut_at_the_deadline(answer: bytes) -> None:
+    with endpoint(answer, pause=0.2) as port:
+        began = time.monotonic()
+        outcome = post(f"http://127.0.0.1:{port}/hook", b"{}", {}, MAKE_DEV, timeout=DEADLINE)
+        took = time.monotonic() - began
+    assert (outcome.status, outcome.error) == (None, "timed out")
+    assert DEADLINE <= took < DEADLINE + 0.5, took
+
+
+def test_a_tls_handshake_that_never_ends_is_cut_at_the_deadline() -> None:
+    """An endpoint that accepts and says nothing: the TLS handshake waits for it."""
+    with endpoint(b"", pause=0.2) as port:
+        began = time.monotonic()
+        outcome = post(f"https://127.0.0.1:{port}/hook", b"{}", {}, MAKE_DEV, timeout=DEADLINE)
+        took = time.monotonic() - began
+    assert (outcome.status, outcome.error) == (None, "timed out")
+    assert took < DEADLINE + 0.5, took
+
+
+def test_a_prompt_answer_is_its_status() -> None:
+    with endpoint(b"HTTP/1.1 204 No Content\r\n\r\n", pause=0.0) as port:
+        outcome = post(f"http://127.0.0.1:{port}/hook", b"{}", {}, MAKE_DEV, timeout=DEADLINE)
+    assert (outcome.status, outcome.error) == (204, None)
+
+
+@pytest.mark.parametrize("host", ["a" * 64 + ".example.com", "a..example.com"])
+def test_a_host_idna_cannot_encode_is_a_failed_attempt(host: str) -> None:
+    """It raised `UnicodeError` outside the handled errors: no log, a dead letter."""
+    outcome = post(f"https://{host}/hook", b"{}", {}, EndpointPolicy(), timeout=DEADLINE)
+    assert outcome.status is None
+    assert outcome.error
