@@ -13,6 +13,7 @@ import pytest
 
 from incidents.events_out.delivery_messages import SENDER_TIMEOUT_SECONDS
 from incidents.events_out.endpoints import TIMEOUT_SECONDS
+from incidents.events_out.sender import Attempted
 from lambdas import sender
 from local.api_events import LocalLambdaContext
 
@@ -37,9 +38,9 @@ class Attempts:
     def __init__(self) -> None:
         self.tried: list[str] = []
 
-    def deliver(self, message: Any, attempt: int) -> sender.Attempted:
+    def deliver(self, message: Any, attempt: int) -> Attempted:
         self.tried.append(message.event_id)
-        return sender.Attempted(None)
+        return Attempted(None)
 
 
 def record(n: int) -> dict[str, Any]:
