@@ -125,6 +125,11 @@ def test_a_bad_patch_is_400(api: Api, alice: Caller, body: dict[str, Any]) -> No
         "ftp://hooks.example.com/x",
         "https://",
         "https://hooks.example.com:99999/x",
+        "https://0x0a000001/x",
+        "https://[2002:a9fe:a9fe::1]/x",
+        f"https://{'a' * 64}.example.com/x",
+        "https://hooks.example.com:22/x",
+        "https://hooks.example.com/x\r\nX-Injected: 1",
     ],
 )
 def test_a_url_deliveries_must_not_go_to_is_refused(api: Api, alice: Caller, url: str) -> None:
@@ -132,6 +137,14 @@ def test_a_url_deliveries_must_not_go_to_is_refused(api: Api, alice: Caller, url
     assert reply.status == 400, reply.body
     assert reply.body["code"] in {"invalid_url", "validation_error"}
     assert api.call("list_webhooks", alice).body["items"] == []
+
+
+def test_event_types_named_twice_are_kept_once(api: Api, alice: Caller) -> None:
+    types = ["note.added", "incident.created", "note.added"]
+    body = {"url": "https://hooks.example.com/x", "event_types": types}
+    created = api.call("create_webhook", alice, body=body)
+    assert created.status == 201, created.body
+    assert created.body["event_types"] == ["note.added", "incident.created"]
 
 
 def test_loopback_is_allowed_only_where_the_stage_says(

@@ -21,18 +21,21 @@ import socket
 import ssl
 import threading
 import time
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
 
 from incidents.errors import DomainError
+from incidents.events_out.addresses import HostError, IPAddress, parse_host, public
 
 TIMEOUT_SECONDS = 10.0
 RESPONSE_BYTES = 4096
 """Of a response body, what is read (and dropped): the status is what counts."""
-NAT64 = ipaddress.ip_network("64:ff9b::/96")
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+HTTPS_PORT, FIRST_OPEN_PORT = 443, 1024
+"""Ports a webhook may use: https's, and the unprivileged range (no SSH, SMTP or Redis on
+a public host's well-known ports: the delivery log would otherwise scan them)."""
 
 
 class UnsafeUrlError(DomainError):
@@ -43,41 +46,65 @@ class UnsafeUrlError(DomainError):
 
 @dataclass(frozen=True)
 class EndpointPolicy:
-    """Where deliveries may go: public https only, unless `allow_loopback` (``make dev``:
-    http and https to 127.0.0.1, ::1 and localhost, for a receiver on the same machine)."""
+    """Where deliveries may go: public https on port 443 or 1024-65535 only, unless
+    `allow_loopback` (``make dev``: http and https to 127.0.0.1, ::1 and localhost, any
+    port, for a receiver on the same machine). Hosts and addresses as `addresses` reads
+    them: the same answer at registration and at every delivery."""
 
     allow_loopback: bool = False
 
     def check_url(self, url: str) -> SplitResult:
         """The URL's parts, or `UnsafeUrlError` saying what is wrong with it."""
+        if any(unicodedata.category(char)[0] == "C" or char.isspace() for char in url):
+            raise UnsafeUrlError("a webhook URL must not hold control characters or spaces")
         parts = urlsplit(url)
         if parts.username is not None or parts.password is not None:
             raise UnsafeUrlError("a webhook URL must not carry credentials")
         if not parts.hostname:
             raise UnsafeUrlError("a webhook URL needs a host")
-        try:
-            parts.port  # noqa: B018 - raises on a port out of range
-        except ValueError as error:
-            raise UnsafeUrlError(f"bad port: {error}") from None
-        loopback = _names_loopback(parts.hostname)
+        host = self.host_of(parts)
+        loopback = _loopback(host)
         if loopback and not self.allow_loopback:
             raise UnsafeUrlError(f"{parts.hostname} is this machine, not a public address")
         if parts.scheme.lower() != "https" and not loopback:
             raise UnsafeUrlError("a webhook URL must be https")
-        literal = _literal_address(parts.hostname)
-        if literal is not None:
-            self.check_address(literal)
+        if not isinstance(host, str):
+            self.check_address(host)
+        self._check_port(parts, loopback)
         return parts
+
+    @staticmethod
+    def host_of(parts: SplitResult) -> str | IPAddress:
+        """The URL's host as the resolver reads it (`addresses.parse_host`)."""
+        netloc_host = parts.netloc.rsplit("@", 1)[-1]
+        bracketed = netloc_host.startswith("[")
+        try:
+            return parse_host(f"[{parts.hostname}]" if bracketed else parts.hostname or "")
+        except HostError as error:
+            raise UnsafeUrlError(str(error)) from None
+
+    @staticmethod
+    def _check_port(parts: SplitResult, loopback: bool) -> None:
+        try:
+            port = parts.port
+        except ValueError as error:
+            raise UnsafeUrlError(f"bad port: {error}") from None
+        if port is None or loopback or port == HTTPS_PORT or port >= FIRST_OPEN_PORT:
+            return
+        raise UnsafeUrlError(f"port {port}: a webhook URL may use 443 or 1024-65535")
 
     def check_address(self, address: IPAddress) -> None:
         """Refuse an address that is not public (loopback allowed by the policy)."""
         if self.allow_loopback and address.is_loopback:
             return
-        if not _public(address):
+        if not public(address):
             raise UnsafeUrlError(f"{address} is not a public address")
 
-    def resolve(self, host: str, port: int) -> IPAddress:
+    def resolve(self, host: str | IPAddress, port: int) -> IPAddress:
         """The address to connect to: every address `host` resolves to must pass."""
+        if not isinstance(host, str):
+            self.check_address(host)
+            return host
         try:
             found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except OSError as error:
@@ -175,29 +202,33 @@ def _post_checked(
     watchdog: _Watchdog,
 ) -> int:
     parts = policy.check_url(url)
-    host = parts.hostname or ""
+    host = policy.host_of(parts)
     https = parts.scheme.lower() == "https"
     port = parts.port or (443 if https else 80)
     address = str(policy.resolve(host, port))
     sock = socket.create_connection((address, port), timeout=timeout)
     watchdog.watch(sock)
     if https:
-        sock = TLS.wrap_socket(sock, server_hostname=host, do_handshake_on_connect=False)
+        sock = TLS.wrap_socket(sock, server_hostname=str(host), do_handshake_on_connect=False)
         watchdog.watch(sock)
         sock.do_handshake()
-    connection = http.client.HTTPConnection(host, port, timeout=timeout)
+    connection = http.client.HTTPConnection(str(host), port, timeout=timeout)
     connection.sock = sock
     path = parts.path or "/"
     if parts.query:
         path += "?" + parts.query
-    connection.request("POST", path, body=body, headers={**headers, "Host": _netloc(parts)})
+    connection.request(
+        "POST", path, body=body, headers={**headers, "Host": _host_header(parts, host)}
+    )
     response = connection.getresponse()
     response.read(RESPONSE_BYTES)
     return int(response.status)
 
 
-def _netloc(parts: SplitResult) -> str:
-    return parts.netloc.rsplit("@", 1)[-1]
+def _host_header(parts: SplitResult, host: str | IPAddress) -> str:
+    """The ``Host`` header in ASCII (an internationalized name in its IDNA form)."""
+    name = f"[{host}]" if isinstance(host, ipaddress.IPv6Address) else str(host)
+    return f"{name}:{parts.port}" if parts.port else name
 
 
 def _reason(error: Exception) -> str:
@@ -217,24 +248,11 @@ def _since(started: float) -> int:
     return int((time.monotonic() - started) * 1000)
 
 
-def _literal_address(host: str) -> IPAddress | None:
-    try:
-        return ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return None
-
-
-def _names_loopback(host: str) -> bool:
-    literal = _literal_address(host)
-    return host.lower() == "localhost" if literal is None else literal.is_loopback
-
-
-def _public(address: IPAddress) -> bool:
-    """Globally routable, and no private address hidden inside an IPv6 one."""
-    if isinstance(address, ipaddress.IPv6Address):
-        inner = address.ipv4_mapped or (
-            ipaddress.IPv4Address(int(address) & 0xFFFFFFFF) if address in NAT64 else None
-        )
-        if inner is not None:
-            return _public(inner)
-    return address.is_global and not address.is_multicast
+def _loopback(host: str | IPAddress) -> bool:
+    if isinstance(host, str):
+        return host.rstrip(".") == "localhost" or host.rstrip(".").endswith(".localhost")
+    return host.is_loopback or (
+        isinstance(host, ipaddress.IPv6Address)
+        and host.ipv4_mapped is not None
+        and host.ipv4_mapped.is_loopback
+    )

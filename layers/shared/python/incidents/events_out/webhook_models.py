@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import Annotated, Any, Self
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -43,13 +44,22 @@ Description = Annotated[
     stored_text(DESCRIPTION_MAX),
     documented(DESCRIPTION_MAX),
 ]
+
+
+def _once_each(types: list[EventType] | None) -> list[EventType] | None:
+    """Each type once, in the order first given (a repeat was stored as sent)."""
+    return None if types is None else list(dict.fromkeys(types))
+
+
 EventTypes = Annotated[
     list[EventType] | None,
     Field(
         min_length=1,
-        description="The event types delivered; null or absent: every type",
+        description="The event types delivered; null or absent: every type. A type named "
+        "twice is kept once.",
         examples=[["incident.created", "incident.resolved"]],
     ),
+    AfterValidator(_once_each),
 ]
 
 
