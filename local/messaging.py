@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 
 import boto3
@@ -35,13 +36,14 @@ class Messaging:
 
     def environment(self) -> dict[str, str]:
         """What the handlers need to reach them (boto3 reads ``AWS_ENDPOINT_URL_<SERVICE>``),
-        and webhooks to this machine allowed (make dev's receivers)."""
+        and webhooks to this machine allowed (make dev's receivers) unless the environment
+        already says ``WEBHOOK_ALLOW_LOOPBACK=0``."""
         return {
             "AWS_ENDPOINT_URL_SQS": self.endpoint,
             "AWS_ENDPOINT_URL_EVENTBRIDGE": self.endpoint,
             DELIVERY_QUEUE_URL: self.queue_url,
             EVENT_BUS_NAME: self.bus_name,
-            WEBHOOK_ALLOW_LOOPBACK: "1",
+            WEBHOOK_ALLOW_LOOPBACK: os.environ.get(WEBHOOK_ALLOW_LOOPBACK) or "1",
         }
 
 

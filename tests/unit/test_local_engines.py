@@ -13,6 +13,7 @@ from botocore.stub import Stubber
 from local import dynamodb_local
 from local.clients import enable_ttl
 from local.embedded_dynamodb import DYNAMODB_LOCAL, MOTO, backend_from_env, local_engine
+from local.messaging import Messaging
 
 
 def fake_java(directory: Path, banner: str) -> Path:
@@ -107,3 +108,12 @@ def test_an_engine_without_ttl_keeps_the_table_and_says_so(
         with pytest.raises(client.exceptions.ResourceNotFoundException):
             enable_ttl(client, "t", "ExpiresAt")
     assert "no TTL" in caplog.text
+
+
+def test_make_dev_honours_webhook_allow_loopback_0(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37, point 7: ``WEBHOOK_ALLOW_LOOPBACK=0`` was overridden by ``make dev``."""
+    messaging = Messaging("http://127.0.0.1:1", "q", "dlq", "bus")
+    monkeypatch.setenv("WEBHOOK_ALLOW_LOOPBACK", "0")
+    assert messaging.environment()["WEBHOOK_ALLOW_LOOPBACK"] == "0"
+    monkeypatch.delenv("WEBHOOK_ALLOW_LOOPBACK")
+    assert messaging.environment()["WEBHOOK_ALLOW_LOOPBACK"] == "1"
