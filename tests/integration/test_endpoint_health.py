@@ -7,9 +7,11 @@ from __future__ import annotations
 import socket
 from datetime import timedelta
 
+import pytest
+
 from incidents.events_out.delivery_messages import DeliveryMessage
 from incidents.events_out.endpoints import EndpointPolicy, Outcome
-from incidents.events_out.sender import DISABLE_AFTER, Sender
+from incidents.events_out.sender import DISABLE_AFTER, MAX_DELAY, Sender
 from incidents.events_out.webhook_models import NewWebhook, WebhookPatch
 from incidents.events_out.webhooks import create_webhook, load_webhook, set_health, update_webhook
 from incidents.models import timestamp
@@ -70,3 +72,29 @@ def test_failing_for_five_days_disables_and_a_success_before_forgets(store: Stor
 
     again = update_webhook(store, caller, hook, WebhookPatch(enabled=True), LOOPBACK)
     assert (again.enabled, again.disabled_reason) == (True, None)
+
+
+def test_410_gone_disables_the_endpoint_at_once(store: Store) -> None:
+    """Issue 37, point 6: a receiver that says it is gone is not retried for 72 hours."""
+    caller = Caller(new_id("acct"), new_id("user"))
+    hook = create_webhook(store, caller, NewWebhook(url="http://127.0.0.1:9/h"), LOOPBACK).id
+    gone = Sender(store, LOOPBACK, poster=lambda *_: Outcome(410, None, 1))
+    attempted = gone.deliver(message(caller, hook), 1)
+    assert (attempted.disabled, attempted.retry_in) == (True, None)
+    assert attempted.delivery is not None
+    assert attempted.delivery.status == "failed"
+    stored = load_webhook(store, caller.account_id, hook)
+    assert stored is not None
+    assert stored.webhook.enabled is False
+    assert "410 Gone" in str(stored.webhook.disabled_reason)
+
+
+@pytest.mark.parametrize(("status", "asked"), [(429, 3600), (503, 900), (503, 10**9)])
+def test_retry_after_is_honoured_within_the_schedule(store: Store, status: int, asked: int) -> None:
+    """A 429 or 503 with ``Retry-After`` waits at least that long, at most 12 h."""
+    caller = Caller(new_id("acct"), new_id("user"))
+    hook = create_webhook(store, caller, NewWebhook(url="http://127.0.0.1:9/h"), LOOPBACK).id
+    busy = Sender(store, LOOPBACK, poster=lambda *_: Outcome(status, None, 1, retry_after=asked))
+    attempted = busy.deliver(message(caller, hook), 1)
+    assert attempted.retry_in == min(asked, MAX_DELAY)
+    assert attempted.disabled is False

@@ -22,7 +22,7 @@ DEADLINE = 1.5
 @contextmanager
 def endpoint(answer: bytes, pause: float) -> Iterator[int]:
     """A local endpoint that reads the request, then sends `answer` a byte every `pause`
-    seconds and holds the connection (bounded: 40 bytes, 10 s, stopped on exit)."""
+    seconds and holds the connection (bounded: 200 bytes, 10 s, stopped on exit)."""
     stop = threading.Event()
     server = socket.create_server(("127.0.0.1", 0))
 
@@ -32,7 +32,7 @@ def endpoint(answer: bytes, pause: float) -> Iterator[int]:
             with client:
                 client.settimeout(10)
                 client.recv(65536)
-                for byte in answer[:40]:
+                for byte in answer[:200]:
                     if stop.wait(pause):
                         return
                     client.sendall(bytes([byte]))
@@ -84,3 +84,18 @@ def test_a_host_idna_cannot_encode_is_a_failed_attempt(host: str) -> None:
     outcome = post(f"https://{host}/hook", b"{}", {}, EndpointPolicy(), timeout=DEADLINE)
     assert outcome.status is None
     assert outcome.error
+
+
+@pytest.mark.parametrize(
+    ("answer", "wait"),
+    [
+        (b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 120\r\nContent-Length: 0\r\n\r\n", 120),
+        (b"HTTP/1.1 503 Unavailable\r\nRetry-After: Wed, 21 Oct 2015 07:28:00 GMT\r\n\r\n", 0),
+        (b"HTTP/1.1 500 Error\r\nRetry-After: 120\r\nContent-Length: 0\r\n\r\n", None),
+    ],
+    ids=["seconds", "a-past-date", "not-asked"],
+)
+def test_retry_after_is_read_where_it_asks_to_wait(answer: bytes, wait: int | None) -> None:
+    with endpoint(answer, pause=0.0) as port:
+        outcome = post(f"http://127.0.0.1:{port}/hook", b"{}", {}, MAKE_DEV, timeout=DEADLINE)
+    assert outcome.retry_after == wait

@@ -15,6 +15,7 @@ at the deadline, whatever the attempt is waiting on, and the attempt is `timed o
 
 from __future__ import annotations
 
+import email.utils
 import http.client
 import ipaddress
 import socket
@@ -25,12 +26,14 @@ import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from urllib.parse import SplitResult, urlsplit
 
 from incidents.errors import DomainError
 from incidents.events_out.addresses import HostError, IPAddress, parse_host, public
 
 TIMEOUT_SECONDS = 10.0
+RETRY_AFTER_STATUSES = (429, 503)
 RESPONSE_BYTES = 4096
 """Of a response body, what is read (and dropped): the status is what counts."""
 HTTPS_PORT, FIRST_OPEN_PORT = 443, 1024
@@ -122,6 +125,8 @@ class Outcome:
     status: int | None
     error: str | None
     duration_ms: int
+    retry_after: int | None = None
+    """Seconds a 429 or 503 asked to wait (its ``Retry-After``: seconds or an HTTP date)."""
 
     @property
     def succeeded(self) -> bool:
@@ -143,8 +148,10 @@ def post(
     watchdog = _Watchdog()
     try:
         with watchdog.armed(timeout):
-            status = _post_checked(url, body, headers, policy, timeout=timeout, watchdog=watchdog)
-        return Outcome(status, None, _since(started))
+            status, retry_after = _post_checked(
+                url, body, headers, policy, timeout=timeout, watchdog=watchdog
+            )
+        return Outcome(status, None, _since(started), retry_after)
     except UnsafeUrlError as error:
         return Outcome(None, f"refused: {error}", _since(started))
     except Exception as error:  # an attempt's every failure is its outcome, logged
@@ -200,7 +207,7 @@ def _post_checked(
     *,
     timeout: float,
     watchdog: _Watchdog,
-) -> int:
+) -> tuple[int, int | None]:
     parts = policy.check_url(url)
     host = policy.host_of(parts)
     https = parts.scheme.lower() == "https"
@@ -222,7 +229,25 @@ def _post_checked(
     )
     response = connection.getresponse()
     response.read(RESPONSE_BYTES)
-    return int(response.status)
+    asks_to_wait = response.status in RETRY_AFTER_STATUSES
+    return int(response.status), _retry_after(response.getheader("Retry-After"), asks_to_wait)
+
+
+def _retry_after(value: str | None, asks_to_wait: bool) -> int | None:
+    """``Retry-After`` as seconds from now (RFC 9110: delay-seconds or an HTTP date), read
+    only on the statuses that ask a client to wait."""
+    if not value or not asks_to_wait:
+        return None
+    value = value.strip()
+    if value.isdecimal():
+        return int(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0, int((when - datetime.now(UTC)).total_seconds()))
 
 
 def _host_header(parts: SplitResult, host: str | IPAddress) -> str:

@@ -4,6 +4,10 @@ retry it needs (docs "Events and webhooks": the delivery contract and its schedu
 2xx is success; any other status, a timeout (10 s) or a failed connection is retried after
 `RETRY_DELAYS` (with jitter, about 79 to 89 hours in all), then the delivery is marked
 failed. An endpoint whose every attempt failed for `DISABLE_AFTER` is disabled.
+
+A receiver's signals (Standard Webhooks): ``410 Gone`` disables the endpoint at once; a
+``429`` or ``503`` with ``Retry-After`` is retried no sooner than it asks (up to the
+schedule's longest wait, 12 h).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ JITTER = 0.1
 failed together spread out. The schedule stays above 72 hours (78.9 h at the least)."""
 MAX_DELAY = 43200
 DISABLE_AFTER = timedelta(days=5)
+GONE = 410
 
 Poster = Callable[[str, bytes, dict[str, str], EndpointPolicy], Outcome]
 
@@ -78,17 +83,33 @@ class Sender:
         retry_in = None
         if outcome.succeeded:
             status = DeliveryStatus.SUCCEEDED
-        elif attempt > len(self.delays):
+        elif attempt > len(self.delays) or outcome.status == GONE:
             status = DeliveryStatus.FAILED
         else:
-            status, retry_in = DeliveryStatus.PENDING, retry_delay(attempt, self.rng, self.delays)
+            status, retry_in = DeliveryStatus.PENDING, self._wait(attempt, outcome)
         next_at = timestamp(now + timedelta(seconds=retry_in)) if retry_in else None
         delivery = record_attempt(
             self.store, message, attempt, outcome, status=status, next_attempt_at=next_at
         )
-        disabled = self._health(hook, message.account_id, outcome.succeeded, now)
+        disabled = (
+            self._gone(hook, message.account_id, now)
+            if outcome.status == GONE
+            else self._health(hook, message.account_id, outcome.succeeded, now)
+        )
         latency = _ms_since(message.happened_at, self.store.clock()) if outcome.succeeded else None
         return Attempted(delivery, None if disabled else retry_in, disabled, latency)
+
+    def _wait(self, attempt: int, outcome: Outcome) -> int:
+        """The schedule's wait, or longer when the receiver asked for it (at most 12 h)."""
+        scheduled = retry_delay(attempt, self.rng, self.delays)
+        return max(scheduled, min(outcome.retry_after or 0, MAX_DELAY))
+
+    def _gone(self, hook: StoredWebhook, account: str, now: datetime) -> bool:
+        """The endpoint answered 410 Gone: disabled at once (True)."""
+        reason = f"the endpoint answered 410 Gone at {timestamp(now)}"
+        changes = {"enabled": False, "disabled_reason": reason}
+        set_health(self.store, account, hook.webhook.id, changes, ["failing_since"])
+        return True
 
     def _health(self, hook: StoredWebhook, account: str, succeeded: bool, now: datetime) -> bool:
         """Keep when the endpoint started failing; disable it after `DISABLE_AFTER` of
