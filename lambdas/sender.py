@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import math
+import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -33,6 +35,12 @@ from incidents.events_out.sender import Attempted, Sender
 from lambdas.runtime import delivery_queue, endpoint_policy, logger, metrics, store, tracer
 
 MAX_PARALLEL_GROUPS = 10
+VISIBILITY_LIMIT_SECONDS = 43_200
+"""SQS: a message may be kept hidden at most 12 hours from its receive, in all."""
+HOP_MARGIN_SECONDS = 60
+"""Kept below that limit: the receive happened before the invocation started."""
+clock = time.monotonic
+"""Seconds for the visibility arithmetic (the schedule's simulation drives its own)."""
 MARGIN_SECONDS = 5.0
 """Beyond an attempt's deadline: logging it, the queue calls, the batch's answer."""
 
@@ -56,24 +64,28 @@ def sender() -> Sender:
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     """One batch: its groups side by side, each in order; the failures of all groups."""
+    received_at = clock()  # the batch was received just before the invocation
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for record in event["Records"]:
         groups[record["attributes"].get("MessageGroupId", "")].append(record)
     with ThreadPoolExecutor(min(len(groups), MAX_PARALLEL_GROUPS) or 1) as pool:
         # Each group in a copy of this context (the logger's keys, the tracer's segment).
         running = [
-            pool.submit(contextvars.copy_context().run, _group, records, context)
+            pool.submit(contextvars.copy_context().run, _group, records, context, received_at)
             for records in groups.values()
         ]
         answers = [future.result() for future in running]
     return {"batchItemFailures": [f for answer in answers for f in answer["batchItemFailures"]]}
 
 
-def _group(records: list[dict[str, Any]], context: LambdaContext) -> PartialItemFailureResponse:
+def _group(
+    records: list[dict[str, Any]], context: LambdaContext, received_at: float
+) -> PartialItemFailureResponse:
     processor = SqsFifoPartialProcessor()
     processor.raise_on_entire_batch_failure = False  # other groups went on; retry this one
+    received = functools.partial(handle, received_at=received_at)
     answer = process_partial_response(
-        event={"Records": records}, record_handler=handle, processor=processor, context=context
+        event={"Records": records}, record_handler=received, processor=processor, context=context
     )
     _release_after_first_failure(records, answer)
     return answer
@@ -90,9 +102,12 @@ def _release_after_first_failure(
         delivery_queue().release(untried)
 
 
-def handle(record: SQSRecord, lambda_context: LambdaContext | None = None) -> None:
+def handle(
+    record: SQSRecord, lambda_context: LambdaContext | None = None, received_at: float = 0.0
+) -> None:
     """One message: a delivery attempt, or a page of a replay (Powertools passes the
-    invocation's context, whose remaining time decides whether an attempt may start)."""
+    invocation's context, whose remaining time decides whether an attempt may start;
+    `received_at`: when the batch was received, monotonic seconds)."""
     if lambda_context is not None and not _time_for_an_attempt(lambda_context):
         delivery_queue().release([record.receipt_handle])
         raise NotTriedError("too little of the invocation left for a whole attempt")
@@ -100,8 +115,7 @@ def handle(record: SQSRecord, lambda_context: LambdaContext | None = None) -> No
     if isinstance(message, ReplayJob):
         run_replay_page(store(), delivery_queue(), message)
         return
-    attempt = int(record.attributes.approximate_receive_count)
-    result = sender().deliver(message, attempt)
+    result = sender().deliver(message)
     report(result)
     if result.retry_in is None:
         # Done with it now, not when the whole batch is: its group's next event goes out
@@ -109,8 +123,18 @@ def handle(record: SQSRecord, lambda_context: LambdaContext | None = None) -> No
         # event source mapping's own delete of it later is a no-op).
         delivery_queue().done(record.receipt_handle)
         return
-    delivery_queue().retry_in(record.receipt_handle, result.retry_in)
-    raise RetryLaterError(f"attempt {attempt} failed; next in {result.retry_in} s")
+    hidden = hide_for(result.retry_in, received_at, clock())
+    delivery_queue().retry_in(record.receipt_handle, hidden)
+    raise RetryLaterError(f"next attempt in {result.retry_in} s; back in {hidden} s")
+
+
+def hide_for(wait: int, received_at: float, now: float) -> int:
+    """Seconds to hide a message for a `wait`, within what SQS allows: 12 hours from its
+    receive (`received_at`, the invocation's start, and `now`: monotonic seconds) in all,
+    less `HOP_MARGIN_SECONDS`. A longer wait comes back early and is hidden again (its due
+    time is in the table), neither counted as an attempt."""
+    allowed = VISIBILITY_LIMIT_SECONDS - math.ceil(now - received_at) - HOP_MARGIN_SECONDS
+    return max(0, min(wait, allowed))
 
 
 def _time_for_an_attempt(context: LambdaContext) -> bool:

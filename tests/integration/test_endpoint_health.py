@@ -45,7 +45,7 @@ def test_failing_for_five_days_disables_and_a_success_before_forgets(store: Stor
     hook = create_webhook(store, caller, NewWebhook(url=url), LOOPBACK).id
     failing = Sender(store, LOOPBACK)
 
-    first = failing.deliver(message(caller, hook), 1)
+    first = failing.deliver(message(caller, hook))
     assert first.delivery is not None
     assert first.delivery.error == "connection refused"
     since = load_webhook(store, caller.account_id, hook)
@@ -53,14 +53,14 @@ def test_failing_for_five_days_disables_and_a_success_before_forgets(store: Stor
     assert since.failing_since is not None
 
     healthy = Sender(store, LOOPBACK, poster=lambda *_: Outcome(204, None, 1))
-    assert healthy.deliver(message(caller, hook), 1).disabled is False
+    assert healthy.deliver(message(caller, hook)).disabled is False
     cleared = load_webhook(store, caller.account_id, hook)
     assert cleared is not None
     assert cleared.failing_since is None
 
     long_ago = timestamp(store.clock() - DISABLE_AFTER - timedelta(minutes=1))
     set_health(store, caller.account_id, hook, {"failing_since": long_ago}, [])
-    last = failing.deliver(message(caller, hook), 3)
+    last = failing.deliver(message(caller, hook))
     assert (last.disabled, last.retry_in) == (True, None)
     disabled = load_webhook(store, caller.account_id, hook)
     assert disabled is not None
@@ -68,7 +68,7 @@ def test_failing_for_five_days_disables_and_a_success_before_forgets(store: Stor
     assert str(disabled.webhook.disabled_reason).startswith(
         f"every delivery failed from {long_ago}"
     )
-    assert failing.deliver(message(caller, hook), 1).delivery is None  # dropped while disabled
+    assert failing.deliver(message(caller, hook)).delivery is None  # dropped while disabled
 
     again = update_webhook(store, caller, hook, WebhookPatch(enabled=True), LOOPBACK)
     assert (again.enabled, again.disabled_reason) == (True, None)
@@ -79,7 +79,7 @@ def test_410_gone_disables_the_endpoint_at_once(store: Store) -> None:
     caller = Caller(new_id("acct"), new_id("user"))
     hook = create_webhook(store, caller, NewWebhook(url="http://127.0.0.1:9/h"), LOOPBACK).id
     gone = Sender(store, LOOPBACK, poster=lambda *_: Outcome(410, None, 1))
-    attempted = gone.deliver(message(caller, hook), 1)
+    attempted = gone.deliver(message(caller, hook))
     assert (attempted.disabled, attempted.retry_in) == (True, None)
     assert attempted.delivery is not None
     assert attempted.delivery.status == "failed"
@@ -95,6 +95,6 @@ def test_retry_after_is_honoured_within_the_schedule(store: Store, status: int, 
     caller = Caller(new_id("acct"), new_id("user"))
     hook = create_webhook(store, caller, NewWebhook(url="http://127.0.0.1:9/h"), LOOPBACK).id
     busy = Sender(store, LOOPBACK, poster=lambda *_: Outcome(status, None, 1, retry_after=asked))
-    attempted = busy.deliver(message(caller, hook), 1)
+    attempted = busy.deliver(message(caller, hook))
     assert attempted.retry_in == min(asked, MAX_DELAY)
     assert attempted.disabled is False

@@ -38,7 +38,7 @@ class Attempts:
     def __init__(self) -> None:
         self.tried: list[str] = []
 
-    def deliver(self, message: Any, attempt: int) -> Attempted:
+    def deliver(self, message: Any) -> Attempted:
         self.tried.append(message.event_id)
         return Attempted(None)
 

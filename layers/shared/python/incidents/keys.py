@@ -165,6 +165,7 @@ def event_index_key(account: str, event_id: str, at: str, config: ShardConfig) -
 WEBHOOK_PREFIX = "wh_"
 WEBHOOK_COUNT_SK = "count"
 DELIVERIES = "deliveries"
+ATTEMPTS = "attempts"
 
 
 def webhooks_partition(account: str) -> str:
@@ -175,6 +176,12 @@ def webhooks_partition(account: str) -> str:
 def deliveries_partition(account: str, webhook_id: str) -> str:
     """``<acct>#<webhook id>#deliveries``: one webhook's delivery attempts."""
     return build_key(account, webhook_id, DELIVERIES)
+
+
+def attempts_key(account: str, webhook_id: str, event_id: str) -> tuple[str, str]:
+    """(PK, SK) of the attempts one event's delivery to one webhook has had:
+    ``<acct>#<webhook id>#attempts`` / the event's id."""
+    return build_key(account, webhook_id, ATTEMPTS), event_id
 
 
 def delivery_sort_key(at: str, event_id: str, attempt: int) -> str:

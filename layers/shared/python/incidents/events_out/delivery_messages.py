@@ -23,15 +23,20 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs.type_defs import SendMessageBatchRequestEntryTypeDef
 
 BATCH = 10
+"""Entries a ``SendMessageBatch`` takes."""
 SENDER_TIMEOUT_SECONDS = 60
 """The sender function's timeout: a batch's attempts stop taking messages while less than
 one attempt and a margin is left (`lambdas.sender`), so an invocation never runs past it."""
-"""Entries a ``SendMessageBatch`` takes."""
 QUEUE_RETENTION_SECONDS = 14 * 24 * 3600
 """SQS's longest: a message waits out the whole retry schedule (under 90 hours) with room."""
-RECEIVES_BEFORE_DEAD_LETTER = 20
-"""Above the schedule's 16 attempts: only a message the sender cannot handle at all (it
-crashes on it) reaches the dead-letter queue; a delivery given up is logged and deleted."""
+RECEIVES_BEFORE_DEAD_LETTER = 100
+"""Receives are not attempts (the project counts those, `incidents.events_out.attempts`): a
+message is received for each of its 16 attempts, once more for each 12-hour wait (SQS hides
+it at most 12 hours from a receive, the attempt's time counted, so it comes back early and
+is hidden again), and as often again while it waits behind a failing message of its group
+(received with it, released untried): at most about 50. Only a message the sender cannot
+handle at all (it crashes on it) reaches the dead-letter queue; a delivery given up is
+logged and deleted."""
 SEND_ATTEMPTS = 3
 
 

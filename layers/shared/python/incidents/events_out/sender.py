@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from incidents.events_out.attempts import forget_attempts, load_attempts, save_attempts
 from incidents.events_out.deliveries import record_attempt
 from incidents.events_out.delivery_messages import DeliveryMessage
 from incidents.events_out.endpoints import EndpointPolicy, Outcome, post
@@ -71,11 +72,17 @@ class Sender:
     delays: tuple[int, ...] = RETRY_DELAYS
     """The schedule (the fault tests shorten it)."""
 
-    def deliver(self, message: DeliveryMessage, attempt: int) -> Attempted:
-        """Attempt `message` (attempt number `attempt`), log it, and say what follows."""
+    def deliver(self, message: DeliveryMessage) -> Attempted:
+        """Attempt `message` if its next attempt is due (else say how long it still waits),
+        log it, count it, and say what follows."""
         hook = load_webhook(self.store, message.account_id, message.webhook_id)
         if hook is None or not hook.webhook.enabled or not hook.wants(message.type):
             return Attempted(None)
+        made = load_attempts(self.store, message)
+        waiting = made.wait_from(self.store.clock())
+        if waiting is not None:  # back before its time (a wait longer than SQS allows)
+            return Attempted(None, retry_in=waiting)
+        attempt = made.made + 1
         now = self.store.clock()
         secrets_ = hook.signing_secrets(timestamp(now))
         headers = delivery_headers(secrets_, message.event_id, int(now.timestamp()), message.body)
@@ -87,10 +94,16 @@ class Sender:
             status = DeliveryStatus.FAILED
         else:
             status, retry_in = DeliveryStatus.PENDING, self._wait(attempt, outcome)
-        next_at = timestamp(now + timedelta(seconds=retry_in)) if retry_in else None
+        after = self.store.clock()  # the attempt took time: the wait starts from its end
+        due = after + timedelta(seconds=retry_in) if retry_in else None
         delivery = record_attempt(
-            self.store, message, attempt, outcome, status=status, next_attempt_at=next_at
-        )
+            self.store, message, attempt, outcome, status=status,
+            next_attempt_at=timestamp(due) if due else None,
+        )  # fmt: skip
+        if due is not None:
+            save_attempts(self.store, message, attempt, due)
+        elif made.made:
+            forget_attempts(self.store, message)
         disabled = (
             self._gone(hook, message.account_id, now)
             if outcome.status == GONE
