@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import Duration
+from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
@@ -71,17 +71,19 @@ class EventDelivery(Construct):
         super().__init__(scope, construct_id)
         stage = runtime.config.stage
         self.bus = events.EventBus(self, "Bus", event_bus_name=f"incidents-{stage}")
-        self.dead_letters = _queue(self, "DeliveryDeadLetters", fifo=True)
+        removal = runtime.config.removal
+        self.dead_letters = _queue(self, "DeliveryDeadLetters", fifo=True, removal=removal)
         self.queue = _queue(
             self,
             "Deliveries",
             fifo=True,
+            removal=removal,
             visibility_timeout=Duration.seconds(6 * SENDER_TIMEOUT.to_seconds()),
             dead_letter_queue=sqs.DeadLetterQueue(
                 max_receive_count=RECEIVES_BEFORE_DEAD_LETTER, queue=self.dead_letters
             ),
         )
-        self.stream_failures = _queue(self, "StreamFailures", fifo=False)
+        self.stream_failures = _queue(self, "StreamFailures", fifo=False, removal=removal)
         accept(self.stream_failures, FAILURE_DESTINATION)
         environment = {
             "TABLE_NAME": inputs.table.table_name,
@@ -253,10 +255,12 @@ def _queue(
     name: str,
     *,
     fifo: bool,
+    removal: RemovalPolicy,
     visibility_timeout: Duration | None = None,
     dead_letter_queue: sqs.DeadLetterQueue | None = None,
 ) -> sqs.Queue:
-    """An encrypted queue that refuses plain HTTP, kept 14 days."""
+    """An encrypted queue that refuses plain HTTP, kept 14 days, removed (or retained: a
+    queue holds deliveries not yet made) as the stage's other stateful resources are."""
     return sqs.Queue(
         scope,
         name,
@@ -266,4 +270,5 @@ def _queue(
         enforce_ssl=True,
         visibility_timeout=visibility_timeout,
         dead_letter_queue=dead_letter_queue,
+        removal_policy=removal,
     )

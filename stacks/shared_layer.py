@@ -83,11 +83,16 @@ class LocalBuild:
         return True
 
 
-def _bundling(build: Callable[[Path], object]) -> BundlingOptions:
+def bundling_options(
+    build: Callable[[Path], object], platform: str | None = None
+) -> BundlingOptions:
+    """Local bundling; `platform` is named in the options, which the asset's hash covers
+    (builds for two platforms would otherwise share one hash, and one upload)."""
     return BundlingOptions(
         image=RUNTIME.bundling_image,
         local=LocalBuild(build),
         command=["false"],  # never reached: local bundling always succeeds or raises
+        environment={"LAYER_PLATFORM": platform} if platform else None,
     )
 
 
@@ -125,7 +130,7 @@ def build_handlers(output_dir: Path) -> Path:
 def handler_code() -> lambda_.Code:
     """The functions' code asset (`build_handlers`)."""
     return lambda_.Code.from_asset(
-        str(HANDLERS_DIR), exclude=["__pycache__"], bundling=_bundling(build_handlers)
+        str(HANDLERS_DIR), exclude=["__pycache__"], bundling=bundling_options(build_handlers)
     )
 
 
@@ -140,7 +145,7 @@ def shared_layer(scope: Construct, construct_id: str) -> lambda_.LayerVersion:
         code=lambda_.Code.from_asset(
             str(LAYER_DIR),
             exclude=["**/__pycache__"],
-            bundling=_bundling(lambda output: build_layer(output, platform)),
+            bundling=bundling_options(lambda output: build_layer(output, platform), platform),
         ),
         compatible_runtimes=[RUNTIME],
         compatible_architectures=[ARCHITECTURE],

@@ -221,6 +221,15 @@ def test_retained_stages_protect_the_pool_and_keep_their_logs(
     }
 
 
+def test_queues_follow_the_stages_removal_policy(prod: Synthesized, ops: Synthesized) -> None:
+    """Issue 37, point 10: the delivery queues (deliveries not yet made) were deleted with a
+    retained stage's stack."""
+    queues = resources(prod, "AWS::SQS::Queue").values()
+    assert len(queues) == 3
+    assert {q["DeletionPolicy"] for q in queues} == {"Retain"}
+    assert {q["DeletionPolicy"] for q in resources(ops, "AWS::SQS::Queue").values()} == {"Delete"}
+
+
 def test_access_logs_say_where_a_request_failed(dev: Synthesized) -> None:
     (stage,) = resources(dev, "AWS::ApiGateway::Stage").values()
     fields = json.loads(stage["Properties"]["AccessLogSetting"]["Format"])

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stacks.shared_layer import LAYER_DIR, pip_command, wheel_command
+from aws_cdk import App, Stack
+from aws_cdk import aws_s3_assets as s3_assets
+
+from stacks.shared_layer import LAYER_DIR, bundling_options, pip_command, wheel_command
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,3 +39,24 @@ def test_pip_installs_binary_wheels_for_python_313_on_arm64(tmp_path: Path) -> N
     assert f"--target {tmp_path / 'python'}" in joined
     assert f"--find-links {tmp_path / 'wheels'}" in joined
     assert "--no-deps" in wheel_command(tmp_path / "wheels")
+
+
+def test_the_layer_assets_hash_names_its_platform(tmp_path: Path) -> None:
+    """Issue 37, point 10: builds of one source for two platforms shared one asset hash,
+    so a deploy with ``layerPlatform`` would upload x86_64 wheels under the arm64 key."""
+    (tmp_path / "source.txt").write_text("the same source")
+
+    def build(output: Path) -> None:
+        (output / "built.txt").write_text("a build")
+
+    app = App(outdir=str(tmp_path / "out"))
+    hashes = [
+        s3_assets.Asset(
+            Stack(app, f"S{n}"),
+            "Layer",
+            path=str(tmp_path),
+            bundling=bundling_options(build, platform),
+        ).asset_hash
+        for n, platform in enumerate(["manylinux2014_aarch64", "manylinux2014_x86_64", None])
+    ]
+    assert len(set(hashes)) == 3, hashes
