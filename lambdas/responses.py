@@ -33,6 +33,7 @@ class ErrorCode(StrEnum):
     IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
     REQUEST_IN_PROGRESS = "request_in_progress"
     TOO_MANY_WEBHOOKS = "too_many_webhooks"
+    TOO_MANY_ROTATIONS = "too_many_rotations"
     PRECONDITION_FAILED = "precondition_failed"
     PAYLOAD_TOO_LARGE = "payload_too_large"
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"

@@ -4,12 +4,16 @@ change, re-enable, delete, rotate, and every refusal as the API's JSON error."""
 from __future__ import annotations
 
 import base64
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
-from incidents.events_out.webhooks import MAX_WEBHOOKS
+from incidents.events_out.webhooks import MAX_PREVIOUS_SECRETS, MAX_WEBHOOKS, load_webhook
+from incidents.models import parse_timestamp, timestamp
 from incidents.store import Caller, new_id
+from lambdas import runtime
 from tests.api_harness import Api
 
 pytestmark = pytest.mark.integration
@@ -187,6 +191,44 @@ def test_rotation_gives_a_new_secret_and_keeps_the_old_one_a_day(api: Api, alice
     assert rotated.body["secret"].startswith("whsec_")
     assert rotated.body["secret"] != created["secret"]
     assert rotated.body["previous_expires_at"] > created["created_at"]
+
+
+def test_rotations_keep_every_secret_inside_its_day(api: Api, alice: Caller) -> None:
+    """Issue 37, point 7: a second rotation within 24 h dropped the original secret at once.
+    Every earlier secret signs until its day is over; a fourth live one is refused."""
+    created = register(api, alice).body
+    path = {"webhook_id": created["id"]}
+    secrets = [created["secret"]]
+    for _ in range(MAX_PREVIOUS_SECRETS):
+        rotated = api.call("rotate_webhook_secret", alice, path)
+        assert rotated.status == 200, rotated.body
+        secrets.append(rotated.body["secret"])
+    stored = load_webhook(runtime.store(), alice.account_id, created["id"])
+    assert stored is not None
+    now = stored.webhook.created_at
+    assert stored.signing_secrets(now) == [secrets[-1], *secrets[:-1]]
+    refused = api.call("rotate_webhook_secret", alice, path)
+    assert (refused.status, refused.body["code"]) == (409, "too_many_rotations")
+    later = timestamp(parse_timestamp(now) + timedelta(hours=25))
+    assert stored.signing_secrets(later) == [secrets[-1]]
+
+
+def test_concurrent_rotations_are_serialized(api: Api, alice: Caller) -> None:
+    created = register(api, alice).body
+    path = {"webhook_id": created["id"]}
+    with ThreadPoolExecutor(4) as pool:
+        replies = list(pool.map(lambda _: api.call("rotate_webhook_secret", alice, path), range(4)))
+    won = [r for r in replies if r.status == 200]
+    assert won, [r.body for r in replies]
+    assert {r.body["code"] for r in replies if r.status != 200} <= {
+        "conflict",
+        "too_many_rotations",
+    }
+    stored = load_webhook(runtime.store(), alice.account_id, created["id"])
+    assert stored is not None
+    signing = stored.signing_secrets(stored.webhook.created_at)
+    assert created["secret"] in signing, "the original secret still signs"
+    assert len(signing) == 1 + len(won), "each winning rotation kept the secret it replaced"
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from incidents.events_out.outbox import MAX_BODY_BYTES, outgoing
 from incidents.events_out.sender import MAX_DELAY, RETRY_DELAYS, retry_delay
-from incidents.models import EventType, IncidentSummary, Severity, Status, TimelineEvent
+from incidents.models import EventType, IncidentSummary, Note, Severity, Status, TimelineEvent
 
 HOURS = 3600
 
@@ -77,3 +77,15 @@ def test_a_body_over_the_bound_keeps_the_event_and_the_incident_id() -> None:
     assert len(out.body.encode()) < MAX_BODY_BYTES
     assert body["data"]["incident"] == {"id": huge.id}
     assert body["data"]["incident_truncated"] is True
+
+
+def test_the_body_bound_is_a_hard_cap_even_for_a_huge_event() -> None:
+    """Issue 37, point 7: a 70,000-character note (possible in code) gave 70,314 bytes."""
+    huge = event().model_copy(update={"note": Note(text="n" * 70_000)})
+    out = outgoing("acct_x", huge, summary("DB down"))
+    body = json.loads(out.body)
+    assert len(out.body.encode()) <= MAX_BODY_BYTES
+    assert body["data"]["event_truncated"] is True
+    assert body["data"]["event"]["id"] == huge.id
+    assert body["data"]["event"]["seq"] == huge.seq
+    assert "note" not in body["data"]["event"]

@@ -27,9 +27,13 @@ if TYPE_CHECKING:
     from mypy_boto3_events import EventBridgeClient
 
 MAX_BODY_BYTES = 64 * 1024
-"""A delivery's body at most. Events and summaries are bounded far below it (an event under
-1 KB, a note 2 KB, a summary about 0.5 KB); a body above it is sent with the incident cut
-to its id and ``incident_truncated: true`` (EventBridge takes 256 KB, SQS 256 KB)."""
+"""A delivery's body at most, a hard cap. Events and summaries are bounded far below it (an
+event under 1 KB, a note 2 KB, a summary about 0.5 KB); a body above it is sent with the
+incident cut to its id and ``incident_truncated: true``, and if still above, the event cut
+to what identifies it and ``event_truncated: true`` (read it whole from the timeline).
+EventBridge and SQS take 256 KB."""
+EVENT_IDENTITY = ("id", "incident_id", "seq", "type", "at", "actor", "version")
+"""What a cut event keeps: enough to fetch it (``GET /incidents/{id}/timeline``)."""
 EVENT_SOURCE_NAME = "incidents"
 """The ``source`` of every event on the stage's bus (``detail-type``: the event's type)."""
 
@@ -53,6 +57,10 @@ def outgoing(account_id: str, event: TimelineEvent, incident: IncidentSummary | 
     body = envelope(event.type.value, event.at, data)
     if len(body.encode()) > MAX_BODY_BYTES and incident:
         data["incident"], data["incident_truncated"] = {"id": incident.id}, True
+        body = envelope(event.type.value, event.at, data)
+    if len(body.encode()) > MAX_BODY_BYTES:
+        data["event"] = {name: data["event"][name] for name in EVENT_IDENTITY}
+        data["event_truncated"] = True
         body = envelope(event.type.value, event.at, data)
     return Outgoing(account_id, event, body)
 

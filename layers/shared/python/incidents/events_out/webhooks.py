@@ -8,6 +8,7 @@ transaction, so an account never holds more than `MAX_WEBHOOKS`.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -33,6 +34,9 @@ from incidents.store import Caller, Store, new_id
 MAX_WEBHOOKS = 20
 ROTATION_OVERLAP = timedelta(hours=24)
 """How long the previous secret keeps signing after a rotation."""
+MAX_PREVIOUS_SECRETS = 3
+"""Earlier secrets signing at once (a leaked secret can be replaced three times a day; each
+is one more signature in every delivery's header)."""
 
 
 class TooManyWebhooksError(DomainError):
@@ -41,21 +45,30 @@ class TooManyWebhooksError(DomainError):
     code, status = "too_many_webhooks", 409
 
 
+class TooManyRotationsError(DomainError):
+    """`MAX_PREVIOUS_SECRETS` earlier secrets still sign: a rotation would drop one early."""
+
+    code, status = "too_many_rotations", 409
+
+
 @dataclass(frozen=True)
 class StoredWebhook:
     """A webhook with what only the sender sees: its secrets and its health."""
 
     webhook: Webhook
     secret: str
-    previous_secret: str | None
-    previous_expires_at: str | None
+    previous: tuple[tuple[str, str], ...]
+    """Earlier secrets and when each stops signing, oldest first."""
     failing_since: str | None
 
     def signing_secrets(self, now: str) -> list[str]:
-        """The secrets that sign a delivery at `now`: the current one, and the previous
-        one during the 24 hours after a rotation."""
-        previous, until = self.previous_secret, self.previous_expires_at
-        return [self.secret, previous] if previous and until and now < until else [self.secret]
+        """The secrets that sign a delivery at `now`: the current one, and each earlier one
+        during the 24 hours after the rotation that replaced it."""
+        return [self.secret, *(secret for secret, until in self.previous if now < until)]
+
+    def live_previous(self, now: str) -> list[tuple[str, str]]:
+        """The earlier secrets still signing at `now`, oldest first."""
+        return [(secret, until) for secret, until in self.previous if now < until]
 
     def wants(self, event_type: str) -> bool:
         """Whether the webhook takes events of `event_type` (a test event: always)."""
@@ -76,10 +89,18 @@ def stored_from_item(item: Item) -> StoredWebhook:
     return StoredWebhook(
         webhook=model_from_values(Webhook, values),
         secret=values["secret"],
-        previous_secret=values.get("previous_secret"),
-        previous_expires_at=values.get("previous_expires_at"),
+        previous=_previous_of(values),
         failing_since=values.get("failing_since"),
     )
+
+
+def _previous_of(values: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """Earlier secrets: the list rotations keep, and the one attribute pair of items
+    rotated before it (read as the list's first entry)."""
+    listed = [(str(s), str(u)) for s, u in json.loads(values.get("previous_secrets") or "[]")]
+    single = values.get("previous_secret"), values.get("previous_expires_at")
+    older = [(str(single[0]), str(single[1]))] if all(single) else []
+    return tuple(older + listed)
 
 
 def create_webhook(
@@ -169,16 +190,27 @@ def delete_webhook(store: Store, caller: Caller, webhook_id: str) -> None:
 
 
 def rotate_secret(store: Store, caller: Caller, webhook_id: str) -> RotatedSecret:
-    """A new secret; the current one keeps signing (a second signature) for 24 hours, so
-    receivers can switch without losing a delivery."""
+    """A new secret; the current one and every earlier one still inside its 24 hours keep
+    signing (a signature each), so receivers can switch without losing a delivery. At most
+    `MAX_PREVIOUS_SECRETS` earlier secrets sign at once: one more rotation is 409 until the
+    oldest expires. Concurrent rotations: one wins, the others are 409 (the condition on
+    the current secret)."""
     current = require_webhook(store, caller, webhook_id)
-    secret = new_secret()
-    expires = timestamp(store.clock() + ROTATION_OVERLAP)
-    changes = {"secret": secret, "previous_secret": current.secret, "previous_expires_at": expires}
+    now = store.clock()
+    live = current.live_previous(timestamp(now))
+    if len(live) >= MAX_PREVIOUS_SECRETS:
+        raise TooManyRotationsError(
+            f"{len(live)} earlier secrets still sign deliveries; the oldest stops at "
+            f"{live[0][1]}: rotate again after it"
+        )
+    expires = timestamp(now + ROTATION_OVERLAP)
+    kept = json.dumps([*live, (current.secret, expires)])
+    changes = {"secret": new_secret(), "previous_secrets": kept}
+    removed = ["previous_secret", "previous_expires_at"]
     condition = ("#secret = :was", {"#secret": "secret"}, {":was": {"S": current.secret}})
-    if _update(store, caller.account_id, webhook_id, changes, [], condition=condition) is None:
+    if _update(store, caller.account_id, webhook_id, changes, removed, condition=condition) is None:
         raise ConflictError("the secret was rotated at the same time; rotate again")
-    return RotatedSecret(secret=secret, previous_expires_at=expires)
+    return RotatedSecret(secret=changes["secret"], previous_expires_at=expires)
 
 
 def set_health(
