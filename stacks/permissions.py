@@ -40,11 +40,14 @@ write summaries, copies, counters, shard metadata and idempotency records; teams
 teams, memberships (with the team's member count) and profiles and batch-read teams;
 webhooks write webhooks with the account's count and read their delivery log."""
 
-PUBLISHER_TABLE_ACTIONS = ("dynamodb:Query",)
-"""The publisher reads an account's webhooks (its stream read is the event source's)."""
+PUBLISHER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query")
+"""The publisher reads an account's webhooks and an incident's events missing before the
+one it publishes, and reads and moves the incident's published position (its stream read is
+the event source's)."""
 SENDER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem")
-"""The sender reads a webhook, logs each attempt and records the endpoint's health (and a
-replay pages the account's events: a query of GSI2, granted on the index)."""
+"""The sender reads a webhook, logs each attempt, reads and keeps each delivery's attempt
+count and records the endpoint's health (and a replay pages the account's events: a query
+of GSI2, granted on the index)."""
 
 INDEX_READERS: dict[Group, tuple[str, ...]] = {
     Group.INCIDENT_QUERIES: ("GSI1", "GSI2"),

@@ -136,6 +136,12 @@ def create_once_key(account: str, user_id: str, request_key: str) -> tuple[str, 
     return sharded_key(base, shard, CREATE_ONCE_SHARDS), sort_key
 
 
+def published_key(account: str, incident_id: str) -> tuple[str, str]:
+    """(PK, SK) of the last `seq` of an incident the publisher sent out:
+    ``<acct>#<incident id>#published`` / ``published``."""
+    return build_key(account, incident_id, PUBLISHED), PUBLISHED
+
+
 def event_key(account: str, incident_id: str, seq: int) -> tuple[str, str]:
     """(PK, SK) of an incident's event `seq`: beside its details, ``event#<seq>`` with a
     fixed width, so the timeline sorts by number."""
@@ -165,6 +171,7 @@ def event_index_key(account: str, event_id: str, at: str, config: ShardConfig) -
 WEBHOOK_PREFIX = "wh_"
 WEBHOOK_COUNT_SK = "count"
 DELIVERIES = "deliveries"
+PUBLISHED = "published"
 ATTEMPTS = "attempts"
 
 

@@ -18,7 +18,8 @@ from incidents.keys import attempts_key
 from incidents.store import Store
 
 KEPT_DAYS = 30
-"""As long as the delivery log: the table's TTL removes what a lost message left."""
+"""As long as the delivery log: the table's TTL removes the count once a delivery is over
+(left in place, not deleted: a write saved per delivery)."""
 EARLY_SECONDS = 1.0
 """A message back less than this before its due time is attempted (clock skew)."""
 
@@ -56,9 +57,3 @@ def save_attempts(store: Store, message: DeliveryMessage, made: int, due_at: dat
             "ExpiresAt": {"N": str(expires)},
         },
     )  # fmt: skip
-
-
-def forget_attempts(store: Store, message: DeliveryMessage) -> None:
-    """The delivery is over (succeeded or given up)."""
-    pk, sk = attempts_key(message.account_id, message.webhook_id, message.event_id)
-    store.client.delete_item(TableName=store.table_name, Key={"PK": {"S": pk}, "SK": {"S": sk}})

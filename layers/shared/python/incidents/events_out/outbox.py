@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from dynashard import Item
 from incidents.events_out.delivery_messages import DeliveryMessage, DeliveryQueue
+from incidents.events_out.publish_order import advance, missing_before, published_seq
 from incidents.events_out.webhooks import StoredWebhook, stored_from_item
 from incidents.keys import WEBHOOK_PREFIX, webhooks_partition
 from incidents.models import IncidentSummary, TimelineEvent
@@ -131,9 +132,21 @@ class Publisher:
     bus_name: str
 
     def publish(self, item: Outgoing, hooks: dict[str, list[StoredWebhook]]) -> None:
-        """Publish one event: to EventBridge, then to the queue group of each webhook that
-        wants it (`hooks`: the accounts' webhooks, read once a stream batch). An entry
-        EventBridge refuses raises, so the stream retries from this record."""
+        """Publish one event in its incident's order (`publish_order`): a repeat is
+        skipped, a gap before it is filled from the timeline first; each goes to
+        EventBridge, then to the queue group of each webhook that wants it (`hooks`: the
+        accounts' webhooks, read once a stream batch). An entry EventBridge refuses, or a
+        concurrent publisher's move, raises, so the stream retries from this record."""
+        account, incident, seq = item.account_id, item.event.incident_id, item.event.seq
+        published = published_seq(self.store, account, incident)
+        if published is not None and seq <= published:
+            return
+        missing = missing_before(self.store, account, incident, seq, published)
+        for earlier in [*map(outgoing_from_item, missing), item]:
+            self._send(earlier, hooks)
+        advance(self.store, account, incident, seq, published)
+
+    def _send(self, item: Outgoing, hooks: dict[str, list[StoredWebhook]]) -> None:
         response = self.events.put_events(Entries=[self._entry(item)])
         if response.get("FailedEntryCount"):
             raise RuntimeError(f"EventBridge refused the event: {response['Entries']}")

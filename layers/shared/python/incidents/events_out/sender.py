@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from incidents.events_out.attempts import forget_attempts, load_attempts, save_attempts
+from incidents.events_out.attempts import load_attempts, save_attempts
 from incidents.events_out.deliveries import record_attempt
 from incidents.events_out.delivery_messages import DeliveryMessage
 from incidents.events_out.endpoints import EndpointPolicy, Outcome, post
@@ -102,8 +102,6 @@ class Sender:
         )  # fmt: skip
         if due is not None:
             save_attempts(self.store, message, attempt, due)
-        elif made.made:
-            forget_attempts(self.store, message)
         disabled = (
             self._gone(hook, message.account_id, now)
             if outcome.status == GONE

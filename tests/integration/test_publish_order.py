@@ -1,0 +1,73 @@
+"""Order checked against the timeline (issue 37, point 4), on DynamoDB Local: an incident's
+events go out in `seq` order whatever order the stream hands them in. Its records fed out
+of order, with a gap and with repeats, give seq 1..n once each, in order, to the bus and to
+every webhook's queue group; a concurrent publisher's move is a retry, not a skip."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from incidents.events_out.delivery_messages import DeliveryMessage
+from incidents.events_out.outbox import Outgoing, Publisher, outgoing_from_item
+from incidents.events_out.publish_order import PublishRaceError, advance, published_seq
+from incidents.keys import event_key
+from incidents.store import Caller, new_id
+from lambdas import runtime
+from tests.api_harness import Api
+from tests.deliveries import add_note, new_incident
+
+pytestmark = pytest.mark.integration
+
+
+class Sent:
+    """The delivery queue and the bus, as the publisher uses them, recorded."""
+
+    def __init__(self) -> None:
+        self.queued: list[int] = []
+        self.bus: list[int] = []
+
+    def send(self, messages: list[DeliveryMessage]) -> None:
+        self.queued += [int(m.seq or 0) for m in messages]
+
+    def put_events(self, Entries: list[dict[str, Any]]) -> dict[str, Any]:  # noqa: N803
+        self.bus += [json.loads(e["Detail"])["data"]["event"]["seq"] for e in Entries]
+        return {"FailedEntryCount": 0}
+
+
+def stored(account: str, incident: str, seq: int) -> Outgoing:
+    item = runtime.store().get(*event_key(account, incident, seq))
+    assert item is not None
+    return outgoing_from_item(item)
+
+
+def test_records_out_of_order_with_gaps_and_repeats_go_out_in_order(api: Api) -> None:
+    alice = Caller(new_id("acct"), new_id("user"))
+    created = api.call("create_webhook", alice, body={"url": "http://127.0.0.1:9/hooks"})
+    assert created.status == 201, created.body
+    incident = new_incident(api, alice)
+    for n in range(5):
+        add_note(api, alice, incident, f"note {n}")
+    sent = Sent()
+    publisher = Publisher(runtime.store(), sent, sent, "bus")  # type: ignore[arg-type]
+    hooks: dict[str, Any] = {}
+    for seq in (3, 1, 2, 6, 5, 6, 4):  # 3 first: 1 and 2 filled; 6: 4 and 5 filled
+        publisher.publish(stored(alice.account_id, incident, seq), hooks)
+    assert sent.bus == [1, 2, 3, 4, 5, 6]
+    assert sent.queued == [1, 2, 3, 4, 5, 6]
+    assert published_seq(runtime.store(), alice.account_id, incident) == 6
+
+
+def test_a_concurrent_move_is_a_retry_not_a_skip(api: Api) -> None:
+    alice = Caller(new_id("acct"), new_id("user"))
+    incident = new_incident(api, alice)
+    store = runtime.store()
+    advance(store, alice.account_id, incident, 1, None)
+    with pytest.raises(PublishRaceError):
+        advance(store, alice.account_id, incident, 2, None)  # another publisher got there
+    with pytest.raises(PublishRaceError):
+        advance(store, alice.account_id, incident, 3, 2)
+    advance(store, alice.account_id, incident, 2, 1)
+    assert published_seq(store, alice.account_id, incident) == 2
