@@ -23,7 +23,6 @@ import json
 import os
 import secrets
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,11 +43,12 @@ from local.call_log import CallFile, CallRecorder
 from local.clients import create_table, local_client, use_local_credentials
 from local.demo_data import DemoAccount, DemoSize, callers, prepare_demo
 from local.embedded_dynamodb import MOTO, Engine, backend_from_env, local_engine
-from local.event_pipeline import READY_FILE, record_calls
+from local.event_pipeline import record_calls
 from local.gateway import LocalGateway
 from local.messaging import create_messaging
 from local.moto_server import MEMORY_CAP_MB, moto_server
 from local.server import default_concurrency, serve
+from local.supervised import SupervisedPipeline
 from local.webhook_receiver import RECEIVER_URL
 
 if TYPE_CHECKING:
@@ -63,7 +63,6 @@ FRONT_END_ORIGINS = [
 ]
 """Where browser apps are usually served in development (Next.js / CRA, Vite, Vue CLI)."""
 CDK_JSON = Path(__file__).resolve().parents[1] / "cdk.json"
-PIPELINE_START_SECONDS = 30
 
 
 def ensure_table(client: DynamoDBClient, table_name: str) -> None:
@@ -229,22 +228,19 @@ def _serve(stack: ExitStack) -> None:
 
 @contextmanager
 def event_pipeline() -> Iterator[None]:
-    """Events out (``python -m local.event_pipeline``) beside the server, once it has taken
-    its place on the stream: every change from then on goes out."""
+    """Events out beside the server, once it has taken its place on the stream, supervised
+    (`local.supervised`): every change from then on goes out, through its restarts. With
+    ``DYNAMODB_DATA_DIR`` its checkpoint is kept there, so the next ``make dev`` resumes
+    where this one stopped."""
+    data_dir = os.environ.get("DYNAMODB_DATA_DIR")
     with tempfile.TemporaryDirectory() as folder:
-        ready = Path(folder) / "ready"
-        env = {**os.environ, READY_FILE: str(ready)}
-        process = subprocess.Popen([sys.executable, "-m", "local.event_pipeline"], env=env)
+        checkpoint = Path(data_dir) / "event-pipeline-checkpoint.json" if data_dir else None
+        pipeline = SupervisedPipeline(Path(folder), checkpoint)
+        pipeline.start()
         try:
-            deadline = time.monotonic() + PIPELINE_START_SECONDS
-            while not ready.exists():
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the event pipeline did not start: see its output")
-                time.sleep(0.05)
             yield
         finally:
-            process.terminate()
-            process.wait(timeout=30)
+            pipeline.stop()
 
 
 def worker_gateway(

@@ -122,9 +122,15 @@ def _wait_until_serving(running: DevProcess, tokens_file: Path) -> None:
 
 
 def children(pid: int) -> list[int]:
-    """The ids of process `pid`'s children (Linux ``/proc``)."""
-    listed = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    return [int(child) for child in listed]
+    """The ids of process `pid`'s children, whichever of its threads started them (Linux
+    ``/proc``: each thread lists its own)."""
+    listed = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            listed += (task / "children").read_text().split()
+        except FileNotFoundError:  # the thread ended meanwhile
+            continue
+    return sorted(int(child) for child in listed)
 
 
 def peak_rss_mb(pid: int) -> float:

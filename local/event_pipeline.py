@@ -9,8 +9,12 @@ the mapping's on-failure destination would). `QueuePoller` receives the delivery
 FIFO queue on moto's SQS), hands batches to the sender, and deletes what it did not report
 failed; a failure stays in the queue until its visibility timeout (the retry schedule) ends.
 
-``python -m local.event_pipeline`` runs both until SIGTERM (``make dev`` starts it), from
-the environment ``make dev`` gives the handlers.
+``python -m local.event_pipeline`` runs both until SIGTERM (``make dev`` starts it and
+restarts it if it dies), from the environment ``make dev`` gives the handlers. With
+``EVENT_PIPELINE_CHECKPOINT`` (a file) the stream poller keeps each shard's last processed
+record there and a restart resumes after it, as the cloud mapping resumes from its
+checkpoint: what was committed while the pipeline was down still goes out (a shard it has
+not seen is read from its start then; only a first start begins at the stream's end).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib
+import json
 import logging
 import os
 import signal
@@ -51,6 +56,8 @@ STREAM_RETRIES = 10
 QUEUE_BATCH = 10
 IDLE_SECONDS = 0.1
 """Pause of a poller that found nothing (what long polling hides in the cloud)."""
+CHECKPOINT_FILE = "EVENT_PIPELINE_CHECKPOINT"
+"""Where the stream poller keeps each shard's last processed sequence number."""
 READY_FILE = "EVENT_PIPELINE_READY_FILE"
 """Where `main` says it has taken its place on the stream (make dev waits for it)."""
 SENDERS = 8
@@ -77,7 +84,15 @@ class StreamPoller:
     handler: Handler
     from_start: bool = False
     """Read the shards there now from their start (tests) or only what comes next."""
+    checkpoint: Path | None = None
+    """Each shard's last processed record, kept across restarts (`CHECKPOINT_FILE`)."""
     shards: dict[str, _Shard] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._saved: dict[str, str] = {}
+        if self.checkpoint is not None and self.checkpoint.exists():
+            self._saved = json.loads(self.checkpoint.read_text())
+            self.from_start = True  # a shard that appeared while it was down: from its start
 
     def poll(self) -> int:
         """One pass over every shard; the number of records handed to the handler."""
@@ -91,12 +106,19 @@ class StreamPoller:
             shard_id = shard["ShardId"]
             if shard_id in self.shards:
                 continue
-            iterator = self.streams.get_shard_iterator(
-                StreamArn=self.stream_arn,
-                ShardId=shard_id,
-                ShardIteratorType="TRIM_HORIZON" if known_before else "LATEST",
-            )["ShardIterator"]
-            self.shards[shard_id] = _Shard(shard_id, iterator)
+            self.shards[shard_id] = _Shard(shard_id, self._start(shard_id, known_before))
+
+    def _start(self, shard_id: str, known_before: bool) -> str:
+        """Where a shard is read from: after its checkpoint, its start, or its end."""
+        if shard_id in self._saved:
+            return self._iterator(
+                _Shard(shard_id, None), "AFTER_SEQUENCE_NUMBER", self._saved[shard_id]
+            )
+        return self.streams.get_shard_iterator(
+            StreamArn=self.stream_arn,
+            ShardId=shard_id,
+            ShardIteratorType="TRIM_HORIZON" if known_before else "LATEST",
+        )["ShardIterator"]
 
     def _read(self, shard: _Shard) -> int:
         if shard.iterator is None:
@@ -107,16 +129,27 @@ class StreamPoller:
         failed_at = self._invoke(kept) if kept else None
         if failed_at is None:
             shard.iterator, shard.failures = response.get("NextShardIterator"), 0
+            if records:
+                self._processed(shard, str(response["Records"][-1]["dynamodb"]["SequenceNumber"]))
             return len(kept)
         shard.failures += 1
         if shard.failures > STREAM_RETRIES:
             logger.error("stream record %s given up after %d tries", failed_at, STREAM_RETRIES)
             shard.iterator = self._iterator(shard, "AFTER_SEQUENCE_NUMBER", failed_at)
             shard.failures = 0
+            self._processed(shard, failed_at)
         else:
             shard.iterator = self._iterator(shard, "AT_SEQUENCE_NUMBER", failed_at)
             time.sleep(min(2.0, 0.05 * 2**shard.failures))
         return len(kept)
+
+    def _processed(self, shard: _Shard, sequence: str) -> None:
+        """`sequence` and what came before it are done: the checkpoint moves (atomically)."""
+        shard.last_sequence = self._saved[shard.shard_id] = sequence
+        if self.checkpoint is not None:
+            written = self.checkpoint.with_suffix(".tmp")
+            written.write_text(json.dumps(self._saved))
+            written.replace(self.checkpoint)
 
     def _invoke(self, records: list[dict[str, Any]]) -> str | None:
         """The handler on `records`; the first sequence number to retry from, if any."""
@@ -251,15 +284,17 @@ def running(pollers: dict[str, Callable[[], int]]) -> Iterator[threading.Event]:
             thread.join(timeout=30)
 
 
-def publisher_poller(dynamodb_endpoint: str, table_name: str) -> Callable[[], int]:
+def publisher_poller(
+    dynamodb_endpoint: str, table_name: str, checkpoint: Path | None = None
+) -> Callable[[], int]:
     """The table's stream into the real publisher handler (imported here: its module reads
-    the environment)."""
+    the environment), resuming after `checkpoint`'s positions if it holds any."""
     from lambdas import publisher  # noqa: PLC0415 - after the environment is set
 
     dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_endpoint, region_name=REGION)
     arn = dynamodb.describe_table(TableName=table_name)["Table"]["LatestStreamArn"]
     streams = boto3.client("dynamodbstreams", endpoint_url=dynamodb_endpoint, region_name=REGION)
-    poller = StreamPoller(streams, arn, publisher.handler)
+    poller = StreamPoller(streams, arn, publisher.handler, checkpoint=checkpoint)
     poller.poll()  # the shards' positions taken now: every change from here on goes out
     return poller.poll
 
@@ -306,8 +341,11 @@ def main() -> None:
         record_calls(CallRecorder(os.environ["TABLE_NAME"], lambda: None, CallFile(Path(call_log))))
     pollers: dict[str, Callable[[], int]] = {}
     if only != "sender":
+        saved = os.environ.get(CHECKPOINT_FILE)
         pollers["stream"] = publisher_poller(
-            os.environ["DYNAMODB_ENDPOINT"], os.environ["TABLE_NAME"]
+            os.environ["DYNAMODB_ENDPOINT"],
+            os.environ["TABLE_NAME"],
+            Path(saved) if saved else None,
         )
     if only != "publisher":
         senders = int(os.environ.get("WEBHOOK_SENDERS", str(SENDERS)))
