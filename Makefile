@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export PYTHONPATH := $(CURDIR)/layers/shared/python:$(CURDIR)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: setup test lint typecheck docs-build docs unit dev openapi bench synth clean fuzz load
+.PHONY: setup test lint typecheck docs-build docs unit dev openapi bench synth clean fuzz load receiver
 
 setup: $(STAMP)
 
@@ -36,6 +36,12 @@ docs: $(STAMP)  # the documentation site on http://127.0.0.1:8000
 
 dev: $(STAMP)
 	$(PY) -m local.dev
+
+RECEIVER_PORT ?= 9000
+
+receiver: $(STAMP)  # make receiver SECRET=whsec_… [RECEIVER_PORT=9000]: verifies, prints deliveries
+	@test -n "$(SECRET)" || { echo "usage: make receiver SECRET=whsec_… [RECEIVER_PORT=9000]" >&2; exit 2; }
+	$(PY) -m local.webhook_receiver --port $(RECEIVER_PORT) --secret $(SECRET)
 
 fuzz: $(STAMP)  # schemathesis, every phase, 100 examples per operation, 4 seeds
 	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-100} FUZZ_SEEDS=$${FUZZ_SEEDS:-20261123,1,2,3} \

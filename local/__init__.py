@@ -1,1 +1,2 @@
-"""Local runtime: an embedded DynamoDB-compatible server and (later) the local API gateway."""
+"""`make dev`: DynamoDB Local (or moto), the local API (a front and gunicorn workers around
+the real handlers), events out (the stream and queue pollers) and a webhook receiver."""
