@@ -12,6 +12,7 @@ import pytest
 from incidents.store import Caller, new_id
 from lambdas import runtime
 from tests.api_harness import Api, Reply
+from tests.deliveries import new_incident
 
 pytestmark = pytest.mark.integration
 
@@ -19,12 +20,6 @@ pytestmark = pytest.mark.integration
 @pytest.fixture
 def alice() -> Caller:
     return Caller(new_id("acct"), new_id("user"))
-
-
-def new_incident(api: Api, who: Caller) -> str:
-    reply = api.call("create_incident", who, body={"title": "DB down"})
-    assert reply.status == 201, reply.body
-    return str(reply.body["summary"]["id"])
 
 
 def note(api: Api, who: Caller, incident: str, text: str, key: str) -> Reply:
