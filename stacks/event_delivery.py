@@ -37,6 +37,9 @@ from stacks.permissions import PUBLISHER_TABLE_ACTIONS, SENDER_TABLE_ACTIONS
 SENDER_TIMEOUT = Duration.seconds(SENDER_TIMEOUT_SECONDS)
 """A batch's groups post side by side, each attempt at most 10 s in all; a group stops at
 its first failure, and no attempt starts without the time for a whole one left."""
+SENDER_MAX_CONCURRENCY = 20
+"""Sender invocations the queue's mapping runs at once (its ``MaximumConcurrency``): slow
+endpoints hold at most this many, never the account's whole concurrency pool."""
 PUBLISHER_TIMEOUT = Duration.seconds(60)
 STREAM_BATCH = 100
 STREAM_RETRIES = 10
@@ -184,7 +187,10 @@ class EventDelivery(Construct):
         )
         function.add_event_source(
             sources.SqsEventSource(
-                self.queue, batch_size=SENDER_BATCH, report_batch_item_failures=True
+                self.queue,
+                batch_size=SENDER_BATCH,
+                report_batch_item_failures=True,
+                max_concurrency=SENDER_MAX_CONCURRENCY,
             )
         )
         return function

@@ -14,6 +14,7 @@ import pytest
 from incidents.table import TABLE_SCHEMA
 from lambdas.routes import Group
 from stacks.config import stage_config
+from stacks.event_delivery import SENDER_MAX_CONCURRENCY
 from stacks.monitoring import LISTS
 from tests.infra.conftest import EVENT_FUNCTIONS, Synthesized, function_of, resources, synthesize
 
@@ -219,6 +220,17 @@ def test_retained_stages_protect_the_pool_and_keep_their_logs(
     assert {g["DeletionPolicy"] for g in resources(ops, "AWS::Logs::LogGroup").values()} == {
         "Delete"
     }
+
+
+def test_the_senders_mapping_is_bounded(prod: Synthesized) -> None:
+    """Issue 37, point 2: the prod template's queue mapping had no ``MaximumConcurrency``."""
+    (mapping,) = [  # the queue's mapping (the stream's has a starting position)
+        m["Properties"]
+        for m in resources(prod, "AWS::Lambda::EventSourceMapping").values()
+        if "StartingPosition" not in m["Properties"]
+    ]
+    assert mapping["ScalingConfig"] == {"MaximumConcurrency": SENDER_MAX_CONCURRENCY}
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
 
 
 def test_queues_follow_the_stages_removal_policy(prod: Synthesized, ops: Synthesized) -> None:
