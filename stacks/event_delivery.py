@@ -28,6 +28,7 @@ from incidents.events_out.delivery_messages import (
     RECEIVES_BEFORE_DEAD_LETTER,
     SENDER_TIMEOUT_SECONDS,
 )
+from incidents.events_out.outbox import EVENT_SOURCE_NAME
 from lambdas.settings import DELIVERY_QUEUE_URL, EVENT_BUS_NAME
 from stacks.functions import METRICS_NAMESPACE, FunctionSpec, Runtime, handler_function
 from stacks.monitoring import PERIOD, Monitoring, custom_metric
@@ -37,6 +38,8 @@ from stacks.permissions import PUBLISHER_TABLE_ACTIONS, SENDER_TABLE_ACTIONS
 SENDER_TIMEOUT = Duration.seconds(SENDER_TIMEOUT_SECONDS)
 """A batch's groups post side by side, each attempt at most 10 s in all; a group stops at
 its first failure, and no attempt starts without the time for a whole one left."""
+BUS_ARCHIVE_RETENTION = Duration.days(30)
+"""How long the bus's archive keeps events: a rule's target that failed can be replayed."""
 SENDER_MAX_CONCURRENCY = 20
 """Sender invocations the queue's mapping runs at once (its ``MaximumConcurrency``): slow
 endpoints hold at most this many, never the account's whole concurrency pool."""
@@ -74,6 +77,12 @@ class EventDelivery(Construct):
         super().__init__(scope, construct_id)
         stage = runtime.config.stage
         self.bus = events.EventBus(self, "Bus", event_bus_name=f"incidents-{stage}")
+        self.bus.archive(
+            "Archive",
+            description="every event on the bus, for replays after a consumer lost some",
+            event_pattern=events.EventPattern(source=[EVENT_SOURCE_NAME]),
+            retention=BUS_ARCHIVE_RETENTION,
+        )
         removal = runtime.config.removal
         self.dead_letters = _queue(self, "DeliveryDeadLetters", fifo=True, removal=removal)
         self.queue = _queue(

@@ -233,6 +233,13 @@ def test_the_senders_mapping_is_bounded(prod: Synthesized) -> None:
     assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
 
 
+def test_the_bus_keeps_an_archive_for_replays(prod: Synthesized) -> None:
+    """Issue 37, point 5: the bus had no archive, so an event a consumer lost was gone."""
+    (archive,) = resources(prod, "AWS::Events::Archive").values()
+    assert archive["Properties"]["RetentionDays"] == 30
+    assert archive["Properties"]["EventPattern"] == {"source": ["incidents"]}
+
+
 def test_queues_follow_the_stages_removal_policy(prod: Synthesized, ops: Synthesized) -> None:
     """Issue 37, point 10: the delivery queues (deliveries not yet made) were deleted with a
     retained stage's stack."""
