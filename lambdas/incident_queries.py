@@ -65,8 +65,9 @@ Order = Literal["asc", "desc"]
 OrderParam = Annotated[
     Order,
     Query(
-        description="desc: newest first (the default); asc: oldest first. A cursor keeps "
-        "the order it was made with",
+        description="desc: newest first (the default); asc: oldest first. A cursor is "
+        "valid only with the order it was made with: send the same order beside it "
+        "(another is 400 invalid_cursor)",
         examples=["asc"],
     ),
 ]
@@ -260,7 +261,8 @@ def incident_timeline(
         Order,
         Query(
             description="asc: oldest first (the default: a timeline is read as a story, "
-            "event 1 first); desc: newest first. A cursor keeps the order it was made with",
+            "event 1 first); desc: newest first. A cursor is valid only with the order it was "
+            "made with: send the same order beside it (another is 400 invalid_cursor)",
             examples=["desc"],
         ),
     ] = "asc",

@@ -3,6 +3,8 @@ text rules), an incident's timeline and the account's events, paged and isolated
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +14,7 @@ from incidents.store import Caller, new_id
 from tests.api_harness import Api
 
 pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -152,3 +155,39 @@ def test_account_events_window_and_types(api: Api, alice: Caller) -> None:
     assert [e["incident_id"] for e in until.body["items"]] == [first]
     notes = api.call("account_events", alice, query={"type": ["note.added"]})
     assert [e["type"] for e in notes.body["items"]] == ["note.added"]
+
+
+def test_a_cursor_needs_the_order_it_was_made_with(api: Api, alice: Caller) -> None:
+    """Issue 40, point 10: the document said "a cursor keeps the order it was made with";
+    a ``desc`` cursor sent without ``order=desc`` is 400, as the description now says."""
+    incident = new_incident(api, alice)
+    for n in range(3):
+        note(api, alice, incident, f"n{n}")
+    path = {"incident_id": incident}
+    first = api.call("incident_timeline", alice, path, query={"order": ["desc"], "limit": ["2"]})
+    cursor = first.body["next_cursor"]
+    assert cursor
+    same = api.call("incident_timeline", alice, path, query={"order": ["desc"], "cursor": [cursor]})
+    assert same.status == 200, same.body
+    other = api.call("incident_timeline", alice, path, query={"cursor": [cursor]})
+    assert (other.status, other.body["code"]) == (400, "invalid_cursor")
+    served = json.loads((ROOT / "openapi.json").read_text())
+    (order,) = [
+        p
+        for p in served["paths"]["/incidents/{incident_id}/timeline"]["get"]["parameters"]
+        if p["name"] == "order"
+    ]
+    assert "valid only with the order it was made with" in order["description"]
+
+
+def test_a_creation_lists_one_entry_per_role(api: Api, alice: Caller) -> None:
+    """Issue 40, point 10: ``participants`` of ``incident.created`` holds an entry per role
+    (a creator who assigns themself is there twice), ``participant_count`` people."""
+    body = {"title": "DB down", "assignees": [alice.user_id]}
+    created = api.call("create_incident", alice, body=body)
+    assert created.status == 201, created.body
+    path = {"incident_id": created.body["summary"]["id"]}
+    (event,) = api.call("incident_timeline", alice, path).body["items"]
+    roles = sorted(p["role"] for p in event["participants"])
+    assert roles == ["assignee", "creator"]
+    assert event["participant_count"] == 1
