@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
-from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from pydantic import BeforeValidator
 
 from dynashard import PageBudget
@@ -38,7 +39,15 @@ from incidents.models import (
 from incidents.requests import MAX_LIST
 from incidents.timeline import queries as timelines
 from incidents.timeline.queries import EventPage, EventRequest
-from lambdas.api import caller, lambda_handler, new_resolver, route
+from lambdas.api import (
+    NotModifiedError,
+    answer,
+    caller,
+    entity_tags,
+    lambda_handler,
+    new_resolver,
+    route,
+)
 from lambdas.runtime import report_page, store
 
 StateParam = Annotated[State, Query(description="OPEN or CLOSED", examples=["OPEN"])]
@@ -267,12 +276,27 @@ def incident_timeline(
         ),
     ] = "asc",
     type: EventTypeParam = None,
-) -> EventList:
-    """Every change to the incident, in the order they committed (by ``seq``)."""
+    if_none_match: Annotated[
+        str | None,
+        Header(
+            alias="If-None-Match",
+            max_length=1024,
+            description="the ETag of a first page you hold: 304, no body, while no event was "
+            "added to the incident (ignored with a cursor)",
+        ),
+    ] = None,
+) -> Response[EventList]:
+    """Every change to the incident, in the order they committed (by ``seq``); a first
+    page's ETag names the incident's event counter (If-None-Match: 304, one read)."""
     params = ListParams(limit, cursor, order, None, None, None, None)
     request = EventRequest(_page_request(params), tuple(type or ()))
-    page = timelines.incident_timeline(store(), caller(app), incident_id, request)
-    return _events("incident_timeline", page)
+    who = caller(app)
+    counted = None if cursor else timelines.event_counter(store(), who, incident_id)
+    tag = None if counted is None else str(counted.seq)
+    if tag is not None and tag in entity_tags(if_none_match):
+        raise NotModifiedError(tag)
+    page = timelines.incident_timeline(store(), who, incident_id, request, counted)
+    return answer(app, _events("incident_timeline", page), etag=tag)
 
 
 @route(app, "account_events")

@@ -78,6 +78,12 @@ LOCATION: OpenAPIResponseHeader = {
     "a note: the timeline it is on), with the stage's prefix if any",
     "schema": {"type": "string"},
 }
+COUNTER_ETAG: OpenAPIResponseHeader = {
+    "description": 'the incident\'s event counter, quoted ("7"), on a first page (no cursor): '
+    "send it as If-None-Match to be answered 304 while no event was added (events never "
+    "change, so a page with the same parameters would be the same)",
+    "schema": {"type": "string", "pattern": '^"[0-9]+"$'},
+}
 RETRY_AFTER: OpenAPIResponseHeader = {
     "description": "seconds to wait before trying again",
     "schema": {"type": "integer", "minimum": 1},
@@ -87,10 +93,10 @@ RETRY_AFTER: OpenAPIResponseHeader = {
 def documented_responses(route: Route) -> dict[int, OpenAPIResponse]:
     """OpenAPI responses of `route`: its success, a 304 if conditional, its errors."""
     responses: dict[int, OpenAPIResponse] = {route.status: _success(route)}
-    if route.conditional:
+    if route.conditional or route.counter_tag:
         responses[HTTPStatus.NOT_MODIFIED] = {
             "description": "If-None-Match names the current version: not changed, no body",
-            "headers": {"ETag": ETAG},
+            "headers": {"ETag": COUNTER_ETAG if route.counter_tag else ETAG},
         }
     for status in sorted({*route.errors, *EVERY_ROUTE}):
         error: OpenAPIResponse = {
@@ -106,6 +112,7 @@ def documented_responses(route: Route) -> dict[int, OpenAPIResponse]:
 def _success(route: Route) -> OpenAPIResponse:
     headers = {
         **({"ETag": ETAG} if route.etag else {}),
+        **({"ETag": COUNTER_ETAG} if route.counter_tag else {}),
         **({"Location": LOCATION} if route.status == HTTPStatus.CREATED else {}),
     }
     success: OpenAPIResponse = {"description": "success"}

@@ -50,6 +50,9 @@ class Route:
     """It answers with an incident, whose version the ``ETag`` header carries."""
     conditional: bool = False
     """It answers ``If-None-Match`` with a 304 when the incident has not changed."""
+    counter_tag: bool = False
+    """Its first page's ``ETag`` names the incident's event counter; ``If-None-Match`` with it
+    is a 304 while no event was added."""
 
 
 ROUTES: dict[str, Route] = {
@@ -120,6 +123,7 @@ ROUTES: dict[str, Route] = {
         Group.INCIDENT_QUERIES,
         "An incident's timeline",
         errors=LOOKUP,
+        counter_tag=True,
     ),
     "account_events": Route(
         "GET", "/events", Group.INCIDENT_QUERIES, "The account's events", errors=LIST

@@ -191,3 +191,23 @@ def test_a_creation_lists_one_entry_per_role(api: Api, alice: Caller) -> None:
     roles = sorted(p["role"] for p in event["participants"])
     assert roles == ["assignee", "creator"]
     assert event["participant_count"] == 1
+
+
+def test_a_first_page_is_conditional_on_the_event_counter(api: Api, alice: Caller) -> None:
+    """Issue 40, point 8: a client polling a timeline re-read every event; a first page's
+    ETag names the incident's event counter and If-None-Match with it is a 304."""
+    incident = new_incident(api, alice)
+    path = {"incident_id": incident}
+    first = api.call("incident_timeline", alice, path)
+    assert (first.status, first.headers["ETag"]) == (200, '"1"')
+    same = api.call("incident_timeline", alice, path, headers={"If-None-Match": '"1"'})
+    assert (same.status, same.text, same.headers["ETag"]) == (304, "", '"1"')
+    note(api, alice, incident, "new")
+    moved = api.call("incident_timeline", alice, path, headers={"If-None-Match": '"1"'})
+    assert (moved.status, moved.headers["ETag"]) == (200, '"2"')
+    assert [e["seq"] for e in moved.body["items"]] == [1, 2]
+    paged = api.call("incident_timeline", alice, path, query={"limit": ["1"]})
+    cursor = paged.body["next_cursor"]
+    later = api.call("incident_timeline", alice, path, query={"limit": ["1"], "cursor": [cursor]})
+    assert later.status == 200
+    assert "ETag" not in later.headers, "a page with a cursor has no ETag"

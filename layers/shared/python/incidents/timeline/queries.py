@@ -17,7 +17,7 @@ from incidents.incident.queries import ListPage, PageRequest, fanout_page, gsi2_
 from incidents.keys import event_key, events_base, timeline_prefix
 from incidents.models import EventType, TimelineEvent
 from incidents.store import Caller, Store
-from incidents.timeline.events import event_from_item, require_counted
+from incidents.timeline.events import Counted, event_from_item, require_counted
 
 EventPage = ListPage[TimelineEvent]
 T = TypeVar("T")
@@ -50,13 +50,23 @@ class EventRequest:
         return "\x1f".join([*parts, *self.page.window.binding()])
 
 
+def event_counter(store: Store, caller: Caller, incident_id: str) -> Counted:
+    """The incident's summary and event counter (one strongly consistent read; 404 if it is
+    not in the caller's account): what a timeline's ETag names."""
+    return require_counted(store, caller, incident_id)
+
+
 def incident_timeline(
-    store: Store, caller: Caller, incident_id: str, request: EventRequest
+    store: Store,
+    caller: Caller,
+    incident_id: str,
+    request: EventRequest,
+    counted: Counted | None = None,
 ) -> EventPage:
     """The incident's events by number (oldest first unless asked otherwise); 404 if the
-    incident is not in the caller's account (checked on the first page: a cursor is bound
-    to the incident it came from)."""
-    if request.page.cursor is None:
+    incident is not in the caller's account (checked on the first page, unless the caller
+    read it already, `counted`: a cursor is bound to the incident it came from)."""
+    if request.page.cursor is None and counted is None:
         require_counted(store, caller, incident_id)
     pk, _ = event_key(caller.account_id, incident_id, 1)
     stream = Stream(
