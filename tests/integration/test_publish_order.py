@@ -71,3 +71,19 @@ def test_a_concurrent_move_is_a_retry_not_a_skip(api: Api) -> None:
         advance(store, alice.account_id, incident, 3, 2)
     advance(store, alice.account_id, incident, 2, 1)
     assert published_seq(store, alice.account_id, incident) == 2
+
+
+def test_a_webhook_body_carries_the_event_as_the_timeline_shows_it(api: Api) -> None:
+    """Issue 40, point 2: webhook bodies left null fields out while the API shows them as
+    null (a generated client's ``TimelineEvent.from_dict`` failed on 7 of 7 delivered
+    events); now `data.event` is the timeline's item, field for field."""
+    alice = Caller(new_id("acct"), new_id("user"))
+    incident = new_incident(api, alice)
+    add_note(api, alice, incident, "rolled back")
+    patched = api.call("update_incident", alice, {"incident_id": incident}, body={"title": "x"})
+    assert patched.status == 200, patched.body
+    listed = api.call("incident_timeline", alice, {"incident_id": incident}).body["items"]
+    assert len(listed) == 3
+    for shown in listed:
+        body = json.loads(stored(alice.account_id, incident, shown["seq"]).body)
+        assert body["data"]["event"] == shown

@@ -52,7 +52,7 @@ def outgoing(account_id: str, event: TimelineEvent, incident: IncidentSummary | 
     """The event and the summary after it, as the body every consumer receives."""
     data: dict[str, Any] = {
         "account_id": account_id,
-        "event": event.model_dump(mode="json", exclude_none=True, by_alias=True),
+        "event": event.model_dump(mode="json", by_alias=True),  # as the API shows it
         "incident": incident.model_dump(mode="json") if incident else None,
     }
     body = envelope(event.type.value, event.at, data)
