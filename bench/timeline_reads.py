@@ -27,7 +27,7 @@ from incidents.incident.queries import PageRequest
 from incidents.models import IncidentSummary, TimelineEvent
 from incidents.requests import AddNote, CreateIncident
 from incidents.store import Caller, Store
-from incidents.timeline.events import event_item, require_counted
+from incidents.timeline.events import event_item, first_summary, require_counted
 from incidents.timeline.queries import EventPage, EventRequest, account_events, incident_timeline
 from lambdas.incident_queries import PAGE_READ_UNITS, PAGE_SECONDS
 
@@ -59,7 +59,7 @@ def oracle(store: Store, caller: Caller, items: Sequence[TimelineEvent], by_inde
     for event in items:
         if event.incident_id not in summaries:
             summaries[event.incident_id] = require_counted(store, caller, event.incident_id).summary
-        after = event.incident or summaries[event.incident_id]
+        after = first_summary(event) or summaries[event.incident_id]
         item = event_item(store, caller.account_id, event, after)
         streams[item["GSI2PK"]["S"] if by_index else item["PK"]["S"]].append(item)
     return sum(query_read_units(group, consistent=False) for group in streams.values())

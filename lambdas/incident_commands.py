@@ -26,8 +26,8 @@ from incidents.models import (
     PARTICIPANT_ID,
     Incident,
     IncidentSummary,
+    NoteAdded,
     Participation,
-    TimelineEvent,
 )
 from incidents.requests import AddNote, AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller
@@ -256,7 +256,7 @@ def add_note(
     incident_id: IncidentId,
     body: AddNote,
     idempotency_key: IdempotencyKey = None,
-) -> Response[TimelineEvent]:
+) -> Response[NoteAdded]:
     """Write a note on the incident's timeline; the answer is its ``note.added`` event.
     With `Idempotency-Key`, a retry returns the note the first request wrote."""
     who = caller(app)
@@ -264,7 +264,7 @@ def add_note(
         event = commands.add_note(store(), who, incident_id, body)
     else:
         keyed = {"incident_id": incident_id, "text": body.text}
-        event = TimelineEvent.model_validate(_keyed(_note, who, idempotency_key, keyed))
+        event = NoteAdded.model_validate(_keyed(_note, who, idempotency_key, keyed))
     return answer(app, event, status=201, location=f"/incidents/{incident_id}/timeline")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from http import HTTPStatus
+from typing import Any
 
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse, OpenAPIResponseHeader
 from pydantic import BaseModel
@@ -67,6 +68,21 @@ ERROR_STATUSES = {
     503: "a service behind the API did not answer, or the table refuses writes for now; "
     "retry after Retry-After seconds",
 }
+ERROR_EXAMPLES: dict[int, tuple[ErrorCode, str]] = {
+    400: (ErrorCode.VALIDATION_ERROR, "title: String should have at most 200 characters"),
+    401: (ErrorCode.UNAUTHORIZED, "missing or invalid identity claims"),
+    403: (ErrorCode.FORBIDDEN, "you are not a member of this team"),
+    404: (ErrorCode.NOT_FOUND, "incident inc_2J9dTn4Qb1ZkN0aH7cV3mXyPqLs not found"),
+    409: (ErrorCode.VERSION_CONFLICT, "the incident keeps changing; retry"),
+    412: (ErrorCode.PRECONDITION_FAILED, "If-Match 3 is not the current version 4"),
+    413: (ErrorCode.PAYLOAD_TOO_LARGE, "the request body is larger than 6 MB"),
+    415: (ErrorCode.UNSUPPORTED_MEDIA_TYPE, "send the body as application/json"),
+    429: (ErrorCode.THROTTLED, "too many requests; retry after Retry-After seconds"),
+    500: (ErrorCode.INTERNAL_ERROR, "internal error"),
+    503: (ErrorCode.UNAVAILABLE, "the table did not answer; retry after Retry-After seconds"),
+}
+"""The example each error status shows in the document: the code that status most often
+carries (the API page's table lists every code a status can carry)."""
 ETAG: OpenAPIResponseHeader = {
     "description": 'the incident\'s version, quoted ("3"); on a whole incident (GET) also its '
     'event counter ("3.7": participants and notes move it). Send it as If-Match to change '
@@ -101,12 +117,17 @@ def documented_responses(route: Route) -> dict[int, OpenAPIResponse]:
     for status in sorted({*route.errors, *EVERY_ROUTE}):
         error: OpenAPIResponse = {
             "description": ERROR_STATUSES[status],
-            "content": {"application/json": {"model": ErrorBody}},
+            "content": {"application/json": {"model": ErrorBody, "examples": _example(status)}},
         }
         if status in (429, 503):
             error["headers"] = {"Retry-After": RETRY_AFTER}
         responses[status] = error
     return responses
+
+
+def _example(status: int) -> dict[str, Any]:
+    code, message = ERROR_EXAMPLES[status]
+    return {code.value: {"value": {"code": code.value, "message": message}}}
 
 
 def _success(route: Route) -> OpenAPIResponse:

@@ -42,6 +42,7 @@ from lambdas.settings import SettingsError, ShardSettings, allowed_origins
 from local.call_log import CallFile, CallRecorder
 from local.clients import create_table, local_client, use_local_credentials
 from local.demo_data import DemoAccount, DemoSize, callers, prepare_demo
+from local.demo_webhooks import DemoWebhook, receiver_webhook
 from local.embedded_dynamodb import MOTO, Engine, backend_from_env, local_engine
 from local.event_pipeline import record_calls
 from local.gateway import LocalGateway
@@ -106,21 +107,32 @@ def first_incident(store: Store, account: DemoAccount) -> str:
     return incident_id_by_number(store, caller, 1)
 
 
-def example_variables(url: str, account: DemoAccount, incident: str) -> dict[str, str]:
+@dataclasses.dataclass(frozen=True)
+class Examples:
+    """What the examples name in the first demo account: its incident #1 and its webhook."""
+
+    incident: str
+    webhook: DemoWebhook
+
+
+def example_variables(url: str, account: DemoAccount, examples: Examples) -> dict[str, str]:
     """The shell variables the README's and the docs' examples use, as ``make dev`` sets
-    them: the first user of the first account, a team of theirs, an incident of theirs."""
+    them: the first user of the first account, a team of theirs, an incident of theirs,
+    their webhook to the local receiver and its secret."""
     return {
         "API": url,
         "TOKEN": next(iter(account.tokens)),
         "TEAM": account.teams[0].id,
-        "INCIDENT": incident,
+        "INCIDENT": examples.incident,
         "NUMBER": "1",
         "COLLEAGUE": account.users[1].id,
+        "WEBHOOK": examples.webhook.id,
+        "WEBHOOK_SECRET": examples.webhook.secret,
     }
 
 
 def banner(
-    url: str, engine: Engine, accounts: list[DemoAccount], workers: int, incident: str
+    url: str, engine: Engine, accounts: list[DemoAccount], workers: int, examples: Examples
 ) -> str:
     """What ``make dev`` prints: the URL, the engine, every dev token, the examples'
     variables and three curl commands."""
@@ -139,7 +151,7 @@ def banner(
             for token, user_id in account.tokens.items()
         ]
     first = accounts[0]
-    variables = example_variables(url, first, incident)
+    variables = example_variables(url, first, examples)
     token, team = variables["TOKEN"], variables["TEAM"]
     auth = f'-H "Authorization: {token}"'
     example = {"title": "Checkout: 5xx spike", "severity": "SEV2", "teams": [team]}
@@ -158,9 +170,9 @@ def banner(
         f'  curl -s "{lists}&cursor=$CURSOR" {auth}',
         "",
         "Webhooks (events out runs here too: table stream, publisher, FIFO queue, sender):",
-        f"  curl -s -X POST {url}/webhooks {auth} -H 'Content-Type: application/json' \\",
-        f"    -d '{json.dumps({'url': RECEIVER_URL})}'",
-        "  python -m local.webhook_receiver --port 9000 --secret <the secret it answered>",
+        f"  each account has one to {RECEIVER_URL} for incident.resolved; the first's:",
+        f"  make receiver SECRET={examples.webhook.secret}   # in another terminal, then:",
+        f"  curl -s -X POST {url}/webhooks/{examples.webhook.id}/test {auth}",
         "",
         "Ctrl-C stops everything.",
     ]
@@ -209,7 +221,8 @@ def _serve(stack: ExitStack) -> None:
     )
     reseed = os.environ.get("DEMO_RESEED") == "1"
     accounts = prepare_demo(store, demo_size(engine), reseed=reseed)
-    incident = first_incident(store, accounts[0])
+    hooks = [receiver_webhook(store, account) for account in accounts]
+    examples = Examples(first_incident(store, accounts[0]), hooks[0])
     store.engine.close()  # the master holds no threads or clients into the fork
     clock.lap("demo data")
     tokens = callers(accounts)
@@ -218,12 +231,12 @@ def _serve(stack: ExitStack) -> None:
     def ready(url: str) -> None:
         tokens_file = os.environ.get("DEV_TOKENS_FILE")
         if tokens_file:
-            listed = _tokens(accounts, url, example_variables(url, accounts[0], incident))
+            listed = _tokens(accounts, url, example_variables(url, accounts[0], examples))
             Path(tokens_file).write_text(json.dumps(listed, indent=2))
-        print(banner(url, engine, accounts, workers, incident), flush=True)
+        print(banner(url, engine, accounts, workers, examples), flush=True)
         print(f"started in {clock.summary()}", file=sys.stderr, flush=True)
 
-    serve(lambda: worker_gateway(table_name, tokens, incident), ("127.0.0.1", port), workers, ready)
+    serve(lambda: worker_gateway(table_name, tokens, examples), ("127.0.0.1", port), workers, ready)
 
 
 @contextmanager
@@ -244,13 +257,16 @@ def event_pipeline() -> Iterator[None]:
 
 
 def worker_gateway(
-    table_name: str, tokens: dict[str, Caller], incident: str | None = None
+    table_name: str, tokens: dict[str, Caller], examples: Examples | None = None
 ) -> LocalGateway:
     """One worker's gateway: the handlers imported (the worker's cold start), and every
     DynamoDB call logged when ``AWS_CALL_LOG`` asks for it (the least-privilege tests).
-    `incident` (the demo's #1) is the served document's example incident."""
+    `examples` (the demo's incident #1 and webhook) are the served document's examples."""
     handlers = {g: importlib.import_module(f"lambdas.{g.value}").handler for g in Group}
-    gateway = LocalGateway(handlers, tokens, {"incident_id": incident} if incident else None)
+    known = (
+        {"incident_id": examples.incident, "webhook_id": examples.webhook.id} if examples else None
+    )
+    gateway = LocalGateway(handlers, tokens, known)
     call_log = os.environ.get("AWS_CALL_LOG")
     if call_log:
         recorder = CallRecorder(table_name, lambda: gateway.serving, CallFile(Path(call_log)))

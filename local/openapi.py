@@ -21,6 +21,7 @@ from incidents.events_out.webhook_models import NOTHING_YET
 from lambdas.routes import Group
 from local.clients import use_local_credentials
 from local.demo_data import DemoSize, demo_accounts
+from local.openapi_webhooks import WEBHOOK, add_webhooks
 from local.webhook_receiver import RECEIVER_URL
 
 TITLE = "Incidents API"
@@ -140,6 +141,7 @@ def openapi_document(examples: Mapping[str, str] | None = None) -> dict[str, Any
     _no_unreachable_422(merged)
     _participant_discriminator(merged)
     _request_defaults_described(merged)
+    add_webhooks(merged)
     return merged
 
 
@@ -222,8 +224,6 @@ def _participant_discriminator(document: dict[str, Any]) -> None:
     document["components"]["schemas"] = dict(sorted(schemas.items()))
 
 
-EXAMPLE_WEBHOOK = "wh_2J9dTn4Qb1ZkN0aH7cV3mXyPqLs"
-"""The demo has no webhook: register one first (the example is a well-formed id, a 404)."""
 DEMO_SINCE, DEMO_UNTIL = "2026-01-05T00:00:00Z", "2026-02-01T00:00:00+01:00"
 """A window around `make dev`'s demo incidents (created from 5 January 2026 on)."""
 
@@ -243,7 +243,7 @@ def _demo_examples(document: dict[str, Any], known: Mapping[str, str]) -> None:
         "number": 1,
         "since": DEMO_SINCE,
         "until": DEMO_UNTIL,
-        "webhook_id": EXAMPLE_WEBHOOK,
+        "webhook_id": WEBHOOK,  # make dev's document names its demo webhook instead
         **known,
     }
     bodies: dict[str, dict[str, Any]] = {

@@ -16,8 +16,11 @@ from typing import Any
 
 import pytest
 
+from incidents.models import EventType
 from local.dev_process import DevServerError, dev_process
+from local.webhook_receiver import Receiver, serving
 from tests.conftest import HandlerCalls
+from tests.deliveries import wait_for
 
 MEMORY_BOUND_MB = 400
 """What the local server may reach after the whole e2e suite (schemathesis included); the
@@ -92,3 +95,40 @@ def local_api(
             assert peak < MEMORY_BOUND_MB, f"local.dev peaked at {peak:.0f} MB"
     except DevServerError as error:
         pytest.fail(str(error))
+
+
+@pytest.fixture(scope="session")
+def delivered_bodies(local_api: LocalApi) -> list[dict[str, Any]]:
+    """The verified bodies a webhook receives for one incident's whole story (one event of
+    every type) and a test delivery: what a consumer's generated types must parse."""
+    token = local_api.token(1, 0)
+    receiver = Receiver(secrets=[])
+    with serving(receiver) as url:
+        status, hook = local_api.request("POST", "/webhooks", token, {"url": url})
+        assert status == 201, hook
+        receiver.secrets.append(hook["secret"])
+        colleague = local_api.user_id(1, 1)
+        for method, path, body in story(local_api, token, colleague):
+            status, answer = local_api.request(method, path, token, body)
+            assert status < 300, (method, path, answer)
+        status, _ = local_api.request("POST", f"/webhooks/{hook['id']}/test", token)
+        assert status == 202
+        wanted = {*EventType, "webhook.test"}
+        wait_for(lambda: {r.body["type"] for r in receiver.accepted()} >= wanted, 20, "every type")
+        local_api.request("DELETE", f"/webhooks/{hook['id']}", token)
+    return [delivery.body for delivery in receiver.accepted()]
+
+
+def story(local_api: LocalApi, token: str, colleague: str) -> Iterator[tuple[str, str, Any]]:
+    """An incident through every event type: the requests, in order."""
+    status, created = local_api.request(
+        "POST", "/incidents", token, {"title": "Payload types", "assignees": [colleague]}
+    )
+    assert status == 201, created
+    path = f"/incidents/{created['summary']['id']}"
+    yield "PATCH", path, {"severity": "SEV1", "title": "Payload types, all of them"}
+    yield "POST", f"{path}/participants", {"participant_id": colleague, "role": "responder"}
+    yield "POST", f"{path}/notes", {"text": "Rolled back deploy 4812 \U0001f680"}
+    yield "DELETE", f"{path}/participants/{colleague}", None
+    yield "POST", f"{path}/resolve", None
+    yield "PATCH", path, {"status": "ACKNOWLEDGED"}

@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,5 +70,20 @@ def test_the_loose_spots_are_type_errors(compiled: Path) -> None:
     """Compiling proved each ``@ts-expect-error`` line is an error; that the file holds them
     is checked here, so an emptied file cannot pass."""
     assertions = (compiled / "loose_spots.ts").read_text().count("@ts-expect-error")
-    assert assertions >= 5
+    assert assertions >= 12
     assert (compiled / "build" / "loose_spots.js").exists()
+
+
+def test_every_delivered_body_is_read_through_the_generated_types(
+    compiled: Path, delivered_bodies: list[dict[str, Any]]
+) -> None:
+    """``webhooks.ts`` reads each kind through its own fields (a field a body lacks throws)."""
+    (compiled / "bodies.json").write_text(json.dumps(delivered_bodies))
+    output = run(["node", "build/webhooks.js", "bodies.json"], compiled)
+    read = json.loads(output.strip().splitlines()[-1])
+    assert read["read"] == len(delivered_bodies)
+    assert any(line.startswith("note.added: Rolled back deploy 4812") for line in read["lines"])
+    assert any(
+        line.startswith("incident.updated: Payload types, all of them SEV1")
+        for line in read["lines"]
+    )

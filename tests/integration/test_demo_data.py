@@ -10,7 +10,7 @@ from incidents.incident.create import create_incident
 from incidents.incident.participants import add_participant
 from incidents.incident.queries import PageRequest, account_incidents
 from incidents.keys import counter_key
-from incidents.models import EventType, IncidentSummary, Role, State
+from incidents.models import EventType, IncidentChanged, IncidentSummary, Role, State, Status
 from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller, Store
 from incidents.timeline.events import load_counted
@@ -135,9 +135,9 @@ def test_seeded_incidents_have_the_timelines_their_changes_wrote(store: Store) -
         assert counted is not None
         assert [e.seq for e in events] == list(range(1, counted.seq + 1))
         assert events[0].type is EventType.CREATED
-        changes = [e for e in events if e.changes]
+        changes = [e for e in events if isinstance(e, IncidentChanged)]
         assert [e.version for e in changes] == list(range(2, incident.version + 1))
-        last_status = (changes[-1].changes or {})["status"].to if changes else "TRIGGERED"
-        assert last_status == incident.status.value
+        moves = [e.changes.status.to for e in changes if e.changes.status]
+        assert (moves or [Status.TRIGGERED])[-1] is incident.status
         kinds |= {e.type for e in events}
     assert {EventType.NOTE_ADDED, EventType.PARTICIPANT_ADDED, EventType.RESOLVED} <= kinds

@@ -14,7 +14,7 @@ from incidents.events_out.endpoints import EndpointPolicy, Outcome
 from incidents.events_out.sender import DISABLE_AFTER, MAX_DELAY, Sender
 from incidents.events_out.webhook_models import NewWebhook, WebhookPatch
 from incidents.events_out.webhooks import create_webhook, load_webhook, set_health, update_webhook
-from incidents.models import timestamp
+from incidents.models import EventType, timestamp
 from incidents.store import Caller, Store, new_id
 
 LOOPBACK = EndpointPolicy(allow_loopback=True)
@@ -31,7 +31,7 @@ def message(caller: Caller, webhook_id: str) -> DeliveryMessage:
         account_id=caller.account_id,
         webhook_id=webhook_id,
         event_id=new_id("evt"),
-        type="note.added",
+        type=EventType.NOTE_ADDED,
         incident_id=new_id("inc"),
         seq=2,
         happened_at="2026-11-24T08:00:00.000000Z",

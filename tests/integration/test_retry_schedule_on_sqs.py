@@ -28,6 +28,7 @@ from incidents.events_out.sender import RETRY_DELAYS, Sender
 from incidents.events_out.webhook_models import NewWebhook
 from incidents.events_out.webhooks import create_webhook
 from incidents.keys import deliveries_partition
+from incidents.models import EventType
 from incidents.store import Caller, Store, new_id
 from lambdas import sender as handler_module
 from local.api_events import LocalLambdaContext
@@ -125,7 +126,7 @@ def test_sixteen_attempts_over_72_hours_within_sqs_limits(
     monkeypatch.setattr(handler_module, "clock", clock.monotonic)
     message = DeliveryMessage(
         account_id=caller.account_id, webhook_id=hook, event_id=new_id("evt"),
-        type="note.added", incident_id=new_id("inc"), seq=2,
+        type=EventType.NOTE_ADDED, incident_id=new_id("inc"), seq=2,
         happened_at=clock.now().isoformat().replace("+00:00", "Z"), body="{}",
     )  # fmt: skip
     while not queue.deleted and clock.seconds < 100 * 3600:

@@ -25,7 +25,19 @@ from incidents.incident.create import create_incident
 from incidents.incident.participants import add_participant, remove_participant
 from incidents.incident.queries import PageRequest
 from incidents.keys import event_key, summary_key
-from incidents.models import EventType, Note, Role, Severity, Status, TimelineEvent
+from incidents.models import (
+    Changes,
+    EventType,
+    IncidentChanged,
+    IncidentCreated,
+    Note,
+    NoteAdded,
+    ParticipantChanged,
+    Role,
+    Severity,
+    Status,
+    TimelineEvent,
+)
 from incidents.requests import AddNote, AddParticipant, CreateIncident, SaveProfile, UpdateIncident
 from incidents.store import Caller, Store, new_id
 from incidents.timeline.events import event_item, load_counted, plain_event
@@ -95,21 +107,26 @@ def test_every_change_writes_one_event_with_what_changed(store: Store, alice: Ca
         EventType.PARTICIPANT_REMOVED,
         EventType.NOTE_ADDED,
     ]
-    first, update = events[0], events[1]
+    first, update, resolved, _, added, _, _ = events
+    assert isinstance(first, IncidentCreated)
+    assert isinstance(update, IncidentChanged)
+    assert isinstance(resolved, IncidentChanged)
+    assert isinstance(added, ParticipantChanged)
+    assert isinstance(note, NoteAdded)
     assert first.incident == created.summary
-    assert {(p.participant_id, p.role) for p in first.participants or []} == {
+    assert {(p.participant_id, p.role) for p in first.participants} == {
         (alice.user_id, Role.CREATOR),
         (bob.user_id, Role.ASSIGNEE),
     }
     assert first.actor.user_id == alice.user_id
     assert update.actor.user_id == bob.user_id
-    changes = {k: (v.from_, v.to) for k, v in (update.changes or {}).items()}
-    assert changes == {"title": ("DB down", "DB slow"), "severity": ("SEV3", "SEV1")}
-    assert {k: (v.from_, v.to) for k, v in (events[2].changes or {}).items()} == {
-        "status": ("TRIGGERED", "RESOLVED")
-    }
-    assert events[4].participant is not None
-    assert (events[4].participant.participant_id, events[4].participant.role) == (
+    assert update.changes == Changes.model_validate(
+        {"title": {"from": "DB down", "to": "DB slow"}, "severity": {"from": "SEV3", "to": "SEV1"}}
+    )
+    assert resolved.changes == Changes.model_validate(
+        {"status": {"from": "TRIGGERED", "to": "RESOLVED"}}
+    )
+    assert (added.participant.participant_id, added.participant.role) == (
         carol.user_id,
         Role.RESPONDER,
     )
@@ -235,10 +252,11 @@ def test_an_incident_from_before_the_timeline_gets_its_created_event_first(
     )
     update_incident(store, alice, incident, UpdateIncident(status=Status.ACKNOWLEDGED))
     events = timeline(store, alice, incident)
-    assert [(e.seq, e.type, e.backfilled) for e in events] == [
-        (1, EventType.CREATED, True),
-        (2, EventType.UPDATED, None),
-    ]
+    assert [(e.seq, e.type) for e in events] == [(1, EventType.CREATED), (2, EventType.UPDATED)]
+    assert isinstance(events[0], IncidentCreated)
+    assert events[0].backfilled
+    assert events[0].participants == []
+    assert events[0].participant_count is None
     assert events[0].incident == get_incident(store, alice, incident).summary.model_copy(
         update={"status": Status.TRIGGERED, "version": 1, "updated_at": events[0].at}
     )

@@ -36,3 +36,37 @@ export type GotEtag = Got[200]["headers"]["ETag"];
 export type NotModified = Got[304];
 type Throttled = paths["/me/incidents"]["get"]["responses"][429];
 export type RetryAfter = Throttled["headers"]["Retry-After"];
+
+// The event union (issue 40): one model with seven nullable fields needed a null check at
+// every use; each kind now carries only its own fields, narrowed by `type`.
+type Event = Schemas["TimelineEvent"];
+export function narrowing(event: Event): string {
+  // @ts-expect-error: a note is only on note.added, so it cannot be read before narrowing
+  const early: string = event.note.text;
+  void early;
+  if (event.type === "note.added") {
+    return event.note.text; // no null check: a note.added always has its note
+  }
+  if (event.type === "incident.updated") {
+    // @ts-expect-error: a change names title, status and severity only
+    void event.changes.bogus;
+    // @ts-expect-error: a severity change carries severities, not statuses
+    const wrong: "TRIGGERED" | null | undefined = event.changes.severity?.to;
+    void wrong;
+    return event.changes.status?.to ?? "unchanged";
+  }
+  if (event.type === "participant.added") {
+    // @ts-expect-error: a participant event has no changes
+    void event.changes;
+    return event.participant.role;
+  }
+  return event.type;
+}
+
+// @ts-expect-error: a delivery's type is an event type or webhook.test, nothing else
+export const deliveryType: Schemas["Delivery"]["type"] = "incident.deleted";
+export const testDelivery: Schemas["Delivery"]["type"] = "webhook.test";
+
+type Delivered = Schemas["EventPayload"];
+// @ts-expect-error: a delivered event is a timeline event, never null
+export const noEvent: Delivered["data"]["event"] = null;

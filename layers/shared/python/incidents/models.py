@@ -8,9 +8,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, computed_field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    TypeAdapter,
+    computed_field,
+)
 
 KSUID = r"[0-9A-Za-z]{27}"
 INCIDENT_ID = rf"^inc_{KSUID}$"
@@ -30,6 +37,7 @@ RFC3339 = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$
 """An RFC 3339 instant with its offset (``Z`` or ``+01:00``), at most microseconds."""
 """An RFC 3339 instant in UTC, as `timestamp` writes it."""
 TITLE_MAX = 200
+NOTE_MAX_CHARACTERS = 1000
 NAME_MAX = 100
 EMAIL_MAX = 254
 Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=TITLE_MAX)]
@@ -92,6 +100,7 @@ def parse_timestamp(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
+V = TypeVar("V")
 RESPONSE = ConfigDict(
     json_schema_mode_override="serialization", json_schema_serialization_defaults_required=True
 )
@@ -210,13 +219,36 @@ class Actor(BaseModel):
     user_id: UserId
 
 
-class FieldChange(BaseModel):
+class FieldChange(BaseModel, Generic[V]):
     """One field's value before and after a change."""
 
     model_config = ConfigDict(**RESPONSE, frozen=True, populate_by_name=True)
 
-    from_: str = Field(alias="from")
-    to: str
+    from_: V = Field(alias="from")
+    to: V
+
+
+class TitleChange(FieldChange[str]):
+    """The title before and after."""
+
+
+class StatusChange(FieldChange[Status]):
+    """The status before and after."""
+
+
+class SeverityChange(FieldChange[Severity]):
+    """The severity before and after."""
+
+
+class Changes(BaseModel):
+    """The fields a change moved, each with its value before and after; null for a field
+    that did not change (every field is always there, as everywhere in the API)."""
+
+    model_config = ConfigDict(**RESPONSE, frozen=True)
+
+    title: TitleChange | None = None
+    status: StatusChange | None = None
+    severity: SeverityChange | None = None
 
 
 class EventParticipant(BaseModel):
@@ -233,44 +265,73 @@ class Note(BaseModel):
 
     model_config = ConfigDict(**RESPONSE, frozen=True)
 
-    text: str
+    text: str = Field(max_length=NOTE_MAX_CHARACTERS)
 
 
-class TimelineEvent(BaseModel):
-    """One change to an incident. Every event has the fields up to ``version``; the others
-    depend on ``type``: ``changes`` (incident.updated, .resolved, .reopened), ``participant``
-    (participant.added, .removed), ``note`` (note.added), ``incident``, ``participants`` and
-    ``participant_count`` (incident.created). The incident's details are never in an event
-    (they may be 350 KB; an event stays one write unit): read them from the incident."""
+class EventBase(BaseModel):
+    """What every event has; `TimelineEvent` is one of its kinds, told apart by ``type``."""
 
     model_config = ConfigDict(**RESPONSE, frozen=True)
 
     id: EventId
     incident_id: IncidentId
     seq: int = Field(ge=1, description="1, 2, 3... per incident, with no gap")
-    type: EventType
     at: Timestamp
     actor: Actor
     version: int = Field(ge=1, description="the incident summary's version after the change")
-    changes: dict[str, FieldChange] | None = Field(
-        default=None, description="each changed field (title, status, severity): from and to"
-    )
-    participant: EventParticipant | None = None
-    note: Note | None = None
-    incident: IncidentSummary | None = Field(
-        default=None, description="incident.created: the first summary"
-    )
-    participants: list[EventParticipant] | None = Field(
-        default=None, description="incident.created: the first participants (at most 20)"
+
+
+class IncidentCreated(EventBase):
+    """Event 1 of an incident: its first summary and participants. The incident's details
+    are never in an event (they may be 350 KB; an event stays one write unit)."""
+
+    type: Literal[EventType.CREATED]
+    incident: IncidentSummary = Field(description="the first summary")
+    participants: list[EventParticipant] = Field(
+        description="the first participants, one entry per role (at most 20 entries)"
     )
     participant_count: int | None = Field(
-        default=None, description="incident.created: how many participants it started with"
+        default=None, description="how many participants it started with (null when backfilled)"
     )
-    backfilled: bool | None = Field(
-        default=None,
-        description="incident.created written by the first change of an incident created "
-        "before the timeline existed (its participants are not known)",
+    backfilled: bool = Field(
+        default=False,
+        description="written by the first change of an incident created before the timeline "
+        "existed (its first participants are not known)",
     )
+
+
+ChangeType = Literal[EventType.UPDATED, EventType.RESOLVED, EventType.REOPENED]
+
+
+class IncidentChanged(EventBase):
+    """A change of title, status or severity: resolved or reopened when the status crossed
+    between open and resolved, updated otherwise."""
+
+    type: ChangeType
+    changes: Changes
+
+
+class ParticipantChanged(EventBase):
+    """A participant added or removed, with the role it was added or removed with."""
+
+    type: Literal[EventType.PARTICIPANT_ADDED, EventType.PARTICIPANT_REMOVED]
+    participant: EventParticipant
+
+
+class NoteAdded(EventBase):
+    """A note written on the timeline."""
+
+    type: Literal[EventType.NOTE_ADDED]
+    note: Note
+
+
+TimelineEvent = Annotated[
+    IncidentCreated | IncidentChanged | ParticipantChanged | NoteAdded,
+    Field(discriminator="type"),
+]
+"""One change to an incident: each kind carries only its own fields, told apart by ``type``."""
+EVENTS: TypeAdapter[TimelineEvent] = TypeAdapter(TimelineEvent)
+"""Validates any kind of event (``EVENTS.validate_python(values)``)."""
 
 
 class EventList(BaseModel):

@@ -17,6 +17,7 @@ from pydantic import (
 from incidents.models import (
     EMAIL_MAX,
     NAME_MAX,
+    NOTE_MAX_CHARACTERS,
     TEAM_ID,
     TITLE_MAX,
     USER_ID,
@@ -175,7 +176,6 @@ class AddParticipant(BaseModel):
         return self
 
 
-NOTE_MAX_CHARACTERS = 1000
 NOTE_MAX_BYTES = 2000
 NoteText = Annotated[
     str,

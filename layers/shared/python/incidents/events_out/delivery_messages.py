@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
 
+from incidents.events_out.webhook_models import DeliveryType
+
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
     from mypy_boto3_sqs.type_defs import SendMessageBatchRequestEntryTypeDef
@@ -47,7 +49,7 @@ class DeliveryMessage(BaseModel):
     account_id: str
     webhook_id: str
     event_id: str
-    type: str
+    type: DeliveryType
     incident_id: str | None
     seq: int | None
     happened_at: str

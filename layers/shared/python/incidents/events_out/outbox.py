@@ -1,22 +1,22 @@
 """The outbox's relay: timeline events, as the table's stream carries them, out to the
 stage's EventBridge bus and to the delivery queue of every webhook that wants them.
 
-One body for both (docs "Events and webhooks"): ``{"type", "timestamp", "data": {"account_id",
-"event", "incident"}}``, where ``incident`` is the summary after the change. The publisher
-keeps the stream's order: a record is published only after every record before it, and
-the first that fails stops the batch (the stream retries from it), so an incident's events
-enter the queue in order.
+One body for both (`payloads`, docs "Events and webhooks"): ``{"type", "timestamp",
+"data": {"account_id", "event", "incident"}}``, where ``incident`` is the summary after the
+change. An incident's events enter the queue in ``seq`` order whatever order the stream
+hands them over in (`publish_order`: repeats are skipped, a gap is filled from the table),
+and the first that fails stops the batch (the stream retries from it).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dynashard import Item
 from incidents.events_out.delivery_messages import DeliveryMessage, DeliveryQueue
+from incidents.events_out.payloads import event_body
 from incidents.events_out.publish_order import advance, missing_before, published_seq
 from incidents.events_out.webhooks import StoredWebhook, stored_from_item
 from incidents.keys import WEBHOOK_PREFIX, webhooks_partition
@@ -27,14 +27,6 @@ from incidents.timeline.events import event_from_item, summary_after
 if TYPE_CHECKING:
     from mypy_boto3_events import EventBridgeClient
 
-MAX_BODY_BYTES = 64 * 1024
-"""A delivery's body at most, a hard cap. Events and summaries are bounded far below it (an
-event under 1 KB, a note 2 KB, a summary about 0.5 KB); a body above it is sent with the
-incident cut to its id and ``incident_truncated: true``, and if still above, the event cut
-to what identifies it and ``event_truncated: true`` (read it whole from the timeline).
-EventBridge and SQS take 256 KB."""
-EVENT_IDENTITY = ("id", "incident_id", "seq", "type", "at", "actor", "version")
-"""What a cut event keeps: enough to fetch it (``GET /incidents/{id}/timeline``)."""
 EVENT_SOURCE_NAME = "incidents"
 """The ``source`` of every event on the stage's bus (``detail-type``: the event's type)."""
 
@@ -50,29 +42,7 @@ class Outgoing:
 
 def outgoing(account_id: str, event: TimelineEvent, incident: IncidentSummary | None) -> Outgoing:
     """The event and the summary after it, as the body every consumer receives."""
-    data: dict[str, Any] = {
-        "account_id": account_id,
-        "event": event.model_dump(mode="json", by_alias=True),  # as the API shows it
-        "incident": incident.model_dump(mode="json") if incident else None,
-    }
-    body = envelope(event.type.value, event.at, data)
-    if len(body.encode()) > MAX_BODY_BYTES and incident:
-        data["incident"], data["incident_truncated"] = {"id": incident.id}, True
-        body = envelope(event.type.value, event.at, data)
-    if len(body.encode()) > MAX_BODY_BYTES:
-        data["event"] = {name: data["event"][name] for name in EVENT_IDENTITY}
-        data["event_truncated"] = True
-        body = envelope(event.type.value, event.at, data)
-    return Outgoing(account_id, event, body)
-
-
-def envelope(event_type: str, at: str, data: dict[str, Any]) -> str:
-    """A body in the Standard Webhooks shape: type, timestamp, data."""
-    return json.dumps(
-        {"type": event_type, "timestamp": at, "data": data},
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
+    return Outgoing(account_id, event, event_body(account_id, event, incident))
 
 
 def is_timeline_insert(record: dict[str, Any]) -> bool:
@@ -110,7 +80,7 @@ def deliveries(item: Outgoing, hooks: Iterable[StoredWebhook]) -> list[DeliveryM
             account_id=item.account_id,
             webhook_id=hook.webhook.id,
             event_id=event.id,
-            type=event.type.value,
+            type=event.type,
             incident_id=event.incident_id,
             seq=event.seq,
             happened_at=event.at,

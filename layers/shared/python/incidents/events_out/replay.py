@@ -7,7 +7,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from incidents.events_out.delivery_messages import DeliveryMessage, DeliveryQueue, ReplayJob
-from incidents.events_out.outbox import deliveries, envelope, outgoing_from_item
+from incidents.events_out.outbox import deliveries, outgoing_from_item
+from incidents.events_out.payloads import test_body
 from incidents.events_out.webhook_models import TEST_EVENT
 from incidents.events_out.webhooks import load_webhook, require_webhook
 from incidents.incident.queries import CreatedWindow, PageRequest
@@ -63,7 +64,6 @@ def send_test(store: Store, queue: DeliveryQueue, caller: Caller, webhook_id: st
     """Queue a ``webhook.test`` event for one webhook; the event's id."""
     require_webhook(store, caller, webhook_id)
     event_id, at = new_id("evt"), timestamp(store.clock())
-    data = {"account_id": caller.account_id, "webhook_id": webhook_id, "event_id": event_id}
     message = DeliveryMessage(
         account_id=caller.account_id,
         webhook_id=webhook_id,
@@ -72,7 +72,7 @@ def send_test(store: Store, queue: DeliveryQueue, caller: Caller, webhook_id: st
         incident_id=None,
         seq=None,
         happened_at=at,
-        body=envelope(TEST_EVENT, at, data),
+        body=test_body(caller.account_id, webhook_id, event_id, at),
     )
     queue.send([message])
     return event_id

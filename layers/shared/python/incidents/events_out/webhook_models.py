@@ -4,7 +4,7 @@ document); the secret is only in `WebhookCreated` and `RotatedSecret`."""
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, Final, Literal, Self
 
 from pydantic import (
     AfterValidator,
@@ -22,9 +22,11 @@ from incidents.requests import documented, stored_text
 WEBHOOK_ID = r"^wh_[0-9A-Za-z]{27}$"
 URL_MAX = 2048
 DESCRIPTION_MAX = 200
-TEST_EVENT = "webhook.test"
+TEST_EVENT: Final = "webhook.test"
 """The type of the event ``POST /webhooks/{id}/test`` sends (not a timeline event)."""
 
+DeliveryType = EventType | Literal["webhook.test"]
+"""What a delivery carries: a timeline event's type, or the test event's."""
 WebhookId = Annotated[str, StringConstraints(pattern=WEBHOOK_ID)]
 WebhookUrl = Annotated[
     str,
@@ -163,7 +165,9 @@ class Delivery(BaseModel):
     model_config = RESPONSE
 
     event_id: Annotated[str, StringConstraints(pattern=EVENT_ID)]
-    type: str
+    type: DeliveryType = Field(
+        description="the delivered event's type (webhook.test for a test delivery)"
+    )
     incident_id: Annotated[str, StringConstraints(pattern=INCIDENT_ID)] | None
     seq: int | None
     attempt: int = Field(ge=1)

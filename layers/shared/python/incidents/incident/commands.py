@@ -39,8 +39,8 @@ from incidents.models import (
     Incident,
     IncidentSummary,
     Note,
+    NoteAdded,
     Status,
-    TimelineEvent,
     timestamp,
 )
 from incidents.requests import AddNote, UpdateIncident
@@ -174,7 +174,7 @@ def add_note(
     incident_id: str,
     request: AddNote,
     request_key: str | None = None,
-) -> TimelineEvent:
+) -> NoteAdded:
     """A ``note.added`` event on the incident's timeline; with `request_key` a retry
     returns the note the first request wrote (the guard rides in the transaction)."""
     digest = request_digest({"command": "note", "incident": incident_id, "text": request.text})
@@ -188,6 +188,7 @@ def add_note(
         operations, event = change_operations(
             store, caller, counted, EventType.NOTE_ADDED, note=note
         )
+        assert isinstance(event, NoteAdded), "a note change writes a note event"
         written = {"incident_id": incident_id, "event_seq": event.seq}
         guard = guard_operations(store, caller, request_key, digest, written) if request_key else []
         failures: list[DomainError | None] = [None] * len(operations)
@@ -206,9 +207,7 @@ def add_note(
     raise VersionConflictError("the incident keeps changing; retry")
 
 
-def _noted_once(
-    store: Store, caller: Caller, request_key: str, digest: str
-) -> TimelineEvent | None:
+def _noted_once(store: Store, caller: Caller, request_key: str, digest: str) -> NoteAdded | None:
     """The note an earlier request with this key and this note wrote; 409 for another."""
     guard = guarded(store, caller, request_key, digest)
     if guard is None:
@@ -217,7 +216,9 @@ def _noted_once(
         raise KeyReusedError("this Idempotency-Key was used for a create")
     item = store.get(*event_key(caller.account_id, guard["incident_id"], int(guard["event_seq"])))
     assert item is not None, "a guard is written with its event"
-    return event_from_item(item)
+    noted = event_from_item(item)
+    assert isinstance(noted, NoteAdded), "a note's guard names its note event"
+    return noted
 
 
 def incident_id_by_number(store: Store, caller: Caller, number: int) -> str:

@@ -22,13 +22,17 @@ from typing import Any
 from dynashard import Item
 from incidents.errors import NotFoundError
 from incidents.incident.copies import SEQ_ATTRIBUTE
-from incidents.items import from_item, serialize
+from incidents.items import KEY_ATTRIBUTES, deserialize, from_item, serialize
 from incidents.keys import event_index_key, event_key, summary_key
 from incidents.models import (
+    EVENTS,
     Actor,
+    Changes,
+    ChangeType,
     EventParticipant,
     EventType,
-    FieldChange,
+    IncidentChanged,
+    IncidentCreated,
     IncidentSummary,
     Participation,
     State,
@@ -42,7 +46,6 @@ CREATED_PARTICIPANTS = 20
 """Participants an ``incident.created`` event lists (the incident has up to 100): an event
 stays one write unit (under 1 KB with 20); the rest are in the incident and its
 ``participant.added`` events do not exist for them, so the event says how many there were."""
-UPDATE_FIELDS = ("title", "status", "severity")
 SUMMARY_AFTER = "summary_after"
 """The event item's copy of the incident summary after the change: what the event's
 webhook and EventBridge deliveries carry (``data.incident``); never part of the event the
@@ -94,14 +97,14 @@ def change_operations(
 
 def created_event(
     summary: IncidentSummary, participants: Sequence[Participation], actor: str, at: str
-) -> TimelineEvent:
+) -> IncidentCreated:
     """Event 1 of an incident: its first summary and (some of) its participants."""
     listed = [
         EventParticipant(participant_id=p.participant_id, role=role)
         for p in participants
         for role in p.roles
     ]
-    return TimelineEvent(
+    return IncidentCreated(
         id=new_id("evt"),
         incident_id=summary.id,
         seq=1,
@@ -117,19 +120,21 @@ def created_event(
 
 def change_event(
     before: IncidentSummary, after: IncidentSummary, caller: Caller, seq: int
-) -> TimelineEvent:
+) -> IncidentChanged:
     """The event of an update: resolved, reopened or updated, with every changed field."""
-    changes = {
-        name: FieldChange.model_validate({"from": old, "to": new})
-        for name in UPDATE_FIELDS
-        if (old := str(getattr(before, name))) != (new := str(getattr(after, name)))
-    }
-    kind = EventType.UPDATED
+    changes = Changes.model_validate(
+        {
+            name: {"from": old, "to": new}
+            for name in Changes.model_fields
+            if (old := getattr(before, name)) != (new := getattr(after, name))
+        }
+    )
+    kind: ChangeType = EventType.UPDATED
     if before.state is State.OPEN and after.state is State.CLOSED:
         kind = EventType.RESOLVED
     elif before.state is State.CLOSED and after.state is State.OPEN:
         kind = EventType.REOPENED
-    return TimelineEvent(
+    return IncidentChanged(
         id=new_id("evt"),
         incident_id=after.id,
         seq=seq,
@@ -145,7 +150,7 @@ def plain_event(
     kind: EventType, summary: IncidentSummary, caller: Caller, seq: int, at: str, **fields: object
 ) -> TimelineEvent:
     """A participant or note event (`fields`: ``participant`` or ``note``)."""
-    return TimelineEvent.model_validate(
+    return EVENTS.validate_python(
         {
             "id": new_id("evt"),
             "incident_id": summary.id,
@@ -175,7 +180,7 @@ def event_item(store: Store, account: str, event: TimelineEvent, after: Incident
     the summary `after` the change (not repeated when the event shows it already)."""
     pk, sk = event_key(account, event.incident_id, event.seq)
     gsi2pk, gsi2sk = event_index_key(account, event.id, event.at, store.config)
-    snapshot = None if event.incident == after else after.model_dump(mode="json")
+    snapshot = None if first_summary(event) == after else after.model_dump(mode="json")
     values = {
         **event.model_dump(mode="json", exclude_none=True, by_alias=True),
         SUMMARY_AFTER: snapshot,
@@ -195,7 +200,7 @@ def event_puts(
     """The transaction's Puts of `events` (a backfilled creation, then the change's event,
     whose summary is `after`), each refused if its number is taken."""
     return [
-        store.put_operation(event_item(store, account, e, e.incident or after), new=True)
+        store.put_operation(event_item(store, account, e, first_summary(e) or after), new=True)
         for e in events
     ]
 
@@ -239,7 +244,15 @@ def _expires(store: Store, at: str) -> int | None:
 
 def event_from_item(item: Item) -> TimelineEvent:
     """The event stored in `item` (without the summary it keeps for deliveries)."""
-    return from_item(TimelineEvent, {k: v for k, v in item.items() if k != SUMMARY_AFTER})
+    values = deserialize(item)
+    return EVENTS.validate_python(
+        {k: v for k, v in values.items() if k not in KEY_ATTRIBUTES and k != SUMMARY_AFTER}
+    )
+
+
+def first_summary(event: TimelineEvent) -> IncidentSummary | None:
+    """The summary an ``incident.created`` event shows; None for any other event."""
+    return event.incident if isinstance(event, IncidentCreated) else None
 
 
 def summary_after(item: Item) -> IncidentSummary | None:
@@ -247,7 +260,7 @@ def summary_after(item: Item) -> IncidentSummary | None:
     event written before summaries were kept on events)."""
     if SUMMARY_AFTER in item:
         return from_item(IncidentSummary, item[SUMMARY_AFTER]["M"])
-    return event_from_item(item).incident
+    return first_summary(event_from_item(item))
 
 
 def at_now(store: Store) -> str:

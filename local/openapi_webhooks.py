@@ -1,0 +1,165 @@
+"""The document's ``webhooks`` section: what a registered endpoint receives, one entry per
+event type (the envelope, the event union, an example of that type) and one for
+``webhook.test``, generated from the models the bodies are written from
+(`incidents.events_out.payloads`), so a consumer can generate its types from it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from incidents.events_out.payloads import EventPayload, TestPayload, event_body, test_body
+from incidents.models import EVENTS, EventType, IncidentSummary, TimelineEvent
+
+REF = "#/components/schemas/{model}"
+EVENT_UNION = "TimelineEvent"
+HEADERS = {
+    "webhook-id": "the event's id (evt_…): the same on every retry and replay; deduplicate on it",
+    "webhook-timestamp": "when this attempt was signed, Unix seconds (refuse one older than 5 "
+    "minutes)",
+    "webhook-signature": "v1,<base64 HMAC-SHA256 of '<webhook-id>.<webhook-timestamp>.<body>'> "
+    "for each secret in use, space-separated (Standard Webhooks)",
+}
+ACCOUNT = "acct_2J9dTbWJbHq3ZKm3sYxvV0nE4aR"
+ALICE, BOB = "user_2J9dTcXQk1pN0hB5wUe7rTyZsLm", "user_2J9dTdY2m8vC4nJ6xRf1qWgHkPz"
+INCIDENT = "inc_2J9dTn4Qb1ZkN0aH7cV3mXyPqLs"
+WEBHOOK = "wh_2J9dTn4Qb1ZkN0aH7cV3mXyPqLs"
+"""A well-formed webhook id for the checked-in document's examples."""
+AT = "2026-11-24T08:41:07.120345Z"
+
+
+def add_webhooks(document: dict[str, Any]) -> None:
+    """The ``webhooks`` entries and the schemas they name; the event union named once."""
+    _, schemas = models_json_schema(
+        [(EventPayload, "serialization"), (TestPayload, "serialization")], ref_template=REF
+    )
+    components = document["components"]["schemas"]
+    for name, schema in schemas["$defs"].items():
+        components.setdefault(name, schema)
+    document["webhooks"] = {
+        **{event.type.value: _entry(EventPayload, _event_example(event)) for event in examples()},
+        "webhook.test": _entry(TestPayload, _test_example()),
+    }
+    name_event_union(document)
+    document["components"]["schemas"] = dict(sorted(components.items()))
+
+
+def name_event_union(document: dict[str, Any]) -> None:
+    """The event union, which pydantic writes inline wherever an event is, as one component
+    (``TimelineEvent``) that every place names."""
+    found: list[dict[str, Any]] = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, dict):
+            if EventType.NOTE_ADDED.value in node.get("discriminator", {}).get("mapping", {}):
+                union = {"oneOf": node.pop("oneOf"), "discriminator": node.pop("discriminator")}
+                found.append(union)
+                node["$ref"] = REF.format(model=EVENT_UNION)
+            for value in node.values():
+                visit(value)
+        elif isinstance(node, list):
+            for value in node:
+                visit(value)
+
+    visit(document)
+    assert found, "the event union is in the document"
+    assert all(union == found[0] for union in found), "one event union"
+    document["components"]["schemas"][EVENT_UNION] = {
+        **found[0],
+        "description": "One change to an incident; `type` tells which kind, and each kind "
+        "carries only its own fields.",
+    }
+
+
+def _entry(model: type[BaseModel], example: dict[str, Any]) -> dict[str, Any]:
+    kind = example["type"]
+    return {
+        "post": {
+            "operationId": f"on_{kind.replace('.', '_')}",
+            "summary": f"{kind}: posted to each webhook that wants it",
+            "tags": ["webhook deliveries"],
+            "security": [],
+            "parameters": [_header(name, text) for name, text in HEADERS.items()],
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {
+                        "schema": {"$ref": REF.format(model=model.__name__)},
+                        "example": example,
+                    }
+                },
+            },
+            "responses": {
+                "2XX": {"description": "received: the delivery succeeded"},
+                "410": {"description": "gone: the webhook is disabled, nothing more is sent"},
+                "429": {
+                    "description": "busy: tried again no sooner than Retry-After says "
+                    "(up to 12 hours), else on the retry schedule"
+                },
+                "default": {"description": "failed: tried again on the retry schedule"},
+            },
+        }
+    }
+
+
+def _header(name: str, description: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "header",
+        "required": True,
+        "description": description,
+        "schema": {"type": "string"},
+    }
+
+
+def examples() -> list[TimelineEvent]:
+    """One event of each type, as the timeline of one incident would show them."""
+    common = {"incident_id": INCIDENT, "at": AT, "actor": {"user_id": ALICE}}
+    kinds: list[dict[str, Any]] = [
+        {"type": "incident.created", "version": 1, "incident": _summary(1, "TRIGGERED", "SEV2"),
+         "participants": [{"participant_id": ALICE, "role": "creator"},
+                          {"participant_id": BOB, "role": "assignee"}],
+         "participant_count": 2, "backfilled": False},
+        {"type": "incident.updated", "version": 2,
+         "changes": {"severity": {"from": "SEV2", "to": "SEV1"}}},
+        {"type": "participant.added", "version": 2,
+         "participant": {"participant_id": BOB, "role": "responder"}},
+        {"type": "note.added", "version": 2, "note": {"text": "Rolled back deploy 4812"}},
+        {"type": "participant.removed", "version": 2,
+         "participant": {"participant_id": BOB, "role": "responder"}},
+        {"type": "incident.resolved", "version": 3,
+         "changes": {"status": {"from": "TRIGGERED", "to": "RESOLVED"}}},
+        {"type": "incident.reopened", "version": 4,
+         "changes": {"status": {"from": "RESOLVED", "to": "ACKNOWLEDGED"}}},
+    ]  # fmt: skip
+    return [
+        EVENTS.validate_python({"id": f"evt_2J9dTp{seq:021d}", "seq": seq, **common, **kind})
+        for seq, kind in enumerate(kinds, start=1)
+    ]
+
+
+def _summary(version: int, status: str, severity: str) -> IncidentSummary:
+    return IncidentSummary.model_validate(
+        {"id": INCIDENT, "number": 42, "title": "Checkout: p99 latency above 2 s",
+         "status": status, "severity": severity, "created_by": ALICE, "created_at": AT,
+         "updated_at": AT, "version": version}
+    )  # fmt: skip
+
+
+def _event_example(event: TimelineEvent) -> dict[str, Any]:
+    """The body of `event` as it is sent (written by the code that writes bodies)."""
+    after = {"incident.updated": ("TRIGGERED", "SEV1"), "incident.resolved": ("RESOLVED", "SEV1"),
+             "incident.reopened": ("ACKNOWLEDGED", "SEV1")}  # fmt: skip
+    status, severity = after.get(event.type.value, ("TRIGGERED", "SEV2"))
+    return EventPayload.model_validate_json(
+        event_body(ACCOUNT, event, _summary(event.version, status, severity))
+    ).model_dump(mode="json", by_alias=True)
+
+
+def _test_example() -> dict[str, Any]:
+    body = test_body(
+        ACCOUNT, "wh_2J9dTn4Qb1ZkN0aH7cV3mXyPqLs", "evt_2J9dTq6Rb3ZmP2cJ9eX5oZaRsNu", AT
+    )
+    return TestPayload.model_validate_json(body).model_dump(mode="json")
