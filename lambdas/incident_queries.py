@@ -3,6 +3,7 @@ first."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -27,6 +28,7 @@ from incidents.models import (
     INCIDENT_ID,
     RFC3339,
     TEAM_ID,
+    EventFeed,
     EventList,
     EventType,
     IncidentList,
@@ -304,7 +306,17 @@ def account_events(
     *,
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
-    order: OrderParam = "desc",
+    order: Annotated[
+        Order,
+        Query(
+            description="desc: newest first (the default), every committed event; asc: oldest "
+            "first, the polling order, up to the settled horizon (events of the last 15 s "
+            "wait: an event may still commit that long after its time). A cursor is valid "
+            "only with the order it was made with: send the same order beside it (another "
+            "is 400 invalid_cursor)",
+            examples=["asc"],
+        ),
+    ] = "desc",
     since: Annotated[
         str | None, _instant_query("events at or after", "2026-11-01T00:00:00Z")
     ] = None,
@@ -312,11 +324,44 @@ def account_events(
         str | None, _instant_query("events before", "2026-11-23T00:00:00+01:00")
     ] = None,
     type: EventTypeParam = None,
-) -> EventList:
-    """Every event of my account's incidents, by time: the polling alternative to webhooks."""
+    if_none_match: Annotated[
+        str | None,
+        Header(
+            alias="If-None-Match",
+            max_length=1024,
+            description="the ETag of a first page you hold: 304, no body, while the page "
+            "would list the same events (it is still read: this spares the transfer, not "
+            "the read; ignored with a cursor)",
+        ),
+    ] = None,
+) -> Response[EventFeed]:
+    """Every event of my account's incidents, by time: the polling alternative to webhooks.
+    Poll oldest first from the last walk's ``next_since``: nothing missed, nothing twice."""
     params = ListParams(limit, cursor, order, since, until, None, None)
     request = EventRequest(_page_request(params), tuple(type or ()))
-    return _events("account_events", timelines.account_events(store(), caller(app), request))
+    who, tables = caller(app), store()
+    if order == "asc":
+        settled = timelines.settled_events(tables, who, request, tables.clock())
+        page, next_since = settled.page, settled.next_since
+    else:
+        page, next_since = timelines.account_events(tables, who, request), None
+    report_page("account_events", page.stats)
+    tag = None if cursor else page_tag(page)
+    if tag is not None and tag in entity_tags(if_none_match):
+        raise NotModifiedError(tag)
+    feed = EventFeed(
+        items=page.items,
+        next_cursor=page.next_cursor,
+        has_more=page.has_more,
+        next_since=next_since,
+    )
+    return answer(app, feed, etag=tag)
+
+
+def page_tag(page: EventPage) -> str:
+    """A first page's ETag: a digest of the events it lists and whether more follow."""
+    listed = "\x1f".join([*(event.id for event in page.items), str(page.has_more)])
+    return hashlib.sha256(listed.encode()).hexdigest()[:24]
 
 
 def _events(name: str, page: EventPage) -> EventList:

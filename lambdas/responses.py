@@ -100,6 +100,11 @@ COUNTER_ETAG: OpenAPIResponseHeader = {
     "change, so a page with the same parameters would be the same)",
     "schema": {"type": "string", "pattern": '^"[0-9]+"$'},
 }
+PAGE_ETAG: OpenAPIResponseHeader = {
+    "description": "on a first page (no cursor), a digest of the events it lists: send it as "
+    "If-None-Match to be answered 304 while the page would be the same",
+    "schema": {"type": "string", "pattern": '^"[0-9a-f]{24}"$'},
+}
 RETRY_AFTER: OpenAPIResponseHeader = {
     "description": "seconds to wait before trying again",
     "schema": {"type": "integer", "minimum": 1},
@@ -109,10 +114,11 @@ RETRY_AFTER: OpenAPIResponseHeader = {
 def documented_responses(route: Route) -> dict[int, OpenAPIResponse]:
     """OpenAPI responses of `route`: its success, a 304 if conditional, its errors."""
     responses: dict[int, OpenAPIResponse] = {route.status: _success(route)}
-    if route.conditional or route.counter_tag:
+    tag = _etag(route)
+    if tag is not None and (route.conditional or route.counter_tag or route.page_tag):
         responses[HTTPStatus.NOT_MODIFIED] = {
             "description": "If-None-Match names the current version: not changed, no body",
-            "headers": {"ETag": COUNTER_ETAG if route.counter_tag else ETAG},
+            "headers": {"ETag": tag},
         }
     for status in sorted({*route.errors, *EVERY_ROUTE}):
         error: OpenAPIResponse = {
@@ -125,6 +131,15 @@ def documented_responses(route: Route) -> dict[int, OpenAPIResponse]:
     return responses
 
 
+def _etag(route: Route) -> OpenAPIResponseHeader | None:
+    """The ``ETag`` header the route answers with, if any."""
+    if route.counter_tag:
+        return COUNTER_ETAG
+    if route.page_tag:
+        return PAGE_ETAG
+    return ETAG if route.etag else None
+
+
 def _example(status: int) -> dict[str, Any]:
     code, message = ERROR_EXAMPLES[status]
     return {code.value: {"value": {"code": code.value, "message": message}}}
@@ -132,8 +147,7 @@ def _example(status: int) -> dict[str, Any]:
 
 def _success(route: Route) -> OpenAPIResponse:
     headers = {
-        **({"ETag": ETAG} if route.etag else {}),
-        **({"ETag": COUNTER_ETAG} if route.counter_tag else {}),
+        **({"ETag": tag} if (tag := _etag(route)) else {}),
         **({"Location": LOCATION} if route.status == HTTPStatus.CREATED else {}),
     }
     success: OpenAPIResponse = {"description": "success"}

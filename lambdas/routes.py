@@ -53,6 +53,9 @@ class Route:
     counter_tag: bool = False
     """Its first page's ``ETag`` names the incident's event counter; ``If-None-Match`` with it
     is a 304 while no event was added."""
+    page_tag: bool = False
+    """Its first page's ``ETag`` is a digest of the page; ``If-None-Match`` with it is a 304
+    while the page would list the same items."""
 
 
 ROUTES: dict[str, Route] = {
@@ -126,7 +129,7 @@ ROUTES: dict[str, Route] = {
         counter_tag=True,
     ),
     "account_events": Route(
-        "GET", "/events", Group.INCIDENT_QUERIES, "The account's events", errors=LIST
+        "GET", "/events", Group.INCIDENT_QUERIES, "The account's events", errors=LIST, page_tag=True
     ),
     "my_incidents": Route(
         "GET", "/me/incidents", Group.INCIDENT_QUERIES, "My incidents by state", errors=LIST

@@ -14,7 +14,10 @@ from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Match
 
 from app import build
+from incidents.timeline.queries import SETTLE_SECONDS
 from lambdas.routes import ROUTES, Group
+from lambdas.runtime import READ_SECONDS
+from stacks.api_stack import TIMEOUT
 from stacks.permissions import INDEX_READERS, TABLE_ACTIONS
 from tests.infra.conftest import (
     EVENT_FUNCTIONS,
@@ -244,3 +247,9 @@ def test_cdk_nag_fails_the_synth_on_an_unaccepted_finding(tmp_path: Path) -> Non
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
+
+
+def test_the_events_settle_window_outlasts_any_command() -> None:
+    """An oldest-first /events read stops SETTLE_SECONDS before now: every command must have
+    committed by then (its function's timeout, then a request's read timeout)."""
+    assert TIMEOUT.to_seconds() + READ_SECONDS < SETTLE_SECONDS

@@ -11,6 +11,7 @@ import pytest
 
 from incidents.models import NOTE_MAX_CHARACTERS
 from incidents.store import Caller, new_id
+from incidents.timeline import queries as timeline_queries
 from tests.api_harness import Api
 
 pytestmark = pytest.mark.integration
@@ -135,7 +136,10 @@ def test_the_timeline_pages_filters_and_orders(api: Api, alice: Caller) -> None:
     assert (wrong.status, wrong.body["code"]) == (400, "validation_error")
 
 
-def test_account_events_window_and_types(api: Api, alice: Caller) -> None:
+def test_account_events_window_and_types(
+    api: Api, alice: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(timeline_queries, "SETTLE_SECONDS", 0)  # oldest first: read at once
     first = new_incident(api, alice)
     second = new_incident(api, alice)
     assert note(api, alice, first, "on first").status == 201

@@ -342,3 +342,15 @@ class EventList(BaseModel):
     items: list[TimelineEvent]
     next_cursor: str | None
     has_more: bool
+
+
+class EventFeed(EventList):
+    """One page of the account's events; oldest first (the polling order), also where the
+    next poll starts."""
+
+    next_since: Timestamp | None = Field(
+        description="oldest first, on a walk's last page: the instant it served every event "
+        "before (the settled horizon, 15 s before the first page was read); poll again with "
+        "since set to it and no event is missed or served twice. Null newest first and on "
+        "pages with more to come"
+    )

@@ -8,19 +8,31 @@ GSI2 index (by time), merged in exact order.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from dynashard import Item, SortKeyRange, Stream
+from dynashard import InvalidCursorError, Item, SortKeyRange, Stream
 from incidents.incident.queries import ListPage, PageRequest, fanout_page, gsi2_streams
 from incidents.keys import event_key, events_base, timeline_prefix
-from incidents.models import EventType, TimelineEvent
+from incidents.models import EventType, TimelineEvent, timestamp
 from incidents.store import Caller, Store
 from incidents.timeline.events import Counted, event_from_item, require_counted
 
 EventPage = ListPage[TimelineEvent]
 T = TypeVar("T")
+SETTLE_SECONDS = 15
+"""How long after its ``at`` an event may still commit, at most: a command stamps ``at``,
+then writes it in a transaction, all inside the API function's 10 s timeout, and a request
+sent before that ends is answered within the 3 s read timeout (`tests/infra` checks the
+sum stays below this). An oldest-first read of ``/events`` stops this long before now, so
+no later commit can land behind what it served."""
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+SETTLED_CURSOR = re.compile(r"^([0-9]{1,17})\.(.+)$", re.DOTALL)
+"""An oldest-first ``/events`` cursor: the walk's horizon (microseconds since the epoch),
+then the engine's cursor, which is bound to that horizon (an edited one is refused)."""
 
 
 @dataclass(frozen=True)
@@ -104,3 +116,45 @@ def _page(store: Store, streams: Sequence[Stream], binding: str, page: PageReque
 
 def _event_id(item: Item) -> str:
     return str(item["id"]["S"])
+
+
+@dataclass(frozen=True)
+class SettledPage:
+    """A page of an oldest-first ``/events`` walk, and where the next poll starts."""
+
+    page: EventPage
+    next_since: str | None
+    """On the walk's last page, the horizon it stopped at: poll again with ``since`` set
+    to it and no event is missed or served twice."""
+
+
+def settled_events(
+    store: Store, caller: Caller, request: EventRequest, now: datetime
+) -> SettledPage:
+    """`account_events` oldest first, up to the settled horizon (`SETTLE_SECONDS` before
+    `now`, or the window's ``until`` if earlier), fixed on the walk's first page."""
+    window = request.page.window
+    horizon, cursor = _horizon(request.page.cursor, window.until, now)
+    if window.since is not None and window.since >= horizon:
+        return SettledPage(ListPage([], None, False), timestamp(window.since))
+    settled = replace(window, until=horizon)
+    page = account_events(
+        store, caller, replace(request, page=replace(request.page, cursor=cursor, window=settled))
+    )
+    since_epoch = (horizon - EPOCH) // timedelta(microseconds=1)
+    next_cursor = page.next_cursor and f"{since_epoch}.{page.next_cursor}"
+    next_since = None if page.has_more else timestamp(horizon)
+    return SettledPage(replace(page, next_cursor=next_cursor), next_since)
+
+
+def _horizon(
+    cursor: str | None, until: datetime | None, now: datetime
+) -> tuple[datetime, str | None]:
+    """The walk's horizon and the engine's cursor: from the cursor past the first page."""
+    if cursor is None:
+        horizon = now - timedelta(seconds=SETTLE_SECONDS)
+        return (min(horizon, until) if until else horizon), None
+    match = SETTLED_CURSOR.match(cursor)
+    if match is None:
+        raise InvalidCursorError("not a cursor of an oldest-first /events walk")
+    return EPOCH + timedelta(microseconds=int(match[1])), match[2]
