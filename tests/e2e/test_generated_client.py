@@ -167,8 +167,18 @@ def test_the_timeline_through_a_generated_client(
     assert events[1].changes.status is None
     assert events[-1].note.text == "Rolled back deploy 4812"
     feed = queries.account_events.sync(client=me, type_=[m.EventType.NOTE_ADDED], limit=5)
-    assert isinstance(feed, m.EventList)
+    assert isinstance(feed, m.EventFeed)
     assert feed.items[0].id == noted.parsed.id
+    first_page = queries.account_events.sync_detailed(client=me, limit=5)
+    tag = first_page.headers["etag"]
+    again = queries.account_events.sync_detailed(client=me, limit=5, if_none_match=tag)
+    assert (first_page.status_code, again.status_code) == (200, 304)
+    story_tag = queries.incident_timeline.sync_detailed(incident, client=me).headers["etag"]
+    assert story_tag == '"4"', "a timeline's ETag names its event counter"
+    unchanged = queries.incident_timeline.sync_detailed(
+        incident, client=me, if_none_match=story_tag
+    )
+    assert unchanged.status_code == 304
 
 
 def test_webhooks_through_a_generated_client(local_api: LocalApi, generated: ModuleType) -> None:

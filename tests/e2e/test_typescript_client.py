@@ -62,7 +62,7 @@ def test_the_workflow_through_a_strict_typescript_client(
 ) -> None:
     output = run(["node", "build/workflow.js"], compiled, local_api.variables)
     summary = json.loads(output.strip().splitlines()[-1])
-    assert len(summary["checks"]) == 22, summary
+    assert len(summary["checks"]) == 25, summary
     assert summary["seen"] > 0
 
 

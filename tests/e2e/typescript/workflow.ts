@@ -96,6 +96,15 @@ async function change(id: string, etag: string): Promise<void> {
   check("resolve", resolved.data?.status === "RESOLVED" && resolved.data.state === "CLOSED", resolved.error);
   const timeline = await client.GET("/incidents/{incident_id}/timeline", { params: { path } });
   check("the timeline tells the story", timeline.data?.items.map((event) => event.type).join(",") === "incident.created,incident.updated,participant.added,participant.removed,note.added,incident.resolved", timeline.data);
+  const timelineTag = timeline.response.headers.get("ETag") ?? "";
+  const unchanged = await client.GET("/incidents/{incident_id}/timeline", { params: { path, header: { "if-none-match": timelineTag } } });
+  check("a timeline's first page with its ETag is a 304", timelineTag === '"6"' && unchanged.response.status === 304 && unchanged.data === undefined);
+  const feed = await client.GET("/events", { params: { query: { limit: 5 } } });
+  const feedTag = feed.response.headers.get("ETag") ?? "";
+  const sameFeed = await client.GET("/events", { params: { query: { limit: 5 }, header: { "if-none-match": feedTag } } });
+  check("/events' first page with its ETag is a 304", feed.data?.items[0]?.type === "incident.resolved" && feed.data.next_since === null && sameFeed.response.status === 304);
+  const polled = await client.GET("/events", { params: { query: { order: "asc", since: "2026-01-01T00:00:00Z", limit: 100 } } });
+  check("an oldest-first walk's last page names next_since", polled.data !== undefined && (polled.data.has_more || typeof polled.data.next_since === "string"), polled.error);
 }
 
 async function teams(): Promise<void> {
