@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import itertools
 import json
 import os
 import secrets
@@ -34,7 +35,8 @@ from typing import TYPE_CHECKING
 from botocore.exceptions import ClientError
 
 from dynashard import error_code
-from incidents.incident.commands import incident_id_by_number
+from incidents.incident.commands import get_incident, incident_id_by_number
+from incidents.models import State
 from incidents.store import Caller, Store, build_store
 from incidents.table import TABLE_SCHEMA
 from lambdas.routes import Group
@@ -101,15 +103,17 @@ def dev_stage_origins() -> list[str]:
     return origins
 
 
-def first_incident(store: Store, account: DemoAccount) -> str:
-    """The id of the account's incident #1 (the examples' ``$INCIDENT``)."""
+def example_incident(store: Store, account: DemoAccount) -> str:
+    """The examples' ``$INCIDENT``: the account's lowest-numbered open incident (the README
+    acknowledges it, which must not reopen a resolved one)."""
     caller = Caller(account.account_id, account.users[0].id)
-    return incident_id_by_number(store, caller, 1)
+    ids = (incident_id_by_number(store, caller, n) for n in itertools.count(1))  # 404 past the last
+    return next(i for i in ids if get_incident(store, caller, i).summary.state is State.OPEN)
 
 
 @dataclasses.dataclass(frozen=True)
 class Examples:
-    """What the examples name in the first demo account: its incident #1 and its webhook."""
+    """What the examples name in the first demo account: an open incident and its webhook."""
 
     incident: str
     webhook: DemoWebhook
@@ -222,7 +226,7 @@ def _serve(stack: ExitStack) -> None:
     reseed = os.environ.get("DEMO_RESEED") == "1"
     accounts = prepare_demo(store, demo_size(engine), reseed=reseed)
     hooks = [receiver_webhook(store, account) for account in accounts]
-    examples = Examples(first_incident(store, accounts[0]), hooks[0])
+    examples = Examples(example_incident(store, accounts[0]), hooks[0])
     store.engine.close()  # the master holds no threads or clients into the fork
     clock.lap("demo data")
     tokens = callers(accounts)
@@ -261,7 +265,7 @@ def worker_gateway(
 ) -> LocalGateway:
     """One worker's gateway: the handlers imported (the worker's cold start), and every
     DynamoDB call logged when ``AWS_CALL_LOG`` asks for it (the least-privilege tests).
-    `examples` (the demo's incident #1 and webhook) are the served document's examples."""
+    `examples` (a demo incident and webhook) are the served document's examples."""
     handlers = {g: importlib.import_module(f"lambdas.{g.value}").handler for g in Group}
     known = (
         {"incident_id": examples.incident, "webhook_id": examples.webhook.id} if examples else None

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from incidents.events_out.payloads import EventPayload, TestPayload, event_body, test_body
+from incidents.events_out.webhook_models import TEST_EVENT
 from incidents.models import EVENTS, EventType, IncidentSummary, TimelineEvent
 
 REF = "#/components/schemas/{model}"
@@ -39,8 +40,8 @@ def add_webhooks(document: dict[str, Any]) -> None:
     for name, schema in schemas["$defs"].items():
         components.setdefault(name, schema)
     document["webhooks"] = {
-        **{event.type.value: _entry(EventPayload, _event_example(event)) for event in examples()},
-        "webhook.test": _entry(TestPayload, _test_example()),
+        kind: _entry(TestPayload if kind == TEST_EVENT else EventPayload, body)
+        for kind, body in example_documents("bodies").items()
     }
     name_event_union(document)
     document["components"]["schemas"] = dict(sorted(components.items()))
@@ -163,3 +164,16 @@ def _test_example() -> dict[str, Any]:
         ACCOUNT, "wh_2J9dTn4Qb1ZkN0aH7cV3mXyPqLs", "evt_2J9dTq6Rb3ZmP2cJ9eX5oZaRsNu", AT
     )
     return TestPayload.model_validate_json(body).model_dump(mode="json")
+
+
+def example_documents(kind: str) -> dict[str, Any]:
+    """One example per type, by type: ``events`` as the timeline shows them, ``bodies`` as
+    a webhook receives them (the docs render them; the document's webhooks hold the same)."""
+    if kind == "events":
+        return {
+            event.type.value: event.model_dump(mode="json", by_alias=True) for event in examples()
+        }
+    return {
+        **{event.type.value: _event_example(event) for event in examples()},
+        "webhook.test": _test_example(),
+    }

@@ -1,4 +1,5 @@
-"""MkDocs hook: benchmark tables rendered from the bench's result files.
+"""MkDocs hook: benchmark tables rendered from the bench's result files, and the event
+and webhook body examples written by the code.
 
 A page writes ``{{ bench: local_pages }}`` (or ``load``, ``filters``, ``cold_start``,
 ``many_teams``, ``many_teams.local``, ``patch_refresh``) where a table goes, or
@@ -20,7 +21,12 @@ from typing import Any
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
 
+from local.openapi_webhooks import example_documents
+
 RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results"
+EXAMPLES = re.compile(r"\{\{\s*examples:\s*(events|bodies)\s*\}\}")
+"""Where the event and webhook body examples go: written by the code that writes the API's
+events and the deliveries' bodies (`local.openapi_webhooks`), as the OpenAPI document has them."""
 PLACEHOLDER = re.compile(r"\{\{\s*bench:\s*(\w+(?:\.\w+)?)(?:#(\d+))?\s*\}\}")
 
 
@@ -35,8 +41,19 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:
-    """Replace every placeholder by its table (an unknown name fails the build)."""
-    return PLACEHOLDER.sub(lambda m: _render(m.group(1), m.group(2)), markdown)
+    """Replace every placeholder by its table (an unknown name fails the build), and
+    ``{{ examples: events }}`` / ``{{ examples: bodies }}`` by one tab per event type."""
+    tables = PLACEHOLDER.sub(lambda m: _render(m.group(1), m.group(2)), markdown)
+    return EXAMPLES.sub(lambda m: _tabs(example_documents(m.group(1))), tables)
+
+
+def _tabs(documents: dict[str, Any]) -> str:
+    """One pymdownx tab per document, its JSON in a code block that scrolls."""
+    blocks = []
+    for title, document in documents.items():
+        code = json.dumps(document, indent=2, ensure_ascii=False).replace("\n", "\n    ")
+        blocks.append(f'=== "{title}"\n\n    ```json\n    {code}\n    ```\n')
+    return "\n".join(blocks)
 
 
 def _render(name: str, number: str | None) -> str:

@@ -1,21 +1,27 @@
 """Every curl example in the README and the API pages runs as printed against ``make dev``'s
 demo data, with the variables ``make dev`` prints (``export API=… TOKEN=… TEAM=…``): each
-command must succeed (a 4xx or 5xx fails it, curl's ``--fail-with-body``) and answer JSON."""
+command must succeed (a 4xx or 5xx fails it, curl's ``--fail-with-body``) and answer JSON.
+The README's receiver line runs as printed too, and prints the test delivery it verified."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import signal
+import socket
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
+from tests.deliveries import wait_for
 from tests.e2e.conftest import LocalApi
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = ["README.md", "docs/api.md", "docs/timeline.md"]
+PAGES = ["README.md", "docs/api.md", "docs/timeline.md", "docs/events.md"]
 SHELL_BLOCK = re.compile(r"```(?:bash|sh)\n(.*?)```", re.DOTALL)
 MARK = "-----8<-----"
 STRICT_CURL = """
@@ -72,3 +78,36 @@ def test_make_dev_prints_the_variables_the_examples_use(local_api: LocalApi) -> 
         for match in re.findall(r"^(\w+)=", command)
     }
     assert used - assigned <= set(local_api.variables), used - assigned - set(local_api.variables)
+
+
+def test_the_readme_receiver_runs_as_printed_and_verifies_the_demo_webhook(
+    local_api: LocalApi,
+) -> None:
+    """Issue 40, point 5: ``python -m local.webhook_receiver …`` failed as written (no module
+    named 'standardwebhooks', then 'incidents'), and the README registered the webhook before
+    the receiver existed. Now: the README's ``make receiver`` line, then its test delivery."""
+    readme = "\n".join(SHELL_BLOCK.findall((ROOT / "README.md").read_text()))
+    lines = readme.splitlines()
+    (receiver,) = [line.split("#")[0] for line in lines if line.startswith("make receiver")]
+    (test,) = [line for line in commands("README.md") if "/webhooks/$WEBHOOK/test" in line]
+    env = {**os.environ, **local_api.variables}
+    running = subprocess.Popen(
+        ["bash", "-c", f"exec {receiver}"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        wait_for(listening, 60, "the receiver on port 9000")
+        sent = subprocess.run(["bash", "-c", STRICT_CURL + test], env=env, check=False,
+                              capture_output=True, text=True, timeout=30)  # fmt: skip
+        assert sent.returncode == 0, sent.stderr
+    finally:
+        time.sleep(3)  # the delivery: about a second through the local pipeline
+        os.killpg(running.pid, signal.SIGINT)
+        printed, _ = running.communicate(timeout=20)
+    event_id = json.loads(sent.stdout)["id"]
+    assert f"verified {event_id} webhook.test" in printed, printed
+
+
+def listening() -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", 9000)) == 0

@@ -9,14 +9,21 @@ number, a 409 on ``GET /me/teams``…)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import re
 import shutil
 import subprocess
+import time
+import urllib.error
+import urllib.request
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from standardwebhooks.webhooks import Webhook
 
 from tests.e2e.conftest import LocalApi
 
@@ -53,8 +60,56 @@ def compiled(local_api: LocalApi, tmp_path_factory: pytest.TempPathFactory) -> P
     (work / "openapi.json").write_text(json.dumps(document))
     (work / "generated").mkdir()
     run([str(BIN / "openapi-typescript"), "openapi.json", "-o", "generated/api.d.ts"], work)
+    shutil.copy(work / "generated" / "api.d.ts", work / "api.d.ts")  # as the docs' example has it
+    (work / "receiver_example.ts").write_text(documented_receiver())
     run([str(BIN / "tsc"), "-p", "."], work)  # strict; a @ts-expect-error that compiles fails
     return work
+
+
+def documented_receiver() -> str:
+    """The TypeScript receiver of docs/events.md, as printed."""
+    (block,) = re.findall(r"```typescript\n(.*?)```", (ROOT / "docs/events.md").read_text(), re.S)
+    return str(block)
+
+
+def test_the_documented_typescript_receiver_verifies_a_delivery(compiled: Path) -> None:
+    """docs/events.md's receiver, compiled strictly against the generated types, run: it
+    answers a signed delivery 204 and prints its note, an unsigned one 401."""
+    secret = "whsec_" + base64.b64encode(b"k" * 24).decode()
+    source = (compiled / "build" / "receiver_example.js").read_text()
+    (compiled / "build" / "receiver_example.js").write_text(source.replace("whsec_…", secret))
+    server = subprocess.Popen(
+        ["node", "build/receiver_example.js"], cwd=compiled, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        body = json.dumps({"type": "note.added", "timestamp": "2026-11-24T08:41:07Z", "data": {
+            "account_id": "acct_x", "incident": None,
+            "event": {"type": "note.added", "note": {"text": "Rolled back 4812"}}}})  # fmt: skip
+        signed = Webhook(secret).sign("evt_1", datetime.now(UTC), body)
+        headers = {"webhook-id": "evt_1", "webhook-signature": signed,
+                   "webhook-timestamp": str(int(time.time()))}  # fmt: skip
+        assert post_when_listening(body, headers) == 204
+        assert post_when_listening(body, {**headers, "webhook-signature": "v1,bad"}) == 401
+    finally:
+        server.terminate()
+        printed, _ = server.communicate(timeout=10)
+    assert "evt_1 Rolled back 4812" in printed
+
+
+def post_when_listening(body: str, headers: dict[str, str]) -> int:
+    """POST `body` to the example's port 9000, once it listens; the status."""
+    deadline = time.monotonic() + 10
+    while True:
+        request = urllib.request.Request("http://127.0.0.1:9000/hooks", body.encode(), headers)
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                return int(response.status)
+        except urllib.error.HTTPError as error:
+            return error.code
+        except urllib.error.URLError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
 
 
 def test_the_workflow_through_a_strict_typescript_client(

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from incidents.events_out.delivery_messages import DeliveryMessage
 from incidents.events_out.outbox import outgoing
 from incidents.events_out.payloads import MAX_BODY_BYTES
 from incidents.events_out.sender import MAX_DELAY, RETRY_DELAYS, retry_delay
@@ -110,3 +111,17 @@ def test_the_largest_body_the_models_allow_is_far_under_the_bound() -> None:
 def test_a_note_longer_than_the_api_takes_cannot_be_an_event() -> None:
     with pytest.raises(ValidationError, match="at most 1000 characters"):
         Note(text="n" * 70_000)
+
+
+def test_each_test_delivery_has_its_own_group_and_an_incident_shares_one() -> None:
+    """A test event waited behind an earlier one still failing (its group was the webhook's
+    every test); an incident's events share their group, which keeps them in order."""
+
+    def message(event_id: str, incident_id: str | None) -> DeliveryMessage:
+        return DeliveryMessage(
+            account_id=ACCOUNT, webhook_id="wh_1", event_id=event_id, type=EventType.NOTE_ADDED,
+            incident_id=incident_id, seq=None, happened_at="2026-11-24T08:00:00Z", body="{}",
+        )  # fmt: skip
+
+    assert message("evt_1", None).group() != message("evt_2", None).group()
+    assert message("evt_1", "inc_1").group() == message("evt_2", "inc_1").group()

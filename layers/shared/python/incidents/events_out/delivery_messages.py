@@ -58,8 +58,9 @@ class DeliveryMessage(BaseModel):
     replay_id: str | None = None
 
     def group(self) -> str:
-        """The FIFO message group: the webhook and the incident (a test event: its own)."""
-        return f"{self.webhook_id}#{self.incident_id or 'test'}"
+        """The FIFO message group: the webhook and the incident (a test event: its own, so a
+        test never waits behind an earlier one still failing)."""
+        return f"{self.webhook_id}#{self.incident_id or 'test#' + self.event_id}"
 
     def deduplication(self) -> str:
         """The same event for the same webhook is enqueued once (per replay)."""
