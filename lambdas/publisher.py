@@ -23,8 +23,7 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from incidents.events_out.outbox import Publisher, from_stream
-from incidents.events_out.webhooks import StoredWebhook
+from incidents.events_out.outbox import BatchReads, Publisher, from_stream
 from lambdas.runtime import (
     delivery_queue,
     eventbridge,
@@ -56,7 +55,7 @@ def publisher() -> Publisher:
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     """One stream batch; the answer names the first record that failed, if one did."""
-    hooks: dict[str, list[StoredWebhook]] = {}
+    batch = BatchReads()
     failed = False
 
     def publish(record: DynamoDBRecord) -> None:
@@ -66,7 +65,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailure
         try:
             item = from_stream(record.raw_event)
             if item is not None:
-                publisher().publish(item, hooks)
+                publisher().publish(item, batch)
                 metrics.add_metric(name="EventsPublished", unit=MetricUnit.Count, value=1)
         except Exception:
             failed = True

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import ctypes.util
+import functools
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -86,10 +87,19 @@ class Budget:
 
 def _trim_heap() -> None:
     """Free heap pages back to the system where the C library can (glibc)."""
-    name = ctypes.util.find_library("c")
-    trim = getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
+    trim = _malloc_trim()
     if trim is not None:
         trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``, looked up once (None where the C library has none)."""
+    name = ctypes.util.find_library("c")
+    trim: Callable[[int], int] | None = (
+        getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
+    )
+    return trim
 
 
 class RefusedError(Exception):

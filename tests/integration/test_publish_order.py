@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from incidents.events_out import outbox
 from incidents.events_out.delivery_messages import DeliveryMessage
-from incidents.events_out.outbox import Outgoing, Publisher, outgoing_from_item
+from incidents.events_out.outbox import BatchReads, Outgoing, Publisher, outgoing_from_item
 from incidents.events_out.publish_order import PublishRaceError, advance, published_seq
 from incidents.keys import event_key
 from incidents.store import Caller, new_id
@@ -52,11 +53,37 @@ def test_records_out_of_order_with_gaps_and_repeats_go_out_in_order(api: Api) ->
         add_note(api, alice, incident, f"note {n}")
     sent = Sent()
     publisher = Publisher(runtime.store(), sent, sent, "bus")  # type: ignore[arg-type]
-    hooks: dict[str, Any] = {}
+    batch = BatchReads()
     for seq in (3, 1, 2, 6, 5, 6, 4):  # 3 first: 1 and 2 filled; 6: 4 and 5 filled
-        publisher.publish(stored(alice.account_id, incident, seq), hooks)
+        publisher.publish(stored(alice.account_id, incident, seq), batch)
     assert sent.bus == [1, 2, 3, 4, 5, 6]
     assert sent.queued == [1, 2, 3, 4, 5, 6]
+    assert published_seq(runtime.store(), alice.account_id, incident) == 6
+
+
+def test_a_batch_reads_an_incidents_position_once(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Six events of one incident in one stream batch: one read of its position (it was
+    read once per event), and still one conditional write per event."""
+    alice = Caller(new_id("acct"), new_id("user"))
+    incident = new_incident(api, alice)
+    for n in range(5):
+        add_note(api, alice, incident, f"note {n}")
+    reads: list[tuple[Any, ...]] = []
+
+    def counted(*args: Any) -> int | None:
+        reads.append(args)
+        return published_seq(*args)
+
+    monkeypatch.setattr(outbox, "published_seq", counted)
+    sent = Sent()
+    publisher = Publisher(runtime.store(), sent, sent, "bus")  # type: ignore[arg-type]
+    batch = BatchReads()
+    for seq in range(1, 7):
+        publisher.publish(stored(alice.account_id, incident, seq), batch)
+    assert len(reads) == 1
+    assert sent.bus == [1, 2, 3, 4, 5, 6]
     assert published_seq(runtime.store(), alice.account_id, incident) == 6
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from incidents.events_out.outbox import Outgoing
+from incidents.events_out.outbox import BatchReads, Outgoing
 from lambdas import publisher
 from local.api_events import LocalLambdaContext
 
@@ -41,7 +41,7 @@ class FailsOn:
         self.failing = failing
         self.published: list[int] = []
 
-    def publish(self, item: Outgoing, hooks: dict[str, Any]) -> None:
+    def publish(self, item: Outgoing, batch: BatchReads) -> None:
         seq = item.event.seq
         if seq == self.failing:
             raise RuntimeError("EventBridge refused it")

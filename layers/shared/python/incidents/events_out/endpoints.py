@@ -56,8 +56,9 @@ class EndpointPolicy:
 
     allow_loopback: bool = False
 
-    def check_url(self, url: str) -> SplitResult:
-        """The URL's parts, or `UnsafeUrlError` saying what is wrong with it."""
+    def check_url(self, url: str) -> tuple[SplitResult, str | IPAddress]:
+        """The URL's parts and its host as the resolver reads it, or `UnsafeUrlError`
+        saying what is wrong with it."""
         if any(unicodedata.category(char)[0] == "C" or char.isspace() for char in url):
             raise UnsafeUrlError("a webhook URL must not hold control characters or spaces")
         parts = urlsplit(url)
@@ -65,7 +66,7 @@ class EndpointPolicy:
             raise UnsafeUrlError("a webhook URL must not carry credentials")
         if not parts.hostname:
             raise UnsafeUrlError("a webhook URL needs a host")
-        host = self.host_of(parts)
+        host = self._host_of(parts)
         loopback = _loopback(host)
         if loopback and not self.allow_loopback:
             raise UnsafeUrlError(f"{parts.hostname} is this machine, not a public address")
@@ -74,10 +75,10 @@ class EndpointPolicy:
         if not isinstance(host, str):
             self.check_address(host)
         self._check_port(parts, loopback)
-        return parts
+        return parts, host
 
     @staticmethod
-    def host_of(parts: SplitResult) -> str | IPAddress:
+    def _host_of(parts: SplitResult) -> str | IPAddress:
         """The URL's host as the resolver reads it (`addresses.parse_host`)."""
         netloc_host = parts.netloc.rsplit("@", 1)[-1]
         bracketed = netloc_host.startswith("[")
@@ -208,8 +209,7 @@ def _post_checked(
     timeout: float,
     watchdog: _Watchdog,
 ) -> tuple[int, int | None]:
-    parts = policy.check_url(url)
-    host = policy.host_of(parts)
+    parts, host = policy.check_url(url)
     https = parts.scheme.lower() == "https"
     port = parts.port or (443 if https else 80)
     address = str(policy.resolve(host, port))

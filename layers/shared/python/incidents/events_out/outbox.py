@@ -11,7 +11,7 @@ and the first that fails stops the batch (the stream retries from it).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dynashard import Item
@@ -29,6 +29,16 @@ if TYPE_CHECKING:
 
 EVENT_SOURCE_NAME = "incidents"
 """The ``source`` of every event on the stage's bus (``detail-type``: the event's type)."""
+
+
+@dataclass
+class BatchReads:
+    """What a stream batch reads once: each account's webhooks, and each incident's
+    published position (kept as the batch moves it; a concurrent publisher's move is
+    still caught by the position's conditional write)."""
+
+    hooks: dict[str, list[StoredWebhook]] = field(default_factory=dict)
+    published: dict[tuple[str, str], int | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -101,28 +111,32 @@ class Publisher:
     events: EventBridgeClient
     bus_name: str
 
-    def publish(self, item: Outgoing, hooks: dict[str, list[StoredWebhook]]) -> None:
+    def publish(self, item: Outgoing, batch: BatchReads) -> None:
         """Publish one event in its incident's order (`publish_order`): a repeat is
         skipped, a gap before it is filled from the timeline first; each goes to
-        EventBridge, then to the queue group of each webhook that wants it (`hooks`: the
-        accounts' webhooks, read once a stream batch). An entry EventBridge refuses, or a
-        concurrent publisher's move, raises, so the stream retries from this record."""
+        EventBridge, then to the queue group of each webhook that wants it. An entry
+        EventBridge refuses, or a concurrent publisher's move, raises, so the stream
+        retries from this record."""
         account, incident, seq = item.account_id, item.event.incident_id, item.event.seq
-        published = published_seq(self.store, account, incident)
+        position = (account, incident)
+        if position not in batch.published:
+            batch.published[position] = published_seq(self.store, account, incident)
+        published = batch.published[position]
         if published is not None and seq <= published:
             return
         missing = missing_before(self.store, account, incident, seq, published)
         for earlier in [*map(outgoing_from_item, missing), item]:
-            self._send(earlier, hooks)
+            self._send(earlier, batch)
         advance(self.store, account, incident, seq, published)
+        batch.published[position] = seq
 
-    def _send(self, item: Outgoing, hooks: dict[str, list[StoredWebhook]]) -> None:
+    def _send(self, item: Outgoing, batch: BatchReads) -> None:
         response = self.events.put_events(Entries=[self._entry(item)])
         if response.get("FailedEntryCount"):
             raise RuntimeError(f"EventBridge refused the event: {response['Entries']}")
-        if item.account_id not in hooks:
-            hooks[item.account_id] = account_webhooks(self.store, item.account_id)
-        self.queue.send(deliveries(item, hooks[item.account_id]))
+        if item.account_id not in batch.hooks:
+            batch.hooks[item.account_id] = account_webhooks(self.store, item.account_id)
+        self.queue.send(deliveries(item, batch.hooks[item.account_id]))
 
     def _entry(self, item: Outgoing) -> Any:
         return {
