@@ -11,6 +11,7 @@ import os
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,16 +98,23 @@ def local_api(
         pytest.fail(str(error))
 
 
-@pytest.fixture(scope="session")
-def delivered_bodies(local_api: LocalApi) -> list[dict[str, Any]]:
-    """The verified bodies a webhook receives for one incident's whole story (one event of
-    every type) and a test delivery: what a consumer's generated types must parse."""
-    token = local_api.token(1, 0)
+@contextmanager
+def receiving(local_api: LocalApi, token: str) -> Iterator[tuple[Receiver, dict[str, Any]]]:
+    """A verifying receiver on a free port, and a webhook of the token's account to it."""
     receiver = Receiver(secrets=[])
     with serving(receiver) as url:
         status, hook = local_api.request("POST", "/webhooks", token, {"url": url})
         assert status == 201, hook
         receiver.secrets.append(hook["secret"])
+        yield receiver, hook
+
+
+@pytest.fixture(scope="session")
+def delivered_bodies(local_api: LocalApi) -> list[dict[str, Any]]:
+    """The verified bodies a webhook receives for one incident's whole story (one event of
+    every type) and a test delivery: what a consumer's generated types must parse."""
+    token = local_api.token(1, 0)
+    with receiving(local_api, token) as (receiver, hook):
         colleague = local_api.user_id(1, 1)
         for method, path, body in story(local_api, token, colleague):
             status, answer = local_api.request(method, path, token, body)

@@ -14,18 +14,14 @@ import pytest
 from local.dev_process import DevProcess, children, dev_process
 from local.webhook_receiver import Receiver, serving
 from tests.deliveries import assert_duplicates_share_their_id, assert_ordered_per_incident, wait_for
-from tests.e2e.conftest import LocalApi
+from tests.e2e.conftest import LocalApi, receiving
 
 pytestmark = pytest.mark.integration
 
 
 def test_a_change_reaches_a_local_receiver_signed_within_seconds(local_api: LocalApi) -> None:
     token = local_api.token(1, 0)
-    receiver = Receiver(secrets=[])
-    with serving(receiver) as url:
-        status, hook = local_api.request("POST", "/webhooks", token, {"url": url})
-        assert status == 201, hook
-        receiver.secrets.append(hook["secret"])
+    with receiving(local_api, token) as (receiver, hook):
         started = time.time()
         status, created = local_api.request("POST", "/incidents", token, {"title": "Disk full"})
         assert status == 201
