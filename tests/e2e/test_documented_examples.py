@@ -111,3 +111,14 @@ def test_the_readme_receiver_runs_as_printed_and_verifies_the_demo_webhook(
 def listening() -> bool:
     with socket.socket() as probe:
         return probe.connect_ex(("127.0.0.1", 9000)) == 0
+
+
+def test_the_examples_incident_is_open_so_the_readme_patch_reopens_nothing(
+    local_api: LocalApi,
+) -> None:
+    """Issue 40, point 5: the README acknowledged incident #1, which the demo had resolved
+    (the PATCH silently reopened it); ``$INCIDENT`` is now the first open incident."""
+    incident = local_api.variables["INCIDENT"]
+    status, got = local_api.request("GET", f"/incidents/{incident}", local_api.token(0, 0))
+    assert status == 200
+    assert got["summary"]["state"] == "OPEN"
