@@ -37,6 +37,7 @@ class ErrorCode(StrEnum):
     TOO_MANY_ROTATIONS = "too_many_rotations"
     PRECONDITION_FAILED = "precondition_failed"
     PAYLOAD_TOO_LARGE = "payload_too_large"
+    HEADERS_TOO_LARGE = "headers_too_large"
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
     THROTTLED = "throttled"
     INTERNAL_ERROR = "internal_error"
@@ -52,8 +53,9 @@ class ErrorBody(BaseModel):
 
 RETRY_AFTER_SECONDS = {429: 1, 503: 5}
 """What ``Retry-After`` says on a throttled (429) or unavailable (503) answer."""
-EVERY_ROUTE = (401, 429, 500, 503)
-"""What any route can answer: no valid token, throttled, a bug, a dependency not answering."""
+EVERY_ROUTE = (401, 429, 431, 500, 503)
+"""What any route can answer: no valid token, throttled, a request line and headers too
+large, a bug, a dependency not answering."""
 ERROR_STATUSES = {
     400: "invalid request, cursor or If-Match",
     401: "no valid identity claims",
@@ -64,6 +66,8 @@ ERROR_STATUSES = {
     413: "incident details too large, or a request body above 6 MB",
     415: "the body is not JSON (application/json)",
     429: "throttled; retry after Retry-After seconds",
+    431: "the request line and headers are above 10,240 bytes (API Gateway's limit; make "
+    "dev's front keeps the same)",
     500: "internal error",
     503: "a service behind the API did not answer, or the table refuses writes for now; "
     "retry after Retry-After seconds",
@@ -78,6 +82,7 @@ ERROR_EXAMPLES: dict[int, tuple[ErrorCode, str]] = {
     413: (ErrorCode.PAYLOAD_TOO_LARGE, "the request body is larger than 6 MB"),
     415: (ErrorCode.UNSUPPORTED_MEDIA_TYPE, "send the body as application/json"),
     429: (ErrorCode.THROTTLED, "too many requests; retry after Retry-After seconds"),
+    431: (ErrorCode.HEADERS_TOO_LARGE, "the request line and headers are above 10,240 bytes"),
     500: (ErrorCode.INTERNAL_ERROR, "internal error"),
     503: (ErrorCode.UNAVAILABLE, "the table did not answer; retry after Retry-After seconds"),
 }

@@ -38,7 +38,7 @@ ACTION = (400, 404, 409)
 @dataclass(frozen=True)
 class Route:
     """One method on one path (API Gateway syntax for path parameters: ``{id}``), with the
-    error statuses it can answer besides every route's 401, 429, 500 and 503."""
+    error statuses it can answer besides every route's 401, 429, 431, 500 and 503."""
 
     method: str
     path: str

@@ -1,8 +1,9 @@
 """The delivery queue's consumer: each message is one attempt to one webhook (or a page of
-a replay). A batch's message groups (webhook and incident) run side by side, each in
-order, so a slow or failing endpoint holds up only its own groups; within a group the
-first failure stops the group (Powertools' FIFO batch processor) and its retry waits in the
-queue for as long as the schedule says (the message's visibility timeout).
+a replay, or of a failing endpoint's parked deliveries: `incidents.events_out.circuit`).
+A batch's message groups (webhook and incident) run side by side, each in order, so a slow
+or failing endpoint holds up only its own groups; within a group the first failure stops
+the group (Powertools' FIFO batch processor) and its retry waits in the queue for as long
+as the schedule says (the message's visibility timeout).
 
 An attempt starts only while the invocation has the time for a whole one left (its 10 s
 deadline and `MARGIN_SECONDS` to log it and answer): the messages it cannot try go back to
@@ -28,7 +29,8 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from incidents.events_out.delivery_messages import ReplayJob, parse_message
+from incidents.events_out.circuit import drain
+from incidents.events_out.delivery_messages import DrainJob, ReplayJob, parse_message
 from incidents.events_out.endpoints import TIMEOUT_SECONDS
 from incidents.events_out.replay import run_replay_page
 from incidents.events_out.sender import Attempted, Sender
@@ -115,8 +117,13 @@ def handle(
     if isinstance(message, ReplayJob):
         run_replay_page(store(), delivery_queue(), message)
         return
+    if isinstance(message, DrainJob):
+        drain(store(), delivery_queue(), message)
+        return
     result = sender().deliver(message)
     report(result)
+    if result.drain is not None:
+        delivery_queue().send([result.drain])
     if result.retry_in is None:
         # Done with it now, not when the whole batch is: its group's next event goes out
         # at once even while another group of this batch waits on a slow endpoint (the

@@ -44,10 +44,18 @@ PUBLISHER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Que
 """The publisher reads an account's webhooks and an incident's events missing before the
 one it publishes, and reads and moves the incident's published position (its stream read is
 the event source's)."""
-SENDER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem")
+SENDER_TABLE_ACTIONS = (
+    "dynamodb:BatchWriteItem",
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:Query",
+    "dynamodb:UpdateItem",
+)
 """The sender reads a webhook, logs each attempt, reads and keeps each delivery's attempt
 count and records the endpoint's health (and a replay pages the account's events: a query
-of GSI2, granted on the index)."""
+of GSI2, granted on the index); while an endpoint's circuit is open it parks deliveries
+(a Put and the webhook's count, in one transaction) and a drain queries and deletes them
+(in batches)."""
 
 INDEX_READERS: dict[Group, tuple[str, ...]] = {
     Group.INCIDENT_QUERIES: ("GSI1", "GSI2"),

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = ["mkdocs.yml", "Makefile", "openapi.json", "docs", "tools", "bench/results",
-           "layers/shared/python/dynashard"]  # fmt: skip
+SOURCES = ["mkdocs.yml", "Makefile", "openapi.json", "docs", "tools", "bench/results", "local",
+           "layers/shared/python"]  # fmt: skip
 
 
 def test_a_broken_anchor_fails_make_docs_build(tmp_path: Path) -> None:

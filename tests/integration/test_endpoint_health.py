@@ -26,13 +26,13 @@ def closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def message(caller: Caller, webhook_id: str) -> DeliveryMessage:
+def message(caller: Caller, webhook_id: str, incident_id: str | None = None) -> DeliveryMessage:
     return DeliveryMessage(
         account_id=caller.account_id,
         webhook_id=webhook_id,
         event_id=new_id("evt"),
         type=EventType.NOTE_ADDED,
-        incident_id=new_id("inc"),
+        incident_id=incident_id or new_id("inc"),
         seq=2,
         happened_at="2026-11-24T08:00:00.000000Z",
         body="{}",
@@ -45,7 +45,8 @@ def test_failing_for_five_days_disables_and_a_success_before_forgets(store: Stor
     hook = create_webhook(store, caller, NewWebhook(url=url), LOOPBACK).id
     failing = Sender(store, LOOPBACK)
 
-    first = failing.deliver(message(caller, hook))
+    probing = new_id("inc")  # from the first failure on, its deliveries probe the endpoint
+    first = failing.deliver(message(caller, hook, probing))
     assert first.delivery is not None
     assert first.delivery.error == "connection refused"
     since = load_webhook(store, caller.account_id, hook)
@@ -53,7 +54,7 @@ def test_failing_for_five_days_disables_and_a_success_before_forgets(store: Stor
     assert since.failing_since is not None
 
     healthy = Sender(store, LOOPBACK, poster=lambda *_: Outcome(204, None, 1))
-    assert healthy.deliver(message(caller, hook)).disabled is False
+    assert healthy.deliver(message(caller, hook, probing)).disabled is False
     cleared = load_webhook(store, caller.account_id, hook)
     assert cleared is not None
     assert cleared.failing_since is None

@@ -63,6 +63,7 @@ class StrictQueue:
         self.visible_at, self.received_at, self.receives = 0.0, 0.0, 0
         self.deleted = False
         self.hides: list[float] = []
+        self.sent: list[Any] = []
 
     def receive(self) -> None:
         self.clock.seconds = max(self.clock.seconds, self.visible_at)
@@ -81,6 +82,10 @@ class StrictQueue:
 
     def release(self, _: list[str]) -> None:
         self.visible_at = self.clock.seconds
+
+    def send(self, messages: list[Any]) -> None:
+        """Other messages (a drain of the endpoint's parked deliveries): kept, not run."""
+        self.sent += messages
 
 
 @dataclasses.dataclass

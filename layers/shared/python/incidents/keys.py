@@ -173,6 +173,7 @@ WEBHOOK_COUNT_SK = "count"
 DELIVERIES = "deliveries"
 PUBLISHED = "published"
 ATTEMPTS = "attempts"
+PARKED = "parked"
 
 
 def webhooks_partition(account: str) -> str:
@@ -189,6 +190,17 @@ def attempts_key(account: str, webhook_id: str, event_id: str) -> tuple[str, str
     """(PK, SK) of the attempts one event's delivery to one webhook has had:
     ``<acct>#<webhook id>#attempts`` / the event's id."""
     return build_key(account, webhook_id, ATTEMPTS), event_id
+
+
+def parked_partition(account: str, webhook_id: str) -> str:
+    """``<acct>#<webhook id>#parked``: one webhook's deliveries waiting out its circuit."""
+    return build_key(account, webhook_id, PARKED)
+
+
+def parked_sort_key(incident_id: str | None, seq: int | None, event_id: str) -> str:
+    """``<incident id>#<seq, 10 digits>#<event id>`` (a test event: ``~test#…``): an
+    incident's parked deliveries in order."""
+    return build_key(incident_id or "~test", f"{seq or 0:010d}", event_id, kind="sort")
 
 
 def delivery_sort_key(at: str, event_id: str, attempt: int) -> str:

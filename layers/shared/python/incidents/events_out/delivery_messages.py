@@ -56,6 +56,9 @@ class DeliveryMessage(BaseModel):
     """When the event happened (change-to-delivery latency is measured from it)."""
     body: str
     replay_id: str | None = None
+    drained: bool = False
+    """Sent back from the webhook's parked deliveries (`circuit`): not parked again for the
+    earlier ones still waiting (it is one of them), only if the circuit opens again."""
 
     def group(self) -> str:
         """The FIFO message group: the webhook and the incident (a test event: its own, so a
@@ -63,8 +66,10 @@ class DeliveryMessage(BaseModel):
         return f"{self.webhook_id}#{self.incident_id or 'test#' + self.event_id}"
 
     def deduplication(self) -> str:
-        """The same event for the same webhook is enqueued once (per replay)."""
-        return f"{self.webhook_id}#{self.event_id}#{self.replay_id or 'live'}"
+        """The same event for the same webhook is enqueued once (per replay, and once more
+        when it comes back from parking: SQS would drop it as a repeat within 5 minutes)."""
+        again = "drained" if self.drained else "live"
+        return f"{self.webhook_id}#{self.event_id}#{self.replay_id or again}"
 
 
 class ReplayJob(BaseModel):
@@ -88,11 +93,31 @@ class ReplayJob(BaseModel):
         return f"{self.replay_id}#{self.page}"
 
 
-QueueMessage = Annotated[DeliveryMessage | ReplayJob, Field(discriminator="kind")]
-_messages: TypeAdapter[DeliveryMessage | ReplayJob] = TypeAdapter(QueueMessage)
+class DrainJob(BaseModel):
+    """A webhook's parked deliveries to move on (`circuit`): back to the queue a page at a
+    time once its endpoint answers, or one of them as the next probe."""
+
+    kind: Literal["drain"] = "drain"
+    account_id: str
+    webhook_id: str
+    started: str
+    """When this drain was asked for (two asks within SQS's 5-minute deduplication are one)."""
+    page: int = 1
+
+    def group(self) -> str:
+        """A webhook's drain pages run one after the other."""
+        return f"{self.webhook_id}#drain"
+
+    def deduplication(self) -> str:
+        """One message a page of one drain."""
+        return f"{self.webhook_id}#drain#{self.started}#{self.page}"
 
 
-def parse_message(body: str) -> DeliveryMessage | ReplayJob:
+QueueMessage = Annotated[DeliveryMessage | ReplayJob | DrainJob, Field(discriminator="kind")]
+_messages: TypeAdapter[DeliveryMessage | ReplayJob | DrainJob] = TypeAdapter(QueueMessage)
+
+
+def parse_message(body: str) -> DeliveryMessage | ReplayJob | DrainJob:
     """A queue message's body as the message it carries."""
     return _messages.validate_json(body)
 
@@ -104,7 +129,7 @@ class DeliveryQueue:
     sqs: SQSClient
     url: str
 
-    def send(self, messages: Sequence[DeliveryMessage | ReplayJob]) -> None:
+    def send(self, messages: Sequence[DeliveryMessage | ReplayJob | DrainJob]) -> None:
         """Enqueue `messages` in order (``SendMessageBatch``, 10 a request); entries SQS
         refuses are sent again (with those after them: FIFO deduplication drops what had
         arrived), and an error is raised if some still fail."""

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from incidents.events_out.attempts import load_attempts, save_attempts
+from incidents.events_out.circuit import park, parks
 from incidents.events_out.deliveries import record_attempt
-from incidents.events_out.delivery_messages import DeliveryMessage
+from incidents.events_out.delivery_messages import DeliveryMessage, DrainJob
 from incidents.events_out.endpoints import EndpointPolicy, Outcome, post
 from incidents.events_out.signing import delivery_headers
 from incidents.events_out.webhook_models import Delivery, DeliveryStatus
@@ -59,6 +60,8 @@ class Attempted:
     """Whether this attempt disabled the endpoint (failing for `DISABLE_AFTER`)."""
     latency_ms: int | None = None
     """From the event to its successful delivery."""
+    drain: DrainJob | None = None
+    """The webhook's parked deliveries to move on (`circuit.drain`), if they should."""
 
 
 @dataclass
@@ -78,6 +81,11 @@ class Sender:
         hook = load_webhook(self.store, message.account_id, message.webhook_id)
         if hook is None or not hook.webhook.enabled or not hook.wants(message.type):
             return Attempted(None)
+        if parks(hook, message):
+            park(self.store, message)
+            again = load_webhook(self.store, message.account_id, message.webhook_id)
+            closed = again is not None and not again.failing_since
+            return Attempted(None, drain=self._drain(message) if closed else None)
         made = load_attempts(self.store, message)
         waiting = made.wait_from(self.store.clock())
         if waiting is not None:  # back before its time (a wait longer than SQS allows)
@@ -105,10 +113,21 @@ class Sender:
         disabled = (
             self._gone(hook, message.account_id, now)
             if outcome.status == GONE
-            else self._health(hook, message.account_id, outcome.succeeded, now)
+            else self._health(hook, message, outcome.succeeded, now)
         )
+        gave_up = status is DeliveryStatus.FAILED and hook.probe == message.group()
+        if gave_up and not disabled:  # the next parked delivery probes the endpoint
+            set_health(self.store, message.account_id, hook.webhook.id, {}, ["probe"])
+        closed = outcome.succeeded and (hook.parked > 0 or hook.failing_since is not None)
+        drain = self._drain(message) if closed or gave_up else None
         latency = _ms_since(message.happened_at, self.store.clock()) if outcome.succeeded else None
-        return Attempted(delivery, None if disabled else retry_in, disabled, latency)
+        return Attempted(delivery, None if disabled else retry_in, disabled, latency, drain)
+
+    def _drain(self, message: DeliveryMessage) -> DrainJob:
+        started = timestamp(self.store.clock())
+        return DrainJob(
+            account_id=message.account_id, webhook_id=message.webhook_id, started=started
+        )
 
     def _wait(self, attempt: int, outcome: Outcome) -> int:
         """The schedule's wait, or longer when the receiver asked for it (at most 12 h)."""
@@ -119,25 +138,29 @@ class Sender:
         """The endpoint answered 410 Gone: disabled at once (True)."""
         reason = f"the endpoint answered 410 Gone at {timestamp(now)}"
         changes = {"enabled": False, "disabled_reason": reason}
-        set_health(self.store, account, hook.webhook.id, changes, ["failing_since"])
+        set_health(self.store, account, hook.webhook.id, changes, ["failing_since", "probe"])
         return True
 
-    def _health(self, hook: StoredWebhook, account: str, succeeded: bool, now: datetime) -> bool:
-        """Keep when the endpoint started failing; disable it after `DISABLE_AFTER` of
-        failures (True), clear it on a success. Writes only when something changes."""
-        webhook_id = hook.webhook.id
+    def _health(
+        self, hook: StoredWebhook, message: DeliveryMessage, succeeded: bool, now: datetime
+    ) -> bool:
+        """Keep when the endpoint started failing, with the delivery group that probes it
+        from then on (`circuit`); disable it after `DISABLE_AFTER` of failures (True),
+        clear both on a success. Writes only when something changes."""
+        account, webhook_id = message.account_id, hook.webhook.id
         if succeeded:
-            if hook.failing_since:
-                set_health(self.store, account, webhook_id, {}, ["failing_since"])
+            if hook.failing_since or hook.probe:
+                set_health(self.store, account, webhook_id, {}, ["failing_since", "probe"])
             return False
         if not hook.failing_since:
-            set_health(self.store, account, webhook_id, {"failing_since": timestamp(now)}, [])
+            failing = {"failing_since": timestamp(now), "probe": message.group()}
+            set_health(self.store, account, webhook_id, failing, [])
             return False
         if hook.failing_since > timestamp(now - DISABLE_AFTER):
             return False
         reason = f"every delivery failed from {hook.failing_since} to {timestamp(now)}"
         changes = {"enabled": False, "disabled_reason": reason}
-        set_health(self.store, account, webhook_id, changes, ["failing_since"])
+        set_health(self.store, account, webhook_id, changes, ["failing_since", "probe"])
         return True
 
 

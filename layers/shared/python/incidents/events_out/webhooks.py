@@ -60,6 +60,10 @@ class StoredWebhook:
     previous: tuple[tuple[str, str], ...]
     """Earlier secrets and when each stops signing, oldest first."""
     failing_since: str | None
+    probe: str | None = None
+    """While failing: the delivery group that keeps trying the endpoint (`circuit`)."""
+    parked: int = 0
+    """Deliveries parked since the last drain finished (`circuit`)."""
 
     def signing_secrets(self, now: str) -> list[str]:
         """The secrets that sign a delivery at `now`: the current one, and each earlier one
@@ -91,6 +95,8 @@ def stored_from_item(item: Item) -> StoredWebhook:
         secret=values["secret"],
         previous=_previous_of(values),
         failing_since=values.get("failing_since"),
+        probe=values.get("probe"),
+        parked=int(values.get("parked", 0)),
     )
 
 
@@ -214,10 +220,17 @@ def rotate_secret(store: Store, caller: Caller, webhook_id: str) -> RotatedSecre
 
 
 def set_health(
-    store: Store, account: str, webhook_id: str, changes: dict[str, Any], removed: list[str]
-) -> None:
-    """The sender's record of an endpoint's health (`failing_since`, disabling it)."""
-    _update(store, account, webhook_id, changes, removed)
+    store: Store,
+    account: str,
+    webhook_id: str,
+    changes: dict[str, Any],
+    removed: list[str],
+    *,
+    condition: tuple[str, dict[str, str], Item] | None = None,
+) -> bool:
+    """The sender's record of an endpoint's health (`failing_since`, its probe, disabling
+    it); False if the webhook is gone or `condition` failed."""
+    return _update(store, account, webhook_id, changes, removed, condition=condition) is not None
 
 
 def _update(
