@@ -278,3 +278,27 @@ def test_a_test_delivery_is_never_parked_and_its_success_closes_the_circuit(
     run(h.queue, h.clock, FAILING_FOR + 60, h.failing_id)
     assert ("None", 0) in h.delivered[h.failing_id], "the test delivery went out at once"
     assert len(h.delivered[h.failing_id]) == 4, "and the parked ones followed it"
+
+
+def test_after_a_probe_given_up_the_next_failing_delivery_probes(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing parked when the probe is given up: the next delivery to fail takes over, so
+    the ones after it are parked again rather than each waiting in flight."""
+    monkeypatch.setattr(harness.sending, "delays", (5, 5))
+    h = harness
+    h.enqueue([delivery(h.failing, h.failing_id, new_id("inc"), 1)])
+    run(h.queue, h.clock, 120, h.failing_id)
+    given_up = load_webhook(h.store, h.failing.account_id, h.failing_id)
+    assert given_up is not None
+    assert (given_up.failing_since is not None, given_up.probe) == (True, None)
+    h.enqueue([delivery(h.failing, h.failing_id, new_id("inc"), 1) for _ in range(5)])
+    most = run(h.queue, h.clock, h.clock.seconds + 3, h.failing_id)  # before any retry
+    assert most <= 1
+    taken_over = load_webhook(h.store, h.failing.account_id, h.failing_id)
+    assert taken_over is not None
+    assert taken_over.probe is not None
+    assert len(set(h.attempted)) == 2, "the given-up incident, then the one now probing"
+    most = run(h.queue, h.clock, 600, h.failing_id)
+    assert most <= 1
+    assert len(set(h.attempted)) == 6, "each parked one probed in turn, none lost"

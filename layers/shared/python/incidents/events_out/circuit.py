@@ -40,16 +40,36 @@ KEPT_DAYS = 30
 """A parked delivery nobody drains (its webhook deleted) leaves with the table's TTL."""
 
 
-def parks(hook: StoredWebhook, message: DeliveryMessage) -> bool:
-    """Whether `message` waits in the table instead of being tried: the circuit is open and
-    it is not the probe's group, or deliveries parked before it still wait (and it is
-    neither the probe nor one of them coming back). A test delivery always tries: it is how
-    an operator checks a fixed endpoint, and its success closes the circuit."""
+def parks(store: Store, hook: StoredWebhook, message: DeliveryMessage) -> bool:
+    """Whether `message` waits in the table instead of being tried. While the endpoint
+    fails: unless it is the probe's group, or nobody probes (a probe was just given up) and
+    none of its incident's deliveries is parked (then it probes). Otherwise: while earlier
+    deliveries are still parked, unless it is one of them coming back. A test delivery
+    always tries: it is how an operator checks a fixed endpoint, and its success closes
+    the circuit."""
     if message.type == TEST_EVENT:
         return False
-    if hook.failing_since and hook.probe is not None:
-        return hook.probe != message.group()
+    if hook.failing_since:
+        if hook.probe is not None:
+            return hook.probe != message.group()
+        return hook.parked > 0 and _incident_parked(store, message)
     return hook.parked > 0 and not message.drained
+
+
+def _incident_parked(store: Store, message: DeliveryMessage) -> bool:
+    """Whether a delivery of `message`'s incident is parked (one strongly consistent read)."""
+    prefix = parked_sort_key(message.incident_id, None, message.event_id).split("#")[0]
+    response = store.client.query(
+        TableName=store.table_name,
+        KeyConditionExpression="PK = :pk AND begins_with(SK, :incident)",
+        ExpressionAttributeValues={
+            ":pk": {"S": parked_partition(message.account_id, message.webhook_id)},
+            ":incident": {"S": prefix + "#"},
+        },
+        ConsistentRead=True,
+        Limit=1,
+    )
+    return bool(response.get("Items"))
 
 
 def park(store: Store, message: DeliveryMessage) -> None:

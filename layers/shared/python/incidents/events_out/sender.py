@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from dynashard import Item
 from incidents.events_out.attempts import load_attempts, save_attempts
 from incidents.events_out.circuit import park, parks
 from incidents.events_out.deliveries import record_attempt
@@ -81,7 +82,7 @@ class Sender:
         hook = load_webhook(self.store, message.account_id, message.webhook_id)
         if hook is None or not hook.webhook.enabled or not hook.wants(message.type):
             return Attempted(None)
-        if parks(hook, message):
+        if parks(self.store, hook, message):
             park(self.store, message)
             again = load_webhook(self.store, message.account_id, message.webhook_id)
             closed = again is not None and not again.failing_since
@@ -156,6 +157,10 @@ class Sender:
             failing = {"failing_since": timestamp(now), "probe": message.group()}
             set_health(self.store, account, webhook_id, failing, [])
             return False
+        if hook.probe is None:  # the probe was given up: this delivery's group takes over
+            probe = {"probe": message.group()}
+            free: tuple[str, dict[str, str], Item] = ("attribute_not_exists(probe)", {}, {})
+            set_health(self.store, account, webhook_id, probe, [], condition=free)
         if hook.failing_since > timestamp(now - DISABLE_AFTER):
             return False
         reason = f"every delivery failed from {hook.failing_since} to {timestamp(now)}"
