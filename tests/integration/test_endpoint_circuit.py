@@ -26,7 +26,7 @@ from incidents.events_out.delivery_messages import DeliveryMessage, DrainJob, Re
 from incidents.events_out.endpoints import EndpointPolicy, Outcome
 from incidents.events_out.sender import Sender
 from incidents.events_out.webhook_models import NewWebhook
-from incidents.events_out.webhooks import create_webhook, load_webhook, set_health
+from incidents.events_out.webhooks import create_webhook, load_webhook, update_stored
 from incidents.models import EventType
 from incidents.store import Caller, Store, new_id
 from lambdas import sender as handler_module
@@ -253,7 +253,7 @@ def test_a_disabled_webhooks_parked_deliveries_are_dropped_by_the_drain(
     for incident in (new_id("inc") for _ in range(3)):
         circuit.park(h.store, delivery(h.failing, h.failing_id, incident, 1))
     patch = {"enabled": False, "disabled_reason": "test"}
-    set_health(h.store, h.failing.account_id, h.failing_id, patch, [])
+    update_stored(h.store, h.failing.account_id, h.failing_id, patch, [])
     job = DrainJob(account_id=h.failing.account_id, webhook_id=h.failing_id, started="t")
     queue: Any = h.queue  # the model, where the code takes SQS
     circuit.drain(h.store, queue, job)

@@ -13,7 +13,12 @@ from incidents.events_out.delivery_messages import DeliveryMessage
 from incidents.events_out.endpoints import EndpointPolicy, Outcome
 from incidents.events_out.sender import DISABLE_AFTER, MAX_DELAY, Sender
 from incidents.events_out.webhook_models import NewWebhook, WebhookPatch
-from incidents.events_out.webhooks import create_webhook, load_webhook, set_health, update_webhook
+from incidents.events_out.webhooks import (
+    create_webhook,
+    load_webhook,
+    update_stored,
+    update_webhook,
+)
 from incidents.models import EventType, timestamp
 from incidents.store import Caller, Store, new_id
 
@@ -60,7 +65,7 @@ def test_failing_for_five_days_disables_and_a_success_before_forgets(store: Stor
     assert cleared.failing_since is None
 
     long_ago = timestamp(store.clock() - DISABLE_AFTER - timedelta(minutes=1))
-    set_health(store, caller.account_id, hook, {"failing_since": long_ago}, [])
+    update_stored(store, caller.account_id, hook, {"failing_since": long_ago}, [])
     last = failing.deliver(message(caller, hook))
     assert (last.disabled, last.retry_in) == (True, None)
     disabled = load_webhook(store, caller.account_id, hook)

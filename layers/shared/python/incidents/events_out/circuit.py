@@ -30,7 +30,7 @@ from incidents.events_out.delivery_messages import (
     parse_message,
 )
 from incidents.events_out.webhook_models import TEST_EVENT
-from incidents.events_out.webhooks import StoredWebhook, load_webhook, set_health, webhook_key
+from incidents.events_out.webhooks import StoredWebhook, load_webhook, update_stored, webhook_key
 from incidents.keys import parked_partition, parked_sort_key
 from incidents.store import Store
 
@@ -122,7 +122,7 @@ def _promote(store: Store, queue: DeliveryQueue, hook: StoredWebhook, job: Drain
     if not oldest:
         return
     message = _drained(oldest[0])
-    became = set_health(
+    became = update_stored(
         store, job.account_id, job.webhook_id, {"probe": message.group()}, [],
         condition=("attribute_not_exists(probe)", {}, {}),
     )  # fmt: skip
@@ -135,7 +135,7 @@ def _finish(store: Store, queue: DeliveryQueue, hook: StoredWebhook, job: DrainJ
     """Nothing left: the count back to 0, unless something was parked since it was read
     (then that is drained too)."""
     read = {":seen": {"N": str(hook.parked)}}
-    done = set_health(
+    done = update_stored(
         store, job.account_id, job.webhook_id, {"parked": 0}, [],
         condition=("attribute_not_exists(parked) OR parked = :seen", {}, read),
     )  # fmt: skip

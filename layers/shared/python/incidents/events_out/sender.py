@@ -25,7 +25,7 @@ from incidents.events_out.delivery_messages import DeliveryMessage, DrainJob
 from incidents.events_out.endpoints import EndpointPolicy, Outcome, post
 from incidents.events_out.signing import delivery_headers
 from incidents.events_out.webhook_models import Delivery, DeliveryStatus
-from incidents.events_out.webhooks import StoredWebhook, load_webhook, set_health
+from incidents.events_out.webhooks import StoredWebhook, load_webhook, update_stored
 from incidents.models import parse_timestamp, timestamp
 from incidents.store import Store
 
@@ -118,7 +118,7 @@ class Sender:
         )
         gave_up = status is DeliveryStatus.FAILED and hook.probe == message.group()
         if gave_up and not disabled:  # the next parked delivery probes the endpoint
-            set_health(self.store, message.account_id, hook.webhook.id, {}, ["probe"])
+            update_stored(self.store, message.account_id, hook.webhook.id, {}, ["probe"])
         closed = outcome.succeeded and (hook.parked > 0 or hook.failing_since is not None)
         drain = self._drain(message) if closed or gave_up else None
         latency = _ms_since(message.happened_at, self.store.clock()) if outcome.succeeded else None
@@ -139,7 +139,7 @@ class Sender:
         """The endpoint answered 410 Gone: disabled at once (True)."""
         reason = f"the endpoint answered 410 Gone at {timestamp(now)}"
         changes = {"enabled": False, "disabled_reason": reason}
-        set_health(self.store, account, hook.webhook.id, changes, ["failing_since", "probe"])
+        update_stored(self.store, account, hook.webhook.id, changes, ["failing_since", "probe"])
         return True
 
     def _health(
@@ -151,21 +151,21 @@ class Sender:
         account, webhook_id = message.account_id, hook.webhook.id
         if succeeded:
             if hook.failing_since or hook.probe:
-                set_health(self.store, account, webhook_id, {}, ["failing_since", "probe"])
+                update_stored(self.store, account, webhook_id, {}, ["failing_since", "probe"])
             return False
         if not hook.failing_since:
             failing = {"failing_since": timestamp(now), "probe": message.group()}
-            set_health(self.store, account, webhook_id, failing, [])
+            update_stored(self.store, account, webhook_id, failing, [])
             return False
         if hook.probe is None:  # the probe was given up: this delivery's group takes over
             probe = {"probe": message.group()}
             free: tuple[str, dict[str, str], Item] = ("attribute_not_exists(probe)", {}, {})
-            set_health(self.store, account, webhook_id, probe, [], condition=free)
+            update_stored(self.store, account, webhook_id, probe, [], condition=free)
         if hook.failing_since > timestamp(now - DISABLE_AFTER):
             return False
         reason = f"every delivery failed from {hook.failing_since} to {timestamp(now)}"
         changes = {"enabled": False, "disabled_reason": reason}
-        set_health(self.store, account, webhook_id, changes, ["failing_since", "probe"])
+        update_stored(self.store, account, webhook_id, changes, ["failing_since", "probe"])
         return True
 
 

@@ -180,7 +180,7 @@ def update_webhook(
     kept = {name: value for name, value in changes.items() if value is not None}
     if patch.enabled:
         removed += ["disabled_reason", "failing_since"]
-    updated = _update(store, caller.account_id, webhook_id, kept, removed)
+    updated = update_stored(store, caller.account_id, webhook_id, kept, removed)
     if updated is None:
         raise NotFoundError(f"webhook {webhook_id} not found")
     return updated.webhook
@@ -214,26 +214,13 @@ def rotate_secret(store: Store, caller: Caller, webhook_id: str) -> RotatedSecre
     changes = {"secret": new_secret(), "previous_secrets": kept}
     removed = ["previous_secret", "previous_expires_at"]
     condition = ("#secret = :was", {"#secret": "secret"}, {":was": {"S": current.secret}})
-    if _update(store, caller.account_id, webhook_id, changes, removed, condition=condition) is None:
+    account = caller.account_id
+    if update_stored(store, account, webhook_id, changes, removed, condition=condition) is None:
         raise ConflictError("the secret was rotated at the same time; rotate again")
     return RotatedSecret(secret=changes["secret"], previous_expires_at=expires)
 
 
-def set_health(
-    store: Store,
-    account: str,
-    webhook_id: str,
-    changes: dict[str, Any],
-    removed: list[str],
-    *,
-    condition: tuple[str, dict[str, str], Item] | None = None,
-) -> bool:
-    """The sender's record of an endpoint's health (`failing_since`, its probe, disabling
-    it); False if the webhook is gone or `condition` failed."""
-    return _update(store, account, webhook_id, changes, removed, condition=condition) is not None
-
-
-def _update(
+def update_stored(
     store: Store,
     account: str,
     webhook_id: str,
@@ -242,8 +229,9 @@ def _update(
     *,
     condition: tuple[str, dict[str, str], Item] | None = None,
 ) -> StoredWebhook | None:
-    """SET `changes`, REMOVE `removed` on an existing webhook; None if there is none (or
-    `condition` failed)."""
+    """SET `changes`, REMOVE `removed` on an existing webhook (the sender's record of an
+    endpoint's health: `failing_since`, its probe, disabling it); None if there is none
+    (or `condition` failed)."""
     names = {f"#s{n}": name for n, name in enumerate(changes)}
     names.update({f"#r{n}": name for n, name in enumerate(removed)})
     values = {f":s{n}": value for n, value in enumerate(changes.values())}
