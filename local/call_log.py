@@ -24,7 +24,6 @@ TRANSACTION_ACTIONS = {
     "Delete": "DeleteItem",
     "ConditionCheck": "ConditionCheckItem",
 }
-BATCH_WRITE_ACTIONS = {"PutRequest": "PutItem", "DeleteRequest": "DeleteItem"}
 SQS_BATCH_ACTIONS = {
     "SendMessageBatch": "SendMessage",
     "DeleteMessageBatch": "DeleteMessage",
@@ -56,14 +55,9 @@ def permissions(operation: str, params: Mapping[str, Any], table: str) -> Iterat
         for item in params["TransactItems"]:
             ((kind, body),) = item.items()
             yield f"dynamodb:{TRANSACTION_ACTIONS[kind]}", resource(body["TableName"])
-    elif operation == "BatchWriteItem":
-        for name, requests in params["RequestItems"].items():
-            for request in requests:
-                ((kind, _),) = request.items()
-                yield f"dynamodb:{BATCH_WRITE_ACTIONS[kind]}", resource(name)
-    elif operation == "BatchGetItem":
-        for name in params["RequestItems"]:
-            yield "dynamodb:BatchGetItem", resource(name)
+    elif operation in ("BatchGetItem", "BatchWriteItem"):  # the Service Authorization
+        for name in params["RequestItems"]:  # Reference: each batch is its own action
+            yield f"dynamodb:{operation}", resource(name)
     else:
         yield f"dynamodb:{operation}", resource(params["TableName"], params.get("IndexName"))
 
