@@ -97,11 +97,11 @@ def test_concurrent_writers_and_a_poller_miss_nothing_and_repeat_nothing(
     horizon here is 2 s: well above the 0.3 s injected, so a loaded machine's own slowness
     (DynamoDB Local under a full test run) stays inside it too."""
     monkeypatch.setattr(timeline_queries, "SETTLE_SECONDS", 2)
+    since = store.clock() - timedelta(seconds=1)  # before the creations, however slow
     incidents = [
         create_incident(store, alice, CreateIncident(title=f"Busy {n}")).summary.id
         for n in range(4)
     ]
-    since = store.clock() - timedelta(seconds=1)
     written: list[str] = [*polled_ids(store, alice, since)]  # the creations
     threads = [
         threading.Thread(target=write_notes, args=(store, alice, incident, written))
