@@ -215,7 +215,7 @@ class QueuePoller:
     def _invoke(self, received: list[Any]) -> None:
         running = RUNNING.set("sender")
         try:
-            self._answer([self._record(dict(message)) for message in received])
+            self._answer([sqs_record(dict(message), self.queue_url) for message in received])
         except Exception:
             logger.exception("sender failed on a whole batch")
         finally:
@@ -238,20 +238,21 @@ class QueuePoller:
         if done:
             self.sqs.delete_message_batch(QueueUrl=self.queue_url, Entries=done)
 
-    def _record(self, message: dict[str, Any]) -> dict[str, Any]:
-        body = message["Body"]
-        return {
-            "messageId": message["MessageId"],
-            "receiptHandle": message["ReceiptHandle"],
-            "body": body,
-            "attributes": message.get("Attributes", {}),
-            "messageAttributes": {},
-            "md5OfBody": hashlib.md5(body.encode(), usedforsecurity=False).hexdigest(),
-            "eventSource": "aws:sqs",
-            "eventSourceARN": f"arn:aws:sqs:{REGION}:{LOCAL_ACCOUNT}:"
-            + self.queue_url.rsplit("/", 1)[-1],
-            "awsRegion": REGION,
-        }
+
+def sqs_record(message: dict[str, Any], queue_url: str) -> dict[str, Any]:
+    """A received message as the SQS event source mapping hands it to a function."""
+    body = message["Body"]
+    return {
+        "messageId": message["MessageId"],
+        "receiptHandle": message["ReceiptHandle"],
+        "body": body,
+        "attributes": message.get("Attributes", {}),
+        "messageAttributes": {},
+        "md5OfBody": hashlib.md5(body.encode(), usedforsecurity=False).hexdigest(),
+        "eventSource": "aws:sqs",
+        "eventSourceARN": f"arn:aws:sqs:{REGION}:{LOCAL_ACCOUNT}:" + queue_url.rsplit("/", 1)[-1],
+        "awsRegion": REGION,
+    }
 
 
 def run_until(stop: threading.Event, poll: Callable[[], int], name: str) -> None:

@@ -1,6 +1,6 @@
 """moto's DynamoDB server on 127.0.0.1: the fallback engine where no Java 17+ runs, and the
 server for what DynamoDB Local does not serve (Secrets Manager, the delivery queue, the
-event bus), its FIFO queues corrected to SQS's order of a message group.
+event bus), its SQS held to SQS's limits (`local.strict_sqs`).
 """
 
 from __future__ import annotations
@@ -19,10 +19,9 @@ from moto.moto_server.werkzeug_app import (
     MotoRequestHandler,
     create_backend_app,
 )
-from moto.sqs import models as sqs_models
-from moto.sqs.models import Message, Queue, SQSBackend
 from werkzeug.serving import make_server
 
+import local.strict_sqs  # noqa: F401 - moto's SQS held to SQS's limits
 from local.clients import free_port
 
 WRITES = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems")
@@ -31,51 +30,6 @@ MEMORY_CAP_MB = 2048
 the whole table in every ``TransactWriteItems`` and its memory keeps growing (measured:
 about 25 MB a create at 100 demo incidents, 70 MB with the table's stream): without a cap a
 long session grew past 20 GB until the kernel killed it."""
-
-
-_receiving = threading.local()
-"""The instant (ms) the receive running on this thread decides visibility at."""
-
-
-def _sqs_clock() -> float:
-    """moto's SQS clock (ms), read where its own code reads it."""
-    return float(sqs_models.unix_time_millis())  # type: ignore[attr-defined]
-
-
-def _visible(message: Message) -> bool:
-    """Whether `message` may be received: past its visibility timeout, at the receive's
-    instant when a receive is running."""
-    instant: float | None = getattr(_receiving, "instant", None)
-    return (_sqs_clock() if instant is None else instant) > message.visible_at
-
-
-def _receive_at_one_instant(self: SQSBackend, *args: Any, **kwargs: Any) -> list[Message]:
-    """moto's receive, deciding every message's visibility at the instant it starts. Read
-    call by call, a retried message could turn visible between being skipped and its
-    group being checked again, and the group's next message went out before it."""
-    _receiving.instant = _sqs_clock()
-    try:
-        return _receive(self, *args, **kwargs)
-    finally:
-        _receiving.instant = None
-
-
-def _groups_in_flight(queue: Queue) -> set[str]:
-    """The FIFO groups with a message received and still invisible. moto counts a message
-    whose visibility timeout has run out as in flight until it is received again, so after
-    a failed batch it handed out a group's later message before its earlier one (SQS never
-    does: a group's messages come in order); `local.event_pipeline` relies on the order."""
-    return {
-        message.group_id
-        for message in queue.pending_messages
-        if message.group_id is not None and not message.visible
-    }
-
-
-_receive = SQSBackend.receive_message
-SQSBackend.receive_message = _receive_at_one_instant  # type: ignore[method-assign]
-Message.visible = property(_visible)  # type: ignore[method-assign,assignment]
-Queue.pending_message_groups = property(_groups_in_flight)  # type: ignore[method-assign,assignment]
 
 
 def resident_mb() -> float:

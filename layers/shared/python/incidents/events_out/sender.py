@@ -16,6 +16,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from enum import Enum
 
 from dynashard import Item
 from incidents.events_out.attempts import load_attempts, save_attempts
@@ -40,6 +41,18 @@ DISABLE_AFTER = timedelta(days=5)
 GONE = 410
 
 Poster = Callable[[str, bytes, dict[str, str], EndpointPolicy], Outcome]
+Condition = tuple[str, dict[str, str], Item]
+
+
+class Health(Enum):
+    """What an attempt's outcome makes of its endpoint and of the delivery."""
+
+    FINE = "fine"
+    PROBING = "probing"
+    """It failed, and this delivery's group is the one that probes the endpoint."""
+    BEHIND_PROBE = "behind probe"
+    """It failed while another group probes: its retry is parked in the table."""
+    DISABLED = "disabled"
 
 
 def retry_delay(attempt: int, rng: random.Random, delays: tuple[int, ...] = RETRY_DELAYS) -> int:
@@ -111,11 +124,15 @@ class Sender:
         )  # fmt: skip
         if due is not None:
             save_attempts(self.store, message, attempt, due)
-        disabled = (
+        health = (
             self._gone(hook, message.account_id, now)
             if outcome.status == GONE
             else self._health(hook, message, outcome.succeeded, now)
         )
+        disabled = health is Health.DISABLED
+        if retry_in is not None and health is Health.BEHIND_PROBE:
+            park(self.store, message)  # its retry waits in the table, not in flight
+            retry_in = None
         gave_up = status is DeliveryStatus.FAILED and hook.probe == message.group()
         if gave_up and not disabled:  # the next parked delivery probes the endpoint
             update_stored(self.store, message.account_id, hook.webhook.id, {}, ["probe"])
@@ -135,38 +152,43 @@ class Sender:
         scheduled = retry_delay(attempt, self.rng, self.delays)
         return max(scheduled, min(outcome.retry_after or 0, MAX_DELAY))
 
-    def _gone(self, hook: StoredWebhook, account: str, now: datetime) -> bool:
-        """The endpoint answered 410 Gone: disabled at once (True)."""
+    def _gone(self, hook: StoredWebhook, account: str, now: datetime) -> Health:
+        """The endpoint answered 410 Gone: disabled at once."""
         reason = f"the endpoint answered 410 Gone at {timestamp(now)}"
         changes = {"enabled": False, "disabled_reason": reason}
         update_stored(self.store, account, hook.webhook.id, changes, ["failing_since", "probe"])
-        return True
+        return Health.DISABLED
 
     def _health(
         self, hook: StoredWebhook, message: DeliveryMessage, succeeded: bool, now: datetime
-    ) -> bool:
+    ) -> Health:
         """Keep when the endpoint started failing, with the delivery group that probes it
-        from then on (`circuit`); disable it after `DISABLE_AFTER` of failures (True),
-        clear both on a success. Writes only when something changes."""
+        from then on (`circuit`: the first to fail, or to fail after a probe was given up;
+        conditional writes, so of deliveries failing side by side one probes); disable it
+        after `DISABLE_AFTER` of failures, clear both on a success. Writes only when
+        something changes."""
         account, webhook_id = message.account_id, hook.webhook.id
         if succeeded:
             if hook.failing_since or hook.probe:
                 update_stored(self.store, account, webhook_id, {}, ["failing_since", "probe"])
-            return False
+            return Health.FINE
         if not hook.failing_since:
             failing = {"failing_since": timestamp(now), "probe": message.group()}
-            update_stored(self.store, account, webhook_id, failing, [])
-            return False
+            closed: Condition = ("attribute_not_exists(failing_since)", {}, {})
+            opened = update_stored(self.store, account, webhook_id, failing, [], condition=closed)
+            return Health.PROBING if opened is not None else Health.BEHIND_PROBE
+        probing = hook.probe == message.group()
         if hook.probe is None:  # the probe was given up: this delivery's group takes over
             probe = {"probe": message.group()}
-            free: tuple[str, dict[str, str], Item] = ("attribute_not_exists(probe)", {}, {})
-            update_stored(self.store, account, webhook_id, probe, [], condition=free)
+            free: Condition = ("attribute_not_exists(probe)", {}, {})
+            taken = update_stored(self.store, account, webhook_id, probe, [], condition=free)
+            probing = taken is not None
         if hook.failing_since > timestamp(now - DISABLE_AFTER):
-            return False
+            return Health.PROBING if probing else Health.BEHIND_PROBE
         reason = f"every delivery failed from {hook.failing_since} to {timestamp(now)}"
         changes = {"enabled": False, "disabled_reason": reason}
         update_stored(self.store, account, webhook_id, changes, ["failing_since", "probe"])
-        return True
+        return Health.DISABLED
 
 
 def _ms_since(moment: str, now: datetime) -> int:
