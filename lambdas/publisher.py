@@ -55,6 +55,12 @@ def publisher() -> Publisher:
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     """One stream batch; the answer names the first record that failed, if one did."""
+    return publish_batch(event, context)
+
+
+def publish_batch(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
+    """Each record of a stream batch in order, up to the first that fails (also how
+    `lambdas.stream_recovery` publishes a batch read back from the stream)."""
     batch = BatchReads()
     failed = False
 

@@ -33,6 +33,7 @@ from lambdas.settings import (
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
     from mypy_boto3_events import EventBridgeClient
 
 MAX_WORKERS = 16
@@ -81,6 +82,17 @@ def delivery_queue() -> DeliveryQueue:
     the client at a local server, as boto3 reads it)."""
     return DeliveryQueue(
         boto3.client("sqs", config=client_settings()), os.environ[DELIVERY_QUEUE_URL]
+    )
+
+
+@functools.cache
+def streams() -> DynamoDBStreamsClient:
+    """The container's DynamoDB Streams client (``DYNAMODB_ENDPOINT`` locally, which serves
+    the table's stream too)."""
+    return boto3.client(
+        "dynamodbstreams",
+        endpoint_url=os.environ.get("DYNAMODB_ENDPOINT") or None,
+        config=client_settings(),
     )
 
 

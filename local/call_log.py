@@ -71,7 +71,7 @@ def messaging_permissions(service: str, operation: str) -> tuple[str, str]:
 
 
 class CallRecorder:
-    """Records the calls of a botocore client (DynamoDB, SQS or EventBridge) for the
+    """Records the calls of a botocore client (DynamoDB, its streams, SQS or EventBridge) for the
     handler group being served."""
 
     def __init__(
@@ -93,6 +93,8 @@ class CallRecorder:
         service = model.service_model.endpoint_prefix
         if service == "dynamodb":
             found = list(permissions(model.name, params, self._table))
+        elif service == "streams.dynamodb":
+            found = [(f"dynamodb:{model.name}", "table-stream")]
         else:
             found = [messaging_permissions(service, model.name)]
         for action, resource in found:

@@ -44,6 +44,12 @@ SENDER_MAX_CONCURRENCY = 20
 """Sender invocations the queue's mapping runs at once (its ``MaximumConcurrency``): slow
 endpoints hold at most this many, never the account's whole concurrency pool."""
 PUBLISHER_TIMEOUT = Duration.seconds(60)
+RECOVERY_TIMEOUT = Duration.seconds(60)
+RECOVERY_ATTEMPTS = 24
+"""Receives of a failed batch's record (each 6 minutes apart) before it goes to the
+unrecovered queue: about 2.4 hours of retries, well within the stream's 24 hours."""
+UNRECOVERED_AGE_SECONDS = 3600
+"""A failed batch still not published an hour after it failed."""
 STREAM_BATCH = 100
 STREAM_RETRIES = 10
 SENDER_BATCH = 10
@@ -95,7 +101,17 @@ class EventDelivery(Construct):
                 max_receive_count=RECEIVES_BEFORE_DEAD_LETTER, queue=self.dead_letters
             ),
         )
-        self.stream_failures = _queue(self, "StreamFailures", fifo=False, removal=removal)
+        self.unrecovered = _queue(self, "StreamFailuresUnrecovered", fifo=False, removal=removal)
+        self.stream_failures = _queue(
+            self,
+            "StreamFailures",
+            fifo=False,
+            removal=removal,
+            visibility_timeout=Duration.seconds(6 * RECOVERY_TIMEOUT.to_seconds()),
+            dead_letter_queue=sqs.DeadLetterQueue(
+                max_receive_count=RECOVERY_ATTEMPTS, queue=self.unrecovered
+            ),
+        )
         accept(self.stream_failures, FAILURE_DESTINATION)
         environment = {
             "TABLE_NAME": inputs.table.table_name,
@@ -104,12 +120,13 @@ class EventDelivery(Construct):
         }
         self.publisher = self._publisher(inputs.table, runtime, environment)
         self.sender = self._sender(inputs, runtime, environment)
+        self.recovery = self._recovery(inputs.table, runtime, environment)
         self._alarms(monitoring)
         self._widgets(monitoring)
 
     def functions(self) -> list[lambda_.Function]:
-        """The publisher and the sender."""
-        return [self.publisher, self.sender]
+        """The publisher, the sender and the stream's recovery."""
+        return [self.publisher, self.sender, self.recovery]
 
     def grant_enqueue(self, function: lambda_.Function) -> None:
         """Let an API function queue replays and test events (``DELIVERY_QUEUE_URL``)."""
@@ -129,15 +146,7 @@ class EventDelivery(Construct):
             PUBLISHER_TIMEOUT,
         )
         function, role = handler_function(self, spec, runtime, environment)
-        role.add_to_policy(
-            iam.PolicyStatement(actions=list(PUBLISHER_TABLE_ACTIONS), resources=[table.table_arn])
-        )
-        role.add_to_policy(
-            iam.PolicyStatement(actions=["events:PutEvents"], resources=[self.bus.event_bus_arn])
-        )
-        role.add_to_policy(
-            iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[self.queue.queue_arn])
-        )
+        self._grant_publishing(role, table)
         timeline_inserts = lambda_.FilterCriteria.filter(
             {
                 "eventName": lambda_.FilterRule.is_equal("INSERT"),
@@ -155,6 +164,45 @@ class EventDelivery(Construct):
                 parallelization_factor=1,  # one batch a shard at a time: the stream's order
                 on_failure=sources.SqsDlq(self.stream_failures),
                 filters=[timeline_inserts],
+            )
+        )
+        return function
+
+    def _grant_publishing(self, role: iam.Role, table: dynamodb.ITableV2) -> None:
+        """What publishing an event calls: the table, the bus and the delivery queue."""
+        role.add_to_policy(
+            iam.PolicyStatement(actions=list(PUBLISHER_TABLE_ACTIONS), resources=[table.table_arn])
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(actions=["events:PutEvents"], resources=[self.bus.event_bus_arn])
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[self.queue.queue_arn])
+        )
+
+    def _recovery(
+        self, table: dynamodb.ITableV2, runtime: Runtime, environment: dict[str, str]
+    ) -> lambda_.Function:
+        """The stream batches the publisher's mapping gave up on, read back from the stream
+        and published again (`lambdas.stream_recovery`)."""
+        spec = FunctionSpec(
+            "stream_recovery",
+            "lambdas.stream_recovery.handler",
+            "incidents events out: publishes the stream batches the publisher gave up on",
+            512,
+            RECOVERY_TIMEOUT,
+        )
+        function, role = handler_function(self, spec, runtime, environment)
+        self._grant_publishing(role, table)
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["dynamodb:GetShardIterator", "dynamodb:GetRecords"],
+                resources=[str(table.table_stream_arn)],
+            )
+        )
+        function.add_event_source(
+            sources.SqsEventSource(
+                self.stream_failures, batch_size=1, report_batch_item_failures=True
             )
         )
         return function
@@ -207,7 +255,7 @@ class EventDelivery(Construct):
     def _alarms(self, monitoring: Monitoring) -> None:
         for name, queue in (
             ("DeliveryDeadLetters", self.dead_letters),
-            ("StreamFailures", self.stream_failures),
+            ("StreamFailuresUnrecovered", self.unrecovered),
         ):
             monitoring.alarm(
                 name,
@@ -217,6 +265,14 @@ class EventDelivery(Construct):
                 1,
                 "messages nothing will process again: look at them, then redrive",
             )
+        monitoring.alarm(
+            "StreamFailuresRetrying",
+            self.stream_failures.metric_approximate_age_of_oldest_message(
+                period=PERIOD, statistic="Maximum"
+            ),
+            UNRECOVERED_AGE_SECONDS,
+            "a stream batch the publisher gave up on, still not published again after an hour",
+        )
         monitoring.alarm(
             "EventsUnpublished",
             self.publisher.metric("IteratorAge", period=PERIOD, statistic="Maximum"),
@@ -235,7 +291,11 @@ class EventDelivery(Construct):
             1,
             "an endpoint failed every delivery for 5 days and was disabled",
         )
-        for name, function in (("publisher", self.publisher), ("sender", self.sender)):
+        for name, function in (
+            ("publisher", self.publisher),
+            ("sender", self.sender),
+            ("stream-recovery", self.recovery),
+        ):
             monitoring.alarm(f"{name}-errors", function.metric_errors(period=PERIOD), 1, "errors")
 
     def _widgets(self, monitoring: Monitoring) -> None:

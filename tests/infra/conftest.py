@@ -17,7 +17,7 @@ from app import build
 from lambdas.routes import Group
 
 CDK_JSON = Path(__file__).resolve().parents[2] / "cdk.json"
-EVENT_FUNCTIONS = ("publisher", "sender")
+EVENT_FUNCTIONS = ("publisher", "sender", "stream_recovery")
 """The functions of events out, beside one function per API handler group."""
 
 

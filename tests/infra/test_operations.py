@@ -134,7 +134,7 @@ def test_the_alarms_that_matter(dev: Synthesized) -> None:
     live = 1 + len(TABLE_SCHEMA.indexes)  # the table and every index: each one is read
     assert by_metric["ReadThrottleEvents"] == by_metric["WriteThrottleEvents"] == live
     assert by_metric["Throttles"] == len(Group)
-    assert by_metric["Errors"] == len(Group) + len(EVENT_FUNCTIONS)  # publisher and sender
+    assert by_metric["Errors"] == len(Group) + len(EVENT_FUNCTIONS)  # and events out's
     assert by_metric["5XXError"] == 1
     assert alarm(dev, "ApiLatencyP99")["ExtendedStatistic"] == "p99"
 
@@ -224,10 +224,11 @@ def test_retained_stages_protect_the_pool_and_keep_their_logs(
 
 def test_the_senders_mapping_is_bounded(prod: Synthesized) -> None:
     """Issue 37, point 2: the prod template's queue mapping had no ``MaximumConcurrency``."""
-    (mapping,) = [  # the queue's mapping (the stream's has a starting position)
+    sender, _ = function_of(prod, "lambdas.sender.handler")
+    (mapping,) = [
         m["Properties"]
         for m in resources(prod, "AWS::Lambda::EventSourceMapping").values()
-        if "StartingPosition" not in m["Properties"]
+        if m["Properties"]["FunctionName"] == {"Ref": sender}
     ]
     assert mapping["ScalingConfig"] == {"MaximumConcurrency": SENDER_MAX_CONCURRENCY}
     assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
@@ -244,7 +245,7 @@ def test_queues_follow_the_stages_removal_policy(prod: Synthesized, ops: Synthes
     """Issue 37, point 10: the delivery queues (deliveries not yet made) were deleted with a
     retained stage's stack."""
     queues = resources(prod, "AWS::SQS::Queue").values()
-    assert len(queues) == 3
+    assert len(queues) == 4  # deliveries, their dead letters, stream failures, unrecovered
     assert {q["DeletionPolicy"] for q in queues} == {"Retain"}
     assert {q["DeletionPolicy"] for q in resources(ops, "AWS::SQS::Queue").values()} == {"Delete"}
 

@@ -72,6 +72,8 @@ def dev_stage(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
 
 GRANTED_TO_EVENT_SOURCES = {
     ("sqs:SendMessage", "stream-failures"): "the stream mapping's on-failure destination",
+    ("sqs:DeleteMessage", "stream-failures"): "the recovery's queue mapping deletes what it did",
+    ("sqs:ChangeMessageVisibility", "stream-failures"): "the recovery's queue mapping (CDK)",
 }
 """Grants an event source mapping uses on a resource the function's code never calls."""
 
@@ -79,8 +81,10 @@ FUNCTIONS: dict[str, Group | str] = {
     **{group.value: group for group in Group},
     "publisher": "lambdas.publisher.handler",
     "sender": "lambdas.sender.handler",
+    "stream-recovery": "lambdas.stream_recovery.handler",
 }
-"""Every function: one per API handler group, and events out's publisher and sender."""
+"""Every function: one per API handler group, and events out's publisher, sender and
+stream recovery."""
 
 
 @pytest.mark.parametrize("name", list(FUNCTIONS))
