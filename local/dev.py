@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import itertools
 import json
 import os
 import secrets
@@ -32,9 +31,11 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import boto3
 from botocore.exceptions import ClientError
 
 from dynashard import error_code
+from incidents.errors import NotFoundError
 from incidents.incident.commands import get_incident, incident_id_by_number
 from incidents.models import State
 from incidents.store import Caller, Store, build_store
@@ -48,8 +49,9 @@ from local.demo_webhooks import DemoWebhook, receiver_webhook
 from local.embedded_dynamodb import MOTO, Engine, backend_from_env, local_engine
 from local.event_pipeline import record_calls
 from local.gateway import LocalGateway
-from local.messaging import create_messaging
+from local.messaging import REGION, Messaging, create_messaging
 from local.moto_server import MEMORY_CAP_MB, moto_server
+from local.queue_journal import QueueJournal
 from local.server import default_concurrency, serve
 from local.supervised import SupervisedPipeline
 from local.webhook_receiver import RECEIVER_URL
@@ -105,10 +107,18 @@ def dev_stage_origins() -> list[str]:
 
 def example_incident(store: Store, account: DemoAccount) -> str:
     """The examples' ``$INCIDENT``: the account's lowest-numbered open incident (the README
-    acknowledges it, which must not reopen a resolved one)."""
+    acknowledges it, which must not reopen a resolved one), else its first (a few demo
+    incidents may all be resolved)."""
     caller = Caller(account.account_id, account.users[0].id)
-    ids = (incident_id_by_number(store, caller, n) for n in itertools.count(1))  # 404 past the last
-    return next(i for i in ids if get_incident(store, caller, i).summary.state is State.OPEN)
+    first = incident = incident_id_by_number(store, caller, 1)
+    number = 1
+    while get_incident(store, caller, incident).summary.state is not State.OPEN:
+        number += 1
+        try:
+            incident = incident_id_by_number(store, caller, number)
+        except NotFoundError:  # past the last
+            return first
+    return incident
 
 
 @dataclasses.dataclass(frozen=True)
@@ -213,7 +223,7 @@ def _serve(stack: ExitStack) -> None:
     client = local_client(engine.endpoint, max_pool_connections=16)  # seeding's writers too
     ensure_table(client, table_name)
     clock.lap("table")
-    messaging = create_messaging(stack.enter_context(moto_server()))
+    messaging = _messaging(stack)
     os.environ.update({**settings, **messaging.environment(), "DYNAMODB_ENDPOINT": engine.endpoint})
     shards = ShardSettings.from_environment(os.environ)  # as the handlers read them
     store = build_store(
@@ -241,6 +251,21 @@ def _serve(stack: ExitStack) -> None:
         print(f"started in {clock.summary()}", file=sys.stderr, flush=True)
 
     serve(lambda: worker_gateway(table_name, tokens, examples), ("127.0.0.1", port), workers, ready)
+
+
+def _messaging(stack: ExitStack) -> Messaging:
+    """The delivery queue and bus on moto; with ``DYNAMODB_DATA_DIR`` the queues are kept
+    there (`local.queue_journal`) and what they held when ``make dev`` stopped is back."""
+    data_dir = os.environ.get("DYNAMODB_DATA_DIR")
+    journal = QueueJournal(Path(data_dir) / "queues.json") if data_dir else None
+    endpoint = stack.enter_context(moto_server(after_sqs=journal.save if journal else None))
+    messaging = create_messaging(endpoint)
+    if journal is not None:
+        sqs = boto3.client("sqs", endpoint_url=endpoint, region_name=REGION)
+        restored = journal.restore(sqs)
+        if restored:
+            print(f"queues: {restored} messages kept from the last run", flush=True)
+    return messaging
 
 
 @contextmanager

@@ -52,18 +52,25 @@ class OneRequestAtATime:
     """
 
     def __init__(
-        self, app: Callable[..., Iterable[bytes]], memory_cap_mb: float | None = None
+        self,
+        app: Callable[..., Iterable[bytes]],
+        memory_cap_mb: float | None = None,
+        after_sqs: Callable[[], None] | None = None,
     ) -> None:
         self._app = app
         self._lock = threading.Lock()
         self._cap = memory_cap_mb
+        self._after_sqs = after_sqs
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
         target = str(environ.get("HTTP_X_AMZ_TARGET", ""))
         if self._cap is not None and target.endswith(WRITES) and resident_mb() > self._cap:
             return _refused(start_response, self._cap)
         with self._lock:
-            return list(self._app(environ, start_response))
+            answer = list(self._app(environ, start_response))
+            if self._after_sqs is not None and target.startswith("AmazonSQS."):
+                self._after_sqs()  # before the answer leaves: what it acknowledged is kept
+            return answer
 
 
 def _refused(start_response: Callable[..., Any], cap: float) -> list[bytes]:
@@ -80,12 +87,19 @@ def _refused(start_response: Callable[..., Any], cap: float) -> list[bytes]:
 
 
 @contextmanager
-def moto_server(port: int | None = None, memory_cap_mb: float | None = None) -> Iterator[str]:
-    """Run moto's DynamoDB server on 127.0.0.1 and yield its endpoint URL; with
-    `memory_cap_mb`, writes are refused once this process holds more."""
+def moto_server(
+    port: int | None = None,
+    memory_cap_mb: float | None = None,
+    after_sqs: Callable[[], None] | None = None,
+) -> Iterator[str]:
+    """Run moto's server on 127.0.0.1 and yield its endpoint URL; with `memory_cap_mb`,
+    writes are refused once this process holds more; `after_sqs` runs after each SQS
+    request, before its answer (`local.queue_journal`)."""
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     chosen = port or free_port()
-    app = OneRequestAtATime(DomainDispatcherApplication(create_backend_app), memory_cap_mb)
+    app = OneRequestAtATime(
+        DomainDispatcherApplication(create_backend_app), memory_cap_mb, after_sqs
+    )
     server = make_server(
         "127.0.0.1", chosen, app, threaded=True, request_handler=MotoRequestHandler
     )
