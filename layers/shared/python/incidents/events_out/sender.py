@@ -13,6 +13,7 @@ schedule's longest wait, 12 h).
 from __future__ import annotations
 
 import random
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -23,6 +24,14 @@ from incidents.events_out.attempts import load_attempts, save_attempts
 from incidents.events_out.circuit import park, parks
 from incidents.events_out.deliveries import record_attempt
 from incidents.events_out.delivery_messages import DeliveryMessage, DrainJob
+from incidents.events_out.endpoint_slots import (
+    SLOW_MS,
+    WAIT_SECONDS,
+    free_slot,
+    mark_slow,
+    mark_speed,
+    take_slot,
+)
 from incidents.events_out.endpoints import EndpointPolicy, Outcome, post
 from incidents.events_out.signing import delivery_headers
 from incidents.events_out.webhook_models import Delivery, DeliveryStatus
@@ -106,9 +115,15 @@ class Sender:
             return Attempted(None, retry_in=waiting)
         attempt = made.made + 1
         now = self.store.clock()
-        secrets_ = hook.signing_secrets(timestamp(now))
-        headers = delivery_headers(secrets_, message.event_id, int(now.timestamp()), message.body)
-        outcome = self.poster(hook.webhook.url, message.body.encode(), headers, self.policy)
+        slot = take_slot(self.store, message.account_id, hook, now) if hook.slow else None
+        if hook.slow and slot is None:  # as many attempts to it as it may take are running
+            return Attempted(None, retry_in=WAIT_SECONDS)
+        try:
+            outcome = self._post(hook, message, now)
+        finally:
+            if slot is not None:
+                free_slot(self.store, message.account_id, hook, slot)
+        mark_speed(self.store, message.account_id, hook, outcome.duration_ms)
         retry_in = None
         if outcome.succeeded:
             status = DeliveryStatus.SUCCEEDED
@@ -140,6 +155,18 @@ class Sender:
         drain = self._drain(message) if closed or gave_up else None
         latency = _ms_since(message.happened_at, self.store.clock()) if outcome.succeeded else None
         return Attempted(delivery, None if disabled else retry_in, disabled, latency, drain)
+
+    def _post(self, hook: StoredWebhook, message: DeliveryMessage, now: datetime) -> Outcome:
+        """One signed POST of `message` to the endpoint, marking it slow if the POST is
+        still running after `SLOW_MS`."""
+        secrets_ = hook.signing_secrets(timestamp(now))
+        headers = delivery_headers(secrets_, message.event_id, int(now.timestamp()), message.body)
+        noticed = threading.Timer(SLOW_MS / 1000, mark_slow, (self.store, message.account_id, hook))
+        noticed.start()
+        try:
+            return self.poster(hook.webhook.url, message.body.encode(), headers, self.policy)
+        finally:
+            noticed.cancel()
 
     def _drain(self, message: DeliveryMessage) -> DrainJob:
         started = timestamp(self.store.clock())

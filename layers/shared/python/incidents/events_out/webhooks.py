@@ -64,6 +64,8 @@ class StoredWebhook:
     """While failing: the delivery group that keeps trying the endpoint (`circuit`)."""
     parked: int = 0
     """Deliveries parked since the last drain finished (`circuit`)."""
+    slow: bool = False
+    """Its last attempt took 2 s or more: attempts to it take a lease (`endpoint_slots`)."""
 
     def signing_secrets(self, now: str) -> list[str]:
         """The secrets that sign a delivery at `now`: the current one, and each earlier one
@@ -97,6 +99,7 @@ def stored_from_item(item: Item) -> StoredWebhook:
         failing_since=values.get("failing_since"),
         probe=values.get("probe"),
         parked=int(values.get("parked", 0)),
+        slow=bool(values.get("slow", False)),
     )
 
 
