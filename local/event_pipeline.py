@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 
-from incidents.events_out.delivery_messages import SENDER_TIMEOUT_SECONDS
+from incidents.events_out.delivery_messages import SENDER_MAX_CONCURRENCY, SENDER_TIMEOUT_SECONDS
 from incidents.events_out.outbox import is_timeline_insert
 from local.api_events import LocalLambdaContext
 from local.call_log import RUNNING, CallFile, CallRecorder
@@ -60,9 +60,10 @@ CHECKPOINT_FILE = "EVENT_PIPELINE_CHECKPOINT"
 """Where the stream poller keeps each shard's last processed sequence number."""
 READY_FILE = "EVENT_PIPELINE_READY_FILE"
 """Where `main` says it has taken its place on the stream (make dev waits for it)."""
-SENDERS = 8
-"""Sender batches at once (Lambda runs an invocation per active message group, up to the
-function's concurrency): a batch waiting on a hanging endpoint holds one of them."""
+SENDERS = SENDER_MAX_CONCURRENCY
+"""Sender batches at once, as the stage's mapping runs them (Lambda runs an invocation per
+active message group, up to its ``MaximumConcurrency``): a batch waiting on a hanging
+endpoint holds one of them."""
 REGION = "us-east-1"
 LOCAL_ACCOUNT = "123456789012"
 

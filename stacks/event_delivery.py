@@ -26,6 +26,7 @@ from constructs import Construct
 from incidents.events_out.delivery_messages import (
     QUEUE_RETENTION_SECONDS,
     RECEIVES_BEFORE_DEAD_LETTER,
+    SENDER_MAX_CONCURRENCY,
     SENDER_TIMEOUT_SECONDS,
 )
 from incidents.events_out.outbox import EVENT_SOURCE_NAME
@@ -40,9 +41,6 @@ SENDER_TIMEOUT = Duration.seconds(SENDER_TIMEOUT_SECONDS)
 its first failure, and no attempt starts without the time for a whole one left."""
 BUS_ARCHIVE_RETENTION = Duration.days(30)
 """How long the bus's archive keeps events: a rule's target that failed can be replayed."""
-SENDER_MAX_CONCURRENCY = 20
-"""Sender invocations the queue's mapping runs at once (its ``MaximumConcurrency``): slow
-endpoints hold at most this many, never the account's whole concurrency pool."""
 PUBLISHER_TIMEOUT = Duration.seconds(60)
 RECOVERY_TIMEOUT = Duration.seconds(60)
 RECOVERY_ATTEMPTS = 24

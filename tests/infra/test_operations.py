@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from incidents.events_out.delivery_messages import SENDER_MAX_CONCURRENCY
 from incidents.table import TABLE_SCHEMA
 from lambdas.routes import Group
 from stacks.config import stage_config
-from stacks.event_delivery import SENDER_MAX_CONCURRENCY
 from stacks.monitoring import LISTS
 from tests.infra.conftest import EVENT_FUNCTIONS, Synthesized, function_of, resources, synthesize
 

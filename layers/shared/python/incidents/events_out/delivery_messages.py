@@ -29,6 +29,10 @@ BATCH = 10
 SENDER_TIMEOUT_SECONDS = 60
 """The sender function's timeout: a batch's attempts stop taking messages while less than
 one attempt and a margin is left (`lambdas.sender`), so an invocation never runs past it."""
+SENDER_MAX_CONCURRENCY = 20
+"""Sender invocations the queue's mapping runs at once (its ``MaximumConcurrency``; ``make
+dev`` runs as many): slow endpoints hold at most this many, never the account's whole
+concurrency pool, and a slow endpoint's own deliveries at most `endpoint_slots.SLOTS`."""
 QUEUE_RETENTION_SECONDS = 14 * 24 * 3600
 """SQS's longest: a message waits out the whole retry schedule (under 90 hours) with room."""
 RECEIVES_BEFORE_DEAD_LETTER = 100

@@ -152,6 +152,8 @@ def post(
             status, retry_after = _post_checked(
                 url, body, headers, policy, timeout=timeout, watchdog=watchdog
             )
+        if watchdog.fired and 200 <= status < 300:  # cut mid-answer: no success
+            return Outcome(None, "timed out", _since(started))
         return Outcome(status, None, _since(started), retry_after)
     except UnsafeUrlError as error:
         return Outcome(None, f"refused: {error}", _since(started))
