@@ -4,6 +4,7 @@ answer, each with the one error body whose ``code`` is one of `ErrorCode`."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 from http import HTTPStatus
 from typing import Any
@@ -56,38 +57,74 @@ RETRY_AFTER_SECONDS = {429: 1, 503: 5}
 EVERY_ROUTE = (401, 429, 431, 500, 503)
 """What any route can answer: no valid token, throttled, a request line and headers too
 large, a bug, a dependency not answering."""
-ERROR_STATUSES = {
-    400: "invalid request, cursor or If-Match",
-    401: "no valid identity claims",
-    403: "not a member of the team",
-    404: "not found in your account",
-    409: "concurrent change, duplicate, or Idempotency-Key reused",
-    412: "If-Match is not the current version",
-    413: "incident details too large, or a request body above 6 MB",
-    415: "the body is not JSON (application/json)",
-    429: "throttled; retry after Retry-After seconds",
-    431: "the request line and headers are above 10,240 bytes (API Gateway's limit; make "
-    "dev's front keeps the same)",
-    500: "internal error",
-    503: "a service behind the API did not answer, or the table refuses writes for now; "
-    "retry after Retry-After seconds",
+
+
+@dataclass(frozen=True)
+class ErrorStatus:
+    """How the document describes one error status, and the example it shows: the code
+    that status most often carries (the API page's table lists every code it can carry)."""
+
+    description: str
+    code: ErrorCode
+    message: str
+
+
+ERROR_STATUSES: dict[int, ErrorStatus] = {
+    400: ErrorStatus(
+        "invalid request, cursor or If-Match",
+        ErrorCode.VALIDATION_ERROR,
+        "title: String should have at most 200 characters",
+    ),
+    401: ErrorStatus(
+        "no valid identity claims", ErrorCode.UNAUTHORIZED, "missing or invalid identity claims"
+    ),
+    403: ErrorStatus(
+        "not a member of the team", ErrorCode.FORBIDDEN, "you are not a member of this team"
+    ),
+    404: ErrorStatus(
+        "not found in your account",
+        ErrorCode.NOT_FOUND,
+        "incident inc_2J9dTn4Qb1ZkN0aH7cV3mXyPqLs not found",
+    ),
+    409: ErrorStatus(
+        "concurrent change, duplicate, or Idempotency-Key reused",
+        ErrorCode.VERSION_CONFLICT,
+        "the incident keeps changing; retry",
+    ),
+    412: ErrorStatus(
+        "If-Match is not the current version",
+        ErrorCode.PRECONDITION_FAILED,
+        "If-Match 3 is not the current version 4",
+    ),
+    413: ErrorStatus(
+        "incident details too large, or a request body above 6 MB",
+        ErrorCode.PAYLOAD_TOO_LARGE,
+        "the request body is larger than 6 MB",
+    ),
+    415: ErrorStatus(
+        "the body is not JSON (application/json)",
+        ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+        "send the body as application/json",
+    ),
+    429: ErrorStatus(
+        "throttled; retry after Retry-After seconds",
+        ErrorCode.THROTTLED,
+        "too many requests; retry after Retry-After seconds",
+    ),
+    431: ErrorStatus(
+        "the request line and headers are above 10,240 bytes (API Gateway's limit; make "
+        "dev's front keeps the same)",
+        ErrorCode.HEADERS_TOO_LARGE,
+        "the request line and headers are above 10,240 bytes",
+    ),
+    500: ErrorStatus("internal error", ErrorCode.INTERNAL_ERROR, "internal error"),
+    503: ErrorStatus(
+        "a service behind the API did not answer, or the table refuses writes for now; "
+        "retry after Retry-After seconds",
+        ErrorCode.UNAVAILABLE,
+        "the table did not answer; retry after Retry-After seconds",
+    ),
 }
-ERROR_EXAMPLES: dict[int, tuple[ErrorCode, str]] = {
-    400: (ErrorCode.VALIDATION_ERROR, "title: String should have at most 200 characters"),
-    401: (ErrorCode.UNAUTHORIZED, "missing or invalid identity claims"),
-    403: (ErrorCode.FORBIDDEN, "you are not a member of this team"),
-    404: (ErrorCode.NOT_FOUND, "incident inc_2J9dTn4Qb1ZkN0aH7cV3mXyPqLs not found"),
-    409: (ErrorCode.VERSION_CONFLICT, "the incident keeps changing; retry"),
-    412: (ErrorCode.PRECONDITION_FAILED, "If-Match 3 is not the current version 4"),
-    413: (ErrorCode.PAYLOAD_TOO_LARGE, "the request body is larger than 6 MB"),
-    415: (ErrorCode.UNSUPPORTED_MEDIA_TYPE, "send the body as application/json"),
-    429: (ErrorCode.THROTTLED, "too many requests; retry after Retry-After seconds"),
-    431: (ErrorCode.HEADERS_TOO_LARGE, "the request line and headers are above 10,240 bytes"),
-    500: (ErrorCode.INTERNAL_ERROR, "internal error"),
-    503: (ErrorCode.UNAVAILABLE, "the table did not answer; retry after Retry-After seconds"),
-}
-"""The example each error status shows in the document: the code that status most often
-carries (the API page's table lists every code a status can carry)."""
 ETAG: OpenAPIResponseHeader = {
     "description": 'the incident\'s version, quoted ("3"); on a whole incident (GET) also its '
     'event counter ("3.7": participants and notes move it). Send it as If-Match to change '
@@ -127,7 +164,7 @@ def documented_responses(route: Route) -> dict[int, OpenAPIResponse]:
         }
     for status in sorted({*route.errors, *EVERY_ROUTE}):
         error: OpenAPIResponse = {
-            "description": ERROR_STATUSES[status],
+            "description": ERROR_STATUSES[status].description,
             "content": {"application/json": {"model": ErrorBody, "examples": _example(status)}},
         }
         if status in (429, 503):
@@ -146,8 +183,8 @@ def _etag(route: Route) -> OpenAPIResponseHeader | None:
 
 
 def _example(status: int) -> dict[str, Any]:
-    code, message = ERROR_EXAMPLES[status]
-    return {code.value: {"value": {"code": code.value, "message": message}}}
+    shown = ERROR_STATUSES[status]
+    return {shown.code.value: {"value": {"code": shown.code.value, "message": shown.message}}}
 
 
 def _success(route: Route) -> OpenAPIResponse:

@@ -37,6 +37,8 @@ from local.sender_simulation import run as run_queue
 from local.strict_sqs import scaled
 
 pytestmark = pytest.mark.integration
+BATCH = 10
+"""Messages a receive hands the sender."""
 FAILING_FOR = 2 * 3600
 INCIDENTS = 300
 IN_FLIGHT_CAP = 100
@@ -150,7 +152,9 @@ def test_a_failing_endpoint_holds_a_constant_number_in_flight_and_loses_nothing(
         assert most >= IN_FLIGHT_CAP, "the strict queue shows the cost the circuit removes"
         assert max(others) >= FAILING_FOR, "the others waited for the endpoint to recover"
         return
-    assert most <= 2, most
+    # A constant: a batch's worth at most (a new endpoint starts under its 2 leases, the
+    # rest of its first batch wait 5 s untried, then are parked), never one per incident.
+    assert most <= BATCH, most
     assert max(others) < 600, "the other account's deliveries flowed meanwhile"
     got = h.delivered[h.failing_id]
     assert sorted(got) == sorted((i, seq) for i in incidents for seq in (1, 2)), "all, once"
@@ -175,7 +179,7 @@ def test_a_probe_given_up_hands_over_to_the_oldest_parked_delivery(
     h.enqueue([delivery(h.failing, h.failing_id, i, 1) for i in incidents])
     most = run(h, 600)
     probes = list(dict.fromkeys(h.attempted))
-    assert most <= 1
+    assert most <= BATCH  # constant: see the first test
     assert len(probes) == 4, "each incident probed in turn"
     assert all(h.attempted.count(incident) == 3 for incident in probes)
     hook = load_webhook(h.store, h.failing.account_id, h.failing_id)
@@ -231,11 +235,11 @@ def test_after_a_probe_given_up_the_next_failing_delivery_probes(
     assert (given_up.failing_since is not None, given_up.probe) == (True, None)
     h.enqueue([delivery(h.failing, h.failing_id, new_id("inc"), 1) for _ in range(5)])
     most = run(h, h.clock.seconds + 3)  # before any retry
-    assert most <= 1
+    assert most <= BATCH  # constant: see the first test
     taken_over = load_webhook(h.store, h.failing.account_id, h.failing_id)
     assert taken_over is not None
     assert taken_over.probe is not None
     assert taken_over.parked == 4, "the four that failed beside the new probe"
     most = run(h, 600)
-    assert most <= 1
+    assert most <= BATCH  # constant: see the first test
     assert len(set(h.attempted)) == 6, "each parked one probed in turn, none lost"

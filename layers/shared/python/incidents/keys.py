@@ -9,7 +9,14 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from dynashard import ShardMetaKey, WeightedShards, build_key, calculated_shard, sharded_key
+from dynashard import (
+    SEPARATOR,
+    ShardMetaKey,
+    WeightedShards,
+    build_key,
+    calculated_shard,
+    sharded_key,
+)
 from incidents.models import State
 
 DETAILS_SK = "data"
@@ -201,6 +208,11 @@ def parked_sort_key(incident_id: str | None, seq: int | None, event_id: str) -> 
     """``<incident id>#<seq, 10 digits>#<event id>`` (a test event: ``~test#…``): an
     incident's parked deliveries in order."""
     return build_key(incident_id or "~test", f"{seq or 0:010d}", event_id, kind="sort")
+
+
+def parked_incident_prefix(incident_id: str | None) -> str:
+    """The prefix of every parked sort key of one incident (`parked_sort_key`)."""
+    return build_key(incident_id or "~test", kind="sort") + SEPARATOR
 
 
 def delivery_sort_key(at: str, event_id: str, attempt: int) -> str:

@@ -31,7 +31,7 @@ from incidents.events_out.delivery_messages import (
 )
 from incidents.events_out.webhook_models import TEST_EVENT
 from incidents.events_out.webhooks import StoredWebhook, load_webhook, update_stored, webhook_key
-from incidents.keys import parked_partition, parked_sort_key
+from incidents.keys import parked_incident_prefix, parked_partition, parked_sort_key
 from incidents.store import Store
 
 PAGE = 100
@@ -58,13 +58,12 @@ def parks(store: Store, hook: StoredWebhook, message: DeliveryMessage) -> bool:
 
 def _incident_parked(store: Store, message: DeliveryMessage) -> bool:
     """Whether a delivery of `message`'s incident is parked (one strongly consistent read)."""
-    prefix = parked_sort_key(message.incident_id, None, message.event_id).split("#")[0]
     response = store.client.query(
         TableName=store.table_name,
         KeyConditionExpression="PK = :pk AND begins_with(SK, :incident)",
         ExpressionAttributeValues={
             ":pk": {"S": parked_partition(message.account_id, message.webhook_id)},
-            ":incident": {"S": prefix + "#"},
+            ":incident": {"S": parked_incident_prefix(message.incident_id)},
         },
         ConsistentRead=True,
         Limit=1,

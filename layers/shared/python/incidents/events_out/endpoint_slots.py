@@ -1,13 +1,14 @@
 """Attempts at once to a slow endpoint, bounded: an endpoint whose last attempt took
-`SLOW_MS` or more is marked slow on its webhook, and from then on an attempt to it first
-takes one of `SLOTS` leases on the webhook's item (a conditional write each). A delivery
+`SLOW_MS` or more is marked slow on its webhook, and so is a new one (registered, or its
+URL changed) until an attempt answers within `SLOW_MS`; an attempt to a slow endpoint
+first takes one of `SLOTS` leases on the webhook's item (a conditional write each). A delivery
 that finds none goes back to the queue for `WAIT_SECONDS`, not counted as an attempt. So a
 slow endpoint holds at most `SLOTS` sender slots however many of its deliveries are queued,
 and other webhooks' deliveries are not held behind it (they take no lease: a fast endpoint
-pays nothing). The endpoint is marked as soon as an attempt has run `SLOW_MS`, so until
-then its attempts may hold every sender slot once, for at most one attempt (10 s): the
-time a slow endpoint takes to be noticed. A lease lapses `LEASE_SECONDS` after it was
-taken, so one a dead invocation never gave back frees itself.
+pays nothing once it has answered quickly). A known-fast endpoint turning slow is marked as
+soon as an attempt has run `SLOW_MS`, so until then its attempts may hold every sender
+slot once, for at most one attempt (10 s): the time it takes to be noticed. A lease lapses
+`LEASE_SECONDS` after it was taken, so one a dead invocation never gave back frees itself.
 """
 
 from __future__ import annotations

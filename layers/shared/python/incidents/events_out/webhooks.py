@@ -131,6 +131,7 @@ def create_webhook(
             **created.model_dump(mode="json"),
             **{k: v["S"] for k, v in webhook_key(caller.account_id, created.id).items()},
             "Type": "webhook",
+            "slow": True,  # an endpoint not yet seen answer quickly: `endpoint_slots`
         }
     )
     store.transact(
@@ -181,6 +182,8 @@ def update_webhook(
     changes: dict[str, Any] = patch.model_dump(mode="json", include=patch.model_fields_set)
     removed = [name for name, value in changes.items() if value is None]
     kept = {name: value for name, value in changes.items() if value is not None}
+    if patch.url is not None:
+        kept["slow"] = True  # another endpoint: not yet seen answer quickly
     if patch.enabled:
         removed += ["disabled_reason", "failing_since"]
     updated = update_stored(store, caller.account_id, webhook_id, kept, removed)
