@@ -63,6 +63,7 @@ bench: $(STAMP)
 	$(PY) -m bench.write_cost
 	$(PY) -m bench.timeline_reads
 	$(PY) -m bench.webhook_delivery
+	$(PY) -m bench.endpoint_isolation
 	$(PY) -m bench.filters
 	$(PY) -m bench.hot_key
 	$(PY) -m bench.local_pages
