@@ -90,26 +90,14 @@ class EventDelivery(Construct):
         removal = runtime.config.removal
         self.dead_letters = _queue(self, "DeliveryDeadLetters", fifo=True, removal=removal)
         self.queue = _queue(
-            self,
-            "Deliveries",
-            fifo=True,
-            removal=removal,
-            visibility_timeout=Duration.seconds(6 * SENDER_TIMEOUT.to_seconds()),
-            dead_letter_queue=sqs.DeadLetterQueue(
-                max_receive_count=RECEIVES_BEFORE_DEAD_LETTER, queue=self.dead_letters
-            ),
-        )
+            self, "Deliveries", fifo=True, removal=removal,
+            consumer=(SENDER_TIMEOUT, self.dead_letters, RECEIVES_BEFORE_DEAD_LETTER),
+        )  # fmt: skip
         self.unrecovered = _queue(self, "StreamFailuresUnrecovered", fifo=False, removal=removal)
         self.stream_failures = _queue(
-            self,
-            "StreamFailures",
-            fifo=False,
-            removal=removal,
-            visibility_timeout=Duration.seconds(6 * RECOVERY_TIMEOUT.to_seconds()),
-            dead_letter_queue=sqs.DeadLetterQueue(
-                max_receive_count=RECOVERY_ATTEMPTS, queue=self.unrecovered
-            ),
-        )
+            self, "StreamFailures", fifo=False, removal=removal,
+            consumer=(RECOVERY_TIMEOUT, self.unrecovered, RECOVERY_ATTEMPTS),
+        )  # fmt: skip
         accept(self.stream_failures, FAILURE_DESTINATION)
         environment = {
             "TABLE_NAME": inputs.table.table_name,
@@ -329,11 +317,17 @@ def _queue(
     *,
     fifo: bool,
     removal: RemovalPolicy,
-    visibility_timeout: Duration | None = None,
-    dead_letter_queue: sqs.DeadLetterQueue | None = None,
+    consumer: tuple[Duration, sqs.IQueue, int] | None = None,
 ) -> sqs.Queue:
     """An encrypted queue that refuses plain HTTP, kept 14 days, removed (or retained: a
-    queue holds deliveries not yet made) as the stage's other stateful resources are."""
+    queue holds deliveries not yet made) as the stage's other stateful resources are. With
+    a `consumer` (its function's timeout, a dead-letter queue and the receives before it):
+    a visibility of 6 timeouts, as Lambda asks of a queue it consumes, and that redrive."""
+    visibility_timeout, dead_letter_queue = None, None
+    if consumer is not None:
+        timeout, dead_letters, receives = consumer
+        visibility_timeout = Duration.seconds(6 * timeout.to_seconds())
+        dead_letter_queue = sqs.DeadLetterQueue(max_receive_count=receives, queue=dead_letters)
     return sqs.Queue(
         scope,
         name,

@@ -19,8 +19,8 @@ from incidents.events_out.delivery_messages import DeliveryMessage
 from incidents.events_out.endpoint_slots import LEASE_SECONDS, SLOTS, WAIT_SECONDS, take_slot
 from incidents.events_out.endpoints import EndpointPolicy, Outcome
 from incidents.events_out.sender import Attempted, Sender
-from incidents.events_out.webhook_models import NewWebhook
-from incidents.events_out.webhooks import create_webhook, load_webhook
+from incidents.events_out.webhook_models import NewWebhook, WebhookPatch
+from incidents.events_out.webhooks import create_webhook, load_webhook, update_webhook
 from incidents.models import EventType
 from incidents.store import Caller, Store, new_id
 
@@ -54,18 +54,27 @@ def delivery(caller: Caller, webhook: str) -> DeliveryMessage:
     )  # fmt: skip
 
 
+POLICY = EndpointPolicy(allow_loopback=True)
+
+
 @pytest.fixture
 def noticed_at_100_ms(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(endpoint_slots, "SLOW_MS", 100)
     monkeypatch.setattr(sender, "SLOW_MS", 100)
 
 
-def test_a_slow_endpoint_gets_at_most_its_slots_and_the_rest_wait_untried(
-    store: Store, noticed_at_100_ms: None
-) -> None:
+@pytest.fixture
+def webhook(store: Store) -> tuple[Caller, str]:
+    """A new account's webhook (its endpoint is never called: the tests post)."""
     caller = Caller(new_id("acct"), new_id("user"))
-    policy = EndpointPolicy(allow_loopback=True)
-    hook = create_webhook(store, caller, NewWebhook(url="http://127.0.0.1:9/slow"), policy).id
+    return caller, create_webhook(store, caller, NewWebhook(url="http://127.0.0.1:9/s"), POLICY).id
+
+
+def test_a_slow_endpoint_gets_at_most_its_slots_and_the_rest_wait_untried(
+    store: Store, noticed_at_100_ms: None, webhook: tuple[Caller, str]
+) -> None:
+    caller, hook = webhook
+    policy = POLICY
     endpoint = SlowEndpoint()
     sending = Sender(store, policy, poster=endpoint)
     first = sending.deliver(delivery(caller, hook))
@@ -88,34 +97,47 @@ def test_a_slow_endpoint_gets_at_most_its_slots_and_the_rest_wait_untried(
     assert take_slot(store, caller.account_id, after, store.clock()), "every lease given back"
 
 
-def test_an_endpoint_is_marked_slow_while_its_first_attempt_still_runs(
-    store: Store, noticed_at_100_ms: None
+def slow(store: Store, caller: Caller, hook: str) -> bool:
+    stored = load_webhook(store, caller.account_id, hook)
+    assert stored is not None
+    return stored.slow
+
+
+def test_a_new_endpoint_is_presumed_slow_until_it_answers_quickly(
+    store: Store, webhook: tuple[Caller, str]
 ) -> None:
-    caller = Caller(new_id("acct"), new_id("user"))
-    policy = EndpointPolicy(allow_loopback=True)
-    hook = create_webhook(store, caller, NewWebhook(url="http://127.0.0.1:9/slow"), policy).id
+    caller, hook = webhook
+    assert slow(store, caller, hook), "registered: not yet seen answer quickly"
+    quick = Sender(store, POLICY, poster=lambda *_: Outcome(204, None, 30))
+    assert quick.deliver(delivery(caller, hook)).delivery is not None, "under a lease"
+    assert not slow(store, caller, hook)
+    update_webhook(store, caller, hook, WebhookPatch(url="https://hooks.example.com/b"), POLICY)
+    assert slow(store, caller, hook), "another endpoint: presumed slow again"
+
+
+def test_an_endpoint_is_marked_slow_while_an_attempt_still_runs(
+    store: Store, noticed_at_100_ms: None, webhook: tuple[Caller, str]
+) -> None:
+    caller, hook = webhook
+    quick = Sender(store, POLICY, poster=lambda *_: Outcome(204, None, 30))
+    quick.deliver(delivery(caller, hook))
+    assert not slow(store, caller, hook), "seen answer quickly"
     seen: list[bool] = []
 
     def watched(*args: Any) -> Outcome:
         time.sleep(0.25)
-        during = load_webhook(store, caller.account_id, hook)
-        seen.append(during is not None and during.slow)
+        seen.append(slow(store, caller, hook))
         return Outcome(204, None, 250)
 
-    Sender(store, policy, poster=watched).deliver(delivery(caller, hook))
-    assert seen == [True]
-    quick = Sender(store, policy, poster=lambda *_: Outcome(204, None, 30))
+    Sender(store, POLICY, poster=watched).deliver(delivery(caller, hook))
+    assert seen == [True], "marked 100 ms into the attempt, before it ended"
     assert quick.deliver(delivery(caller, hook)).delivery is not None, "it took a lease"
-    after = load_webhook(store, caller.account_id, hook)
-    assert after is not None
-    assert not after.slow, "a quick attempt clears the mark"
+    assert not slow(store, caller, hook), "a quick attempt clears the mark"
 
 
-def test_a_lease_a_dead_invocation_kept_lapses(store: Store) -> None:
-    caller = Caller(new_id("acct"), new_id("user"))
-    policy = EndpointPolicy(allow_loopback=True)
-    made = create_webhook(store, caller, NewWebhook(url="http://127.0.0.1:9/slow"), policy)
-    hook = load_webhook(store, caller.account_id, made.id)
+def test_a_lease_a_dead_invocation_kept_lapses(store: Store, webhook: tuple[Caller, str]) -> None:
+    caller, made = webhook
+    hook = load_webhook(store, caller.account_id, made)
     assert hook is not None
     now = store.clock()
     for _ in range(SLOTS):
