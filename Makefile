@@ -67,6 +67,7 @@ bench: $(STAMP)
 	$(PY) -m bench.filters
 	$(PY) -m bench.hot_key
 	$(PY) -m bench.local_pages
+	$(PY) -m bench.small_tenant
 	$(PY) -m bench.cold_start
 
 STAGE ?= dev
