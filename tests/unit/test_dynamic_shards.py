@@ -414,3 +414,22 @@ def test_the_cache_holds_a_bounded_number_of_keys(
         counts.get(key)
     counts.get(keys[4])  # still cached: no request
     counts.get(keys[0])
+
+
+def test_a_halving_keeps_the_smaller_counts_and_reads_the_old_one_until_settled() -> None:
+    history = tuple(HistoryEntry(at, count) for at, count in ((0, 1), (5, 2), (9, 4), (12, 8)))
+    halved = ShardMeta(KEY, history, stored=True).halved(20)
+    assert [(e.at, e.count) for e in halved.history] == [(0, 1), (5, 2), (20, 4)]
+    assert (halved.shard_count, halved.moving_from, halved.read_count) == (4, 8, 8)
+    first = halved.probe_shards(KEY.base, "sk")[0]
+    assert first == calculated_shard(KEY.base, "sk", 8), "the old copy first while moving"
+    stored = {
+        name: shard_counts._serializer.serialize(v) for name, v in halved.attributes().items()
+    }
+    assert ShardMeta.from_item(KEY, stored) == halved
+    settled = halved.settled()
+    assert (settled.read_count, settled.moving_from, "MovingFrom" in settled.attributes()) == (
+        4, None, False,
+    )  # fmt: skip
+    with pytest.raises(ShardMetadataError, match="not a halving"):
+        ShardMeta(KEY, history, stored=True, moving_from=4)

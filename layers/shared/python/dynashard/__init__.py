@@ -29,6 +29,7 @@ from dynashard.keys import (
     split_key,
     split_sharded_key,
 )
+from dynashard.mover import MoveReport, ShardMover
 from dynashard.page import Page, PageStats
 from dynashard.retry import RetryPolicy
 from dynashard.schema import IndexSchema, TableSchema
@@ -69,6 +70,7 @@ __all__ = [
     "InvalidKeyError",
     "Item",
     "KeyKind",
+    "MoveReport",
     "Page",
     "PageBudget",
     "PageStats",
@@ -77,6 +79,7 @@ __all__ = [
     "ShardMeta",
     "ShardMetaKey",
     "ShardMetadataError",
+    "ShardMover",
     "SortKeyCollisionError",
     "SortKeyRange",
     "Strategy",

@@ -188,6 +188,36 @@ class ShardCounts:
             while len(self._cache) > MAX_CACHED:
                 del self._cache[next(iter(self._cache))]  # the longest unrefreshed
 
+    def shrink(self, key: ShardMetaKey) -> ShardMeta:
+        """Halve the count of `key` now (a command, or a cold key): writers use half at
+        once; readers cover the old count until `dynashard.mover` has moved the items of
+        the upper half and called `settle`. `ShardMetadataError` at a count of 1 or while
+        an earlier halving still moves; `ConditionalCheckFailedException` if another
+        process changed the count meanwhile."""
+        current = self.refresh(key)
+        halved = current.halved(int(self._clock() * 1000))
+        self._store(current, halved)
+        self._remember(halved)
+        self._on_growth(
+            GrowthEvent(
+                partition=key.partition,
+                base=key.base,
+                old_count=current.shard_count,
+                new_count=halved.shard_count,
+                at=halved.last_updated,
+                jitter_seconds=0.0,
+            )
+        )
+        return halved
+
+    def settle(self, seen: ShardMeta) -> ShardMeta:
+        """End `seen`'s move (its items are all where the current count puts them): readers
+        drop to the current count. Conditioned on nothing having changed since `seen`."""
+        settled = seen.settled()
+        self._store(seen, settled)
+        self._remember(settled)
+        return settled
+
     def _store(self, before: ShardMeta, after: ShardMeta) -> None:
         """Write `after` if the stored metadata is still `before` (optimistic lock)."""
         attributes = after.attributes()
@@ -197,10 +227,16 @@ class ShardCounts:
             values[":seen"] = {"N": str(before.last_updated)}
         else:
             condition = "attribute_not_exists(LastUpdated)"
+        if before.moving_from is not None:  # a settle or a doubling changes only MovingFrom
+            condition += " AND MovingFrom = :moving"
+            values[":moving"] = {"N": str(before.moving_from)}
+        update = "SET " + ", ".join(f"{name} = :{name}" for name in attributes)
+        if after.moving_from is None and before.moving_from is not None:
+            update += " REMOVE MovingFrom"
         self._client.update_item(
             TableName=self._table_name,
             Key=after.key.table_key(self._schema.partition_key, self._schema.sort_key),
-            UpdateExpression="SET " + ", ".join(f"{name} = :{name}" for name in attributes),
+            UpdateExpression=update,
             ConditionExpression=condition,
             ExpressionAttributeValues=values,
         )

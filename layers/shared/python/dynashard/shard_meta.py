@@ -1,14 +1,16 @@
 """Shard metadata: how many shards a base key has now, and every count it ever had.
 
-Counts only double, so the shard sets nest: an item written under N shards sits at
+Counts double, so the shard sets nest: an item written under N shards sits at
 ``h & (N-1)``, which is also one of the shards under 2N. The history therefore tells a
-point read where else to look, and a later shrink where items may still live.
+point read where else to look. A count also halves: from 2N to N the history keeps the
+counts up to N, and `moving_from` (2N) says that shards N..2N-1 may still hold items until
+a mover (`dynashard.mover`) has moved each to ``h & (N-1)``; readers cover 2N until then.
 """
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -59,9 +61,16 @@ class ShardMeta:
     key: ShardMetaKey
     history: tuple[HistoryEntry, ...]
     stored: bool = field(default=False)
+    moving_from: int | None = None
+    """While a halving's items are moved: the count before it (twice the current one)."""
 
     def __post_init__(self) -> None:
         _check_history(self.key, self.history)
+        if self.moving_from is not None and self.moving_from != 2 * self.shard_count:
+            raise ShardMetadataError(
+                f"metadata of {self.key.base!r}: moving from {self.moving_from} shards to "
+                f"{self.shard_count} is not a halving"
+            )
 
     @classmethod
     def initial(cls, key: ShardMetaKey, default_count: int) -> ShardMeta:
@@ -80,13 +89,31 @@ class ShardMeta:
 
     @property
     def read_count(self) -> int:
-        """Shards a reader must cover: the highest count ever, since items never move."""
-        return max(entry.count for entry in self.history)
+        """Shards a reader must cover: the highest count in the history (items only move
+        by a halving's mover), and the count being moved from while it runs."""
+        return max(self.moving_from or 0, *(entry.count for entry in self.history))
 
     def doubled(self, at: int) -> ShardMeta:
-        """This metadata after doubling the count at `at` (epoch milliseconds)."""
+        """This metadata after doubling the count at `at` (epoch milliseconds). Doubling
+        back to the count a halving moves from ends that move: items not yet moved are
+        where 2N puts them, and those moved are where the history's N does."""
         entry = HistoryEntry(max(at, self.last_updated), self.shard_count * 2)
         return ShardMeta(self.key, (*self.history, entry), stored=True)
+
+    def halved(self, at: int) -> ShardMeta:
+        """This metadata after halving the count at `at`: writers use half at once, and the
+        items of the upper half's shards are to be moved (`moving_from`)."""
+        if self.shard_count == 1 or self.moving_from is not None:
+            reason = "a count of 1" if self.shard_count == 1 else "a halving still moving"
+            raise ShardMetadataError(f"metadata of {self.key.base!r}: cannot halve {reason}")
+        half = self.shard_count // 2
+        kept = tuple(entry for entry in self.history if entry.count < half)
+        entry = HistoryEntry(max(at, self.last_updated), half)
+        return ShardMeta(self.key, (*kept, entry), stored=True, moving_from=self.shard_count)
+
+    def settled(self) -> ShardMeta:
+        """This metadata once a halving's items are all moved: readers drop to its count."""
+        return replace(self, moving_from=None)
 
     def probe_shards(self, pk: str, sk: str) -> list[int]:
         """Shards that may hold the item ``(pk, sk)``: the current count's first, then older.
@@ -95,15 +122,20 @@ class ShardMeta:
         costs at most one extra read per doubling, and usually fewer.
         """
         counts = sorted({entry.count for entry in self.history}, reverse=True)
+        if self.moving_from is not None:  # not yet moved, the old copy is the one to use
+            counts.insert(0, self.moving_from)
         shards = [calculated_shard(pk, sk, count) for count in counts]
         return list(dict.fromkeys(shards))
 
     def attributes(self) -> dict[str, Any]:
-        """The non-key attributes: ``ShardCount``, ``LastUpdated`` and ``ShardHistory``."""
+        """The non-key attributes: ``ShardCount``, ``LastUpdated``, ``ShardHistory`` and,
+        while a halving's items are moved, ``MovingFrom``."""
+        moving = {} if self.moving_from is None else {"MovingFrom": self.moving_from}
         return {
             "ShardCount": self.shard_count,
             "LastUpdated": self.last_updated,
             "ShardHistory": [{"At": e.at, "Count": e.count} for e in self.history],
+            **moving,
         }
 
     @classmethod
@@ -117,7 +149,9 @@ class ShardMeta:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ShardMetadataError(f"metadata of {key.base!r} is malformed: {exc!r}") from None
-        meta = cls(key, history, stored=True)
+        moving = item.get("MovingFrom")
+        moving_from = int(_deserializer.deserialize(moving)) if moving else None
+        meta = cls(key, history, stored=True, moving_from=moving_from)
         if (meta.shard_count, meta.last_updated) != (values["ShardCount"], values["LastUpdated"]):
             raise ShardMetadataError(
                 f"metadata of {key.base!r}: ShardCount/LastUpdated disagree with ShardHistory"

@@ -1,0 +1,90 @@
+"""A base key's shard count from a shell: show it, double it, or halve it and run the mover
+until the halving settles (one JSON line a step, so its progress is visible and a crash
+is resumed with ``move``).
+
+    python -m dynashard.admin show   --table T --tenant acct_1 --base acct_1#k
+    python -m dynashard.admin grow   --table T --tenant acct_1 --base acct_1#k
+    python -m dynashard.admin shrink --table T --tenant acct_1 --base acct_1#k --pause 0.2
+    python -m dynashard.admin move   --table T --tenant acct_1 --base acct_1#k
+
+``--endpoint`` points it at a local engine; otherwise the usual AWS credentials and region
+reach a deployed table. ``--default-count`` must be the count the application gives a key
+without metadata.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict
+
+import boto3
+
+from dynashard.mover import ShardMover
+from dynashard.schema import TableSchema
+from dynashard.shard_counts import GrowthPolicy, ShardCounts
+from dynashard.shard_meta import ShardMeta, ShardMetaKey
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m dynashard.admin", description=__doc__)
+    parser.add_argument("command", choices=["show", "grow", "shrink", "move"])
+    parser.add_argument("--table", required=True)
+    parser.add_argument("--tenant", required=True)
+    parser.add_argument("--base", required=True, help="the base key (without its shard)")
+    parser.add_argument("--partition-key", default="PK")
+    parser.add_argument("--sort-key", default="SK")
+    parser.add_argument("--default-count", type=int, default=1)
+    parser.add_argument("--max-count", type=int, default=64)
+    parser.add_argument("--version-attribute", default="version")
+    parser.add_argument("--page-size", type=int, default=100, help="items a shard a step")
+    parser.add_argument("--pause", type=float, default=0.2, help="seconds between steps")
+    parser.add_argument("--endpoint", default=None)
+    parser.add_argument("--region", default=None)
+    return parser
+
+
+def _shown(meta: ShardMeta) -> str:
+    return json.dumps(
+        {
+            "base": meta.key.base,
+            "count": meta.shard_count,
+            "read_count": meta.read_count,
+            "moving_from": meta.moving_from,
+            "history": [asdict(entry) for entry in meta.history],
+        }
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; 0 once it is done."""
+    args = _parser().parse_args(argv)
+    client = boto3.client("dynamodb", endpoint_url=args.endpoint, region_name=args.region)
+    policy = GrowthPolicy(
+        default_count=args.default_count, max_count=args.max_count,
+        cooldown_seconds=0, max_jitter_seconds=0, cache_seconds=0,
+    )  # fmt: skip
+    schema = TableSchema(args.partition_key, args.sort_key)
+    counts = ShardCounts(client, args.table, schema, policy=policy)
+    key = ShardMetaKey.for_tenant(args.tenant, args.base)
+    if args.command == "grow":
+        counts.grow(key, counts.refresh(key))
+    elif args.command == "shrink":
+        counts.shrink(key)
+    print(_shown(counts.refresh(key)), flush=True)
+    if args.command in ("shrink", "move"):
+        mover = ShardMover(
+            counts, client, args.table, schema, args.version_attribute, args.page_size
+        )
+        while not (report := mover.step(key)).settled:
+            print(json.dumps({"step": asdict(report)}), flush=True)
+            time.sleep(args.pause)
+        print(_shown(counts.refresh(key)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

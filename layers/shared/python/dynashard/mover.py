@@ -1,0 +1,118 @@
+"""The mover of a halving: after a count went from 2N to N (`ShardCounts.shrink`), each item
+of shards N..2N-1 is copied to ``h & (N-1)`` and then deleted where it was, a page at a
+time, until a step finds the upper half empty and settles the metadata (readers then drop
+to N shards).
+
+Every write is conditioned on the item's version attribute, so a concurrent update is
+never overwritten with an old copy: the copy goes in only where there is none or an older
+one, and the old item is deleted only if it is still the version copied. An update that
+lands between the two makes the delete fail; the next step copies the newer version. A
+point read meanwhile finds the item: it probes the old shard first (`ShardMeta.probe_shards`)
+and the copy exists before the old one goes. A step is idempotent, so the mover resumes
+after a crash at any point; its pace is the caller's (`page_size` items a shard a step).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import ClientError
+
+from dynashard.keys import sharded_key
+from dynashard.schema import TableSchema
+from dynashard.shard_counts import ShardCounts
+from dynashard.shard_meta import ShardMeta, ShardMetaKey
+from dynashard.shards import calculated_shard
+from dynashard.streams import Item
+from dynashard.throttling import error_code
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+@dataclass(frozen=True)
+class MoveReport:
+    """What one step did."""
+
+    moved: int
+    """Items copied to their new shard and deleted from the old one."""
+    changed: int
+    """Items updated while they were moved: taken again by the next step."""
+    settled: bool
+    """The upper half was empty: the metadata no longer moves, readers cover the count."""
+
+
+@dataclass(frozen=True)
+class ShardMover:
+    """Moves the items a halving stranded, for base keys of one table."""
+
+    counts: ShardCounts
+    client: DynamoDBClient
+    table_name: str
+    schema: TableSchema
+    version_attribute: str
+    """A number every item carries and every update raises (items without it count as 0)."""
+    page_size: int = 100
+
+    def step(self, key: ShardMetaKey) -> MoveReport:
+        """Move up to `page_size` items of each vacated shard; settle when none is left."""
+        meta = self.counts.refresh(key)
+        if meta.moving_from is None:
+            return MoveReport(0, 0, settled=True)
+        moved = changed = 0
+        found = False
+        for shard in range(meta.shard_count, meta.moving_from):
+            for item in self._page(sharded_key(key.base, shard, meta.moving_from)):
+                found = True
+                if self._move(key.base, meta, item):
+                    moved += 1
+                else:
+                    changed += 1
+        if not found:
+            self.counts.settle(meta)
+        return MoveReport(moved, changed, settled=not found)
+
+    def _page(self, partition: str) -> list[Item]:
+        response = self.client.query(
+            TableName=self.table_name,
+            KeyConditionExpression="#pk = :pk",
+            ExpressionAttributeNames={"#pk": self.schema.partition_key},
+            ExpressionAttributeValues={":pk": {"S": partition}},
+            ConsistentRead=True,
+            Limit=self.page_size,
+        )
+        return list(response.get("Items", []))
+
+    def _move(self, base: str, meta: ShardMeta, item: Item) -> bool:
+        """Copy `item` to its shard under the current count, then delete it where it was;
+        False if it changed meanwhile (the next step takes its new version)."""
+        pk, sk = self.schema.partition_key, self.schema.sort_key
+        count = meta.shard_count
+        target = sharded_key(base, calculated_shard(base, item[sk]["S"], count), count)
+        version = item.get(self.version_attribute, {"N": "0"})
+        self._write(  # refused: the new shard holds this version or a newer one already
+            "put_item",
+            Item={**item, pk: {"S": target}},
+            ConditionExpression="attribute_not_exists(#pk) OR #v < :v",
+            ExpressionAttributeNames={"#pk": pk, "#v": self.version_attribute},
+            ExpressionAttributeValues={":v": version},
+        )
+        unchanged = "#v = :v" if self.version_attribute in item else "attribute_not_exists(#v)"
+        return self._write(
+            "delete_item",
+            Key={pk: item[pk], sk: item[sk]},
+            ConditionExpression=unchanged,
+            ExpressionAttributeNames={"#v": self.version_attribute},
+            **({"ExpressionAttributeValues": {":v": version}} if ":v" in unchanged else {}),
+        )
+
+    def _write(self, operation: str, **request: Any) -> bool:
+        """One conditional write; False if its condition failed."""
+        try:
+            getattr(self.client, operation)(TableName=self.table_name, **request)
+        except ClientError as error:
+            if error_code(error) == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True

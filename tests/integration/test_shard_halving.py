@@ -1,0 +1,237 @@
+"""A shard count halved online (issue 38, point 2, in `dynashard`), on DynamoDB Local: a
+base key of 8 shards goes to 4 while its items are read, updated and created, and the
+mover's steps (some with an update landing between a copy and its delete) interleave
+with them in an order hypothesis chooses. Throughout, every item is found by a point read
+at its latest version and listed by a reader covering `read_count` shards; at the end the
+upper half is empty, every item sits where 4 shards put it, and readers cover 4."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dynashard import (
+    GrowthPolicy,
+    ShardCounts,
+    ShardMetadataError,
+    ShardMetaKey,
+    ShardMover,
+    admin,
+    calculated_shard,
+    find_item,
+    sharded_key,
+)
+from incidents.table import TABLE_SCHEMA
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+pytestmark = pytest.mark.integration
+ITEMS, BEFORE, AFTER = 12, 8, 4
+POLICY = GrowthPolicy(
+    default_count=BEFORE, max_count=64, cooldown_seconds=0, max_jitter_seconds=0, cache_seconds=0
+)
+PK, SK = TABLE_SCHEMA.partition_key, TABLE_SCHEMA.sort_key
+tenants = itertools.count()
+
+
+class UpdateBetweenCopyAndDelete:
+    """The mover's client, updating the item it just copied where it was, before the delete
+    goes out (a writer that found it there a moment before the copy)."""
+
+    def __init__(self, client: DynamoDBClient, update: Callable[[str], None]) -> None:
+        self._client, self._update = client, update
+        self.exceptions = client.exceptions
+
+    def put_item(self, **request: Any) -> Any:
+        answer = self._client.put_item(**request)
+        self._update(request["Item"][SK]["S"])
+        return answer
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+@dataclass
+class Key:
+    """One base key's items on the table, and what the test knows of them."""
+
+    client: DynamoDBClient
+    table: str
+    counts: ShardCounts
+    key: ShardMetaKey
+    versions: dict[str, int] = field(default_factory=dict)
+
+    def create(self, sort_key: str) -> None:
+        count = self.counts.get(self.key).shard_count
+        shard = calculated_shard(self.key.base, sort_key, count)
+        self.client.put_item(
+            TableName=self.table,
+            Item={
+                PK: {"S": sharded_key(self.key.base, shard, count)},
+                SK: {"S": sort_key},
+                "version": {"N": "1"},
+            },
+            ConditionExpression="attribute_not_exists(#pk)",
+            ExpressionAttributeNames={"#pk": PK},
+        )
+        self.versions[sort_key] = 1
+
+    def find(self, sort_key: str) -> dict[str, Any] | None:
+        read_count = self.counts.get(self.key).read_count
+
+        def read(shard: int) -> dict[str, Any] | None:
+            key = {PK: {"S": sharded_key(self.key.base, shard, read_count)}, SK: {"S": sort_key}}
+            item = self.client.get_item(TableName=self.table, Key=key, ConsistentRead=True)
+            return item.get("Item")
+
+        return find_item(self.counts, self.key, self.key.base, sort_key, read)
+
+    def update(self, sort_key: str) -> None:
+        """Where a point read finds it, conditioned on the version it read."""
+        found = self.find(sort_key)
+        assert found is not None, f"{sort_key} not found"
+        self._raise_version(found[PK]["S"], sort_key, found["version"])
+
+    def update_where_it_was(self, sort_key: str) -> None:
+        """At its shard under the old count, as a writer that found it there before."""
+        shard = calculated_shard(self.key.base, sort_key, BEFORE)
+        version = {"N": str(self.versions[sort_key])}
+        self._raise_version(sharded_key(self.key.base, shard, BEFORE), sort_key, version)
+
+    def _raise_version(self, partition: str, sort_key: str, seen: dict[str, str]) -> None:
+        self.client.update_item(
+            TableName=self.table,
+            Key={PK: {"S": partition}, SK: {"S": sort_key}},
+            UpdateExpression="SET version = version + :one",
+            ConditionExpression="version = :seen",
+            ExpressionAttributeValues={":one": {"N": "1"}, ":seen": seen},
+        )
+        self.versions[sort_key] += 1
+
+    def listed(self) -> dict[str, list[int]]:
+        """Each sort key a reader covering `read_count` shards sees, with its copies'
+        shards."""
+        seen: dict[str, list[int]] = {}
+        for shard in range(self.counts.get(self.key).read_count):
+            partition = sharded_key(self.key.base, shard, BEFORE)
+            items = self.client.query(
+                TableName=self.table, KeyConditionExpression="#pk = :pk",
+                ExpressionAttributeNames={"#pk": PK},
+                ExpressionAttributeValues={":pk": {"S": partition}}, ConsistentRead=True,
+            )["Items"]  # fmt: skip
+            for item in items:
+                seen.setdefault(item[SK]["S"], []).append(shard)
+        return seen
+
+    def check(self) -> None:
+        listed = self.listed()
+        assert set(listed) == set(self.versions), "every item listed, nothing else"
+        assert all(len(shards) <= 2 for shards in listed.values()), "a copy and its original"
+        for sort_key, version in self.versions.items():
+            found = self.find(sort_key)
+            assert found is not None
+            assert int(found["version"]["N"]) == version, f"{sort_key}: a stale copy read"
+
+
+OPERATIONS = st.lists(
+    st.sampled_from(["step", "step with an update", "update", "create", "check"]),
+    max_size=30,
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(operations=OPERATIONS, picks=st.randoms(use_true_random=False))
+def test_a_halving_moves_every_item_once_and_nothing_reads_a_stale_copy(
+    dynamodb: DynamoDBClient, halving_table: str, operations: list[str], picks: Any
+) -> None:
+    tenant = f"tenant_{next(tenants)}"
+    counts = ShardCounts(dynamodb, halving_table, TABLE_SCHEMA, policy=POLICY)
+    key = Key(dynamodb, halving_table, counts, ShardMetaKey.for_tenant(tenant, f"{tenant}#k"))
+    for n in range(ITEMS):
+        key.create(f"item{n:03d}")
+    counts.shrink(key.key)
+    created = itertools.count(ITEMS)
+    mover = ShardMover(counts, dynamodb, halving_table, TABLE_SCHEMA, "version", page_size=2)
+    racing = ShardMover(
+        counts, UpdateBetweenCopyAndDelete(dynamodb, key.update_where_it_was),  # type: ignore[arg-type]
+        halving_table, TABLE_SCHEMA, "version", page_size=1,
+    )  # fmt: skip
+    for operation in operations:
+        if operation == "step":
+            mover.step(key.key)
+        elif operation == "step with an update":
+            racing.step(key.key)
+        elif operation == "update":
+            key.update(picks.choice(sorted(key.versions)))
+        elif operation == "create":
+            key.create(f"item{next(created):03d}")
+        key.check()
+    while not mover.step(key.key).settled:
+        key.check()
+    meta = counts.refresh(key.key)
+    assert (meta.shard_count, meta.read_count, meta.moving_from) == (AFTER, AFTER, None)
+    listed = key.listed()
+    where = {sk: [calculated_shard(key.key.base, sk, AFTER)] for sk in listed}
+    assert listed == where, "each item once, where 4 shards put it"
+    key.check()
+
+
+def test_a_count_of_one_or_a_halving_still_moving_is_not_halved(
+    dynamodb: DynamoDBClient, halving_table: str
+) -> None:
+    counts = ShardCounts(dynamodb, halving_table, TABLE_SCHEMA, policy=POLICY)
+    key = ShardMetaKey.for_tenant("tenant_x", "tenant_x#k")
+    counts.shrink(key)
+    with pytest.raises(ShardMetadataError, match="still moving"):
+        counts.shrink(key)
+    single = ShardCounts(
+        dynamodb, halving_table, TABLE_SCHEMA, policy=GrowthPolicy(default_count=1)
+    )
+    with pytest.raises(ShardMetadataError, match="count of 1"):
+        single.shrink(ShardMetaKey.for_tenant("tenant_y", "tenant_y#k"))
+
+
+def test_doubling_back_during_a_move_ends_it(dynamodb: DynamoDBClient, halving_table: str) -> None:
+    counts = ShardCounts(dynamodb, halving_table, TABLE_SCHEMA, policy=POLICY)
+    key = ShardMetaKey.for_tenant("tenant_z", "tenant_z#k")
+    halved = counts.shrink(key)
+    grown = counts.grow(key, halved)
+    assert (grown.shard_count, grown.moving_from, grown.read_count) == (BEFORE, None, BEFORE)
+    assert counts.refresh(key).moving_from is None
+
+
+@pytest.fixture(scope="module")
+def halving_table(dynamodb: DynamoDBClient) -> str:
+    from local.clients import create_table  # noqa: PLC0415
+
+    name = "dynashard-halving"
+    create_table(dynamodb, TABLE_SCHEMA, name)
+    return name
+
+
+def test_the_admin_command_halves_a_key_and_moves_its_items(
+    dynamodb: DynamoDBClient, halving_table: str, dynamodb_endpoint: str, capsys: Any
+) -> None:
+    counts = ShardCounts(dynamodb, halving_table, TABLE_SCHEMA, policy=POLICY)
+    key = Key(dynamodb, halving_table, counts, ShardMetaKey.for_tenant("tenant_c", "tenant_c#k"))
+    for n in range(ITEMS):
+        key.create(f"item{n:03d}")
+    where = ["--table", halving_table, "--tenant", "tenant_c", "--base", "tenant_c#k",
+             "--default-count", str(BEFORE), "--endpoint", dynamodb_endpoint,
+             "--region", "us-east-1", "--page-size", "3", "--pause", "0"]  # fmt: skip
+    assert admin.main(["shrink", *where]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert (lines[0]["count"], lines[0]["moving_from"]) == (AFTER, BEFORE)
+    assert sum(line["step"]["moved"] for line in lines[1:-1]) == len(
+        [sk for sk in key.versions if calculated_shard(key.key.base, sk, BEFORE) >= AFTER]
+    ), "each item of the upper half moved once"
+    assert (lines[-1]["count"], lines[-1]["read_count"], lines[-1]["moving_from"]) == (4, 4, None)
+    key.check()
