@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,14 +18,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dynashard import (
+    CursorCodec,
+    FanOutEngine,
+    FanOutQuery,
     GrowthPolicy,
     ShardCounts,
     ShardMetadataError,
     ShardMetaKey,
     ShardMover,
+    Stream,
     admin,
     calculated_shard,
     find_item,
+    shard_keys,
     sharded_key,
 )
 from incidents.table import TABLE_SCHEMA
@@ -142,21 +147,65 @@ class Key:
 
 
 OPERATIONS = st.lists(
-    st.sampled_from(["step", "step with an update", "update", "create", "check"]),
+    st.sampled_from(["step", "step with an update", "update", "create", "check", "page"]),
     max_size=30,
 )
+
+
+@dataclass
+class Walk:
+    """A list of the key's items walked a page at a time, with the cursor, over the shards
+    readers cover when each page is read (the copy and its original deduplicated)."""
+
+    engine: FanOutEngine
+    key: Key
+    cursor: str | None = None
+    seen: list[str] = field(default_factory=list)
+    done: bool = False
+
+    def page(self) -> None:
+        if self.done:
+            return
+        meta = self.key.counts.get(self.key.key)
+        read_count = meta.read_count
+        streams = [
+            Stream(self.key.table, PK, pk, SK) for pk in shard_keys(self.key.key.base, read_count)
+        ]
+        page = self.engine.page(
+            FanOutQuery(
+                streams,
+                "walk",
+                limit=3,
+                identity=lambda item: item[SK]["S"],
+                cursor=self.cursor,
+                items_moving=meta.moving_from is not None,
+            )
+        )
+        self.seen += [item[SK]["S"] for item in page.items]
+        self.cursor, self.done = page.next_cursor, not page.has_more
+
+    def finish(self) -> list[str]:
+        while not self.done:
+            self.page()
+        return self.seen
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(operations=OPERATIONS, picks=st.randoms(use_true_random=False))
 def test_a_halving_moves_every_item_once_and_nothing_reads_a_stale_copy(
-    dynamodb: DynamoDBClient, halving_table: str, operations: list[str], picks: Any
+    dynamodb: DynamoDBClient,
+    halving_table: str,
+    fanout: FanOutEngine,
+    operations: list[str],
+    picks: Any,
 ) -> None:
     tenant = f"tenant_{next(tenants)}"
     counts = ShardCounts(dynamodb, halving_table, TABLE_SCHEMA, policy=POLICY)
     key = Key(dynamodb, halving_table, counts, ShardMetaKey.for_tenant(tenant, f"{tenant}#k"))
     for n in range(ITEMS):
         key.create(f"item{n:03d}")
+    walk = Walk(fanout, key)
+    walk.page()  # a cursor made before the halving
     counts.shrink(key.key)
     created = itertools.count(ITEMS)
     mover = ShardMover(counts, dynamodb, halving_table, TABLE_SCHEMA, "version", page_size=2)
@@ -173,6 +222,8 @@ def test_a_halving_moves_every_item_once_and_nothing_reads_a_stale_copy(
             key.update(picks.choice(sorted(key.versions)))
         elif operation == "create":
             key.create(f"item{next(created):03d}")
+        elif operation == "page":
+            walk.page()
         key.check()
     while not mover.step(key.key).settled:
         key.check()
@@ -182,6 +233,9 @@ def test_a_halving_moves_every_item_once_and_nothing_reads_a_stale_copy(
     where = {sk: [calculated_shard(key.key.base, sk, AFTER)] for sk in listed}
     assert listed == where, "each item once, where 4 shards put it"
     key.check()
+    walked = walk.finish()
+    assert walked == sorted(set(walked)), "the walk: each item once, in order"
+    assert {f"item{n:03d}" for n in range(ITEMS)} <= set(walked), "none missed"
 
 
 def test_a_count_of_one_or_a_halving_still_moving_is_not_halved(
@@ -206,6 +260,12 @@ def test_doubling_back_during_a_move_ends_it(dynamodb: DynamoDBClient, halving_t
     grown = counts.grow(key, halved)
     assert (grown.shard_count, grown.moving_from, grown.read_count) == (BEFORE, None, BEFORE)
     assert counts.refresh(key).moving_from is None
+
+
+@pytest.fixture(scope="module")
+def fanout(dynamodb: DynamoDBClient) -> Iterator[FanOutEngine]:
+    with FanOutEngine(dynamodb, CursorCodec(b"k" * 32), max_workers=8) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")

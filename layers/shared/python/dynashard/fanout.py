@@ -69,6 +69,10 @@ class FanOutQuery:
     writes_ahead: bool = False
     """New items land after the cursor (an oldest-first list of growing streams): the
     cursor's ended-stream marks and end-of-list plan are not trusted (ordered pages)."""
+    items_moving: bool = False
+    """Items may move between the streams (a halving's mover runs: `ShardMeta.moving_from`):
+    what a cursor learned of each stream is not trusted, only its last key (ordered pages;
+    pass an `identity`, since an item and its copy can both be read)."""
 
     def __post_init__(self) -> None:
         if not self.streams:
@@ -158,13 +162,16 @@ class FanOutEngine:
         """Items, has_more and the next state of an ordered page (see `ordered_state`)."""
         digest, now = streams_digest(query.streams), self._clock()
         previous = OrderedState.loads(state) if state else None
+        resume = previous.usable(digest, now, len(query.streams)) if previous else None
+        if resume is not None and query.items_moving:
+            resume = resume.last_key_only()
         merged = self._ordered.page(
             query.streams,
             limit=query.limit,
             descending=query.descending,
             identity=query.identity,
             stats=stats,
-            resume=previous.usable(digest, now, len(query.streams)) if previous else None,
+            resume=resume,
             budget=query.budget,
             writes_ahead=query.writes_ahead,
         )

@@ -98,6 +98,10 @@ class OrderedState:
         named = all(i < streams for _, members in self.plan + self.known for i in members)
         if self.streams == digest and fresh and named and len(self.quiet) in (0, streams):
             return self
+        return self.last_key_only()
+
+    def last_key_only(self) -> OrderedState:
+        """This state without what it learned of each stream: where the list is, only."""
         return OrderedState(self.last_key, span=self.span)
 
     def expecting_writes(self) -> OrderedState:
