@@ -24,7 +24,7 @@ from dataclasses import asdict
 import boto3
 
 from dynashard.mover import ShardMover
-from dynashard.schema import TableSchema
+from dynashard.schema import IndexSchema, TableSchema
 from dynashard.shard_counts import GrowthPolicy, ShardCounts
 from dynashard.shard_meta import ShardMeta, ShardMetaKey
 
@@ -40,11 +40,25 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--default-count", type=int, default=1)
     parser.add_argument("--max-count", type=int, default=64)
     parser.add_argument("--version-attribute", default="version")
+    parser.add_argument("--index", default=None, help="the index whose partition key is sharded")
+    parser.add_argument("--index-partition-key", default=None)
+    parser.add_argument("--index-sort-key", default=None)
+    parser.add_argument("--hash-attribute", default=None, help="what shards hash (sort key)")
     parser.add_argument("--page-size", type=int, default=100, help="items a shard a step")
     parser.add_argument("--pause", type=float, default=0.2, help="seconds between steps")
     parser.add_argument("--endpoint", default=None)
     parser.add_argument("--region", default=None)
     return parser
+
+
+def _index(args: argparse.Namespace) -> IndexSchema | None:
+    if args.index is None:
+        return None
+    return IndexSchema(
+        args.index,
+        args.index_partition_key or f"{args.index}PK",
+        args.index_sort_key or f"{args.index}SK",
+    )
 
 
 def _shown(meta: ShardMeta) -> str:
@@ -77,8 +91,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(_shown(counts.refresh(key)), flush=True)
     if args.command in ("shrink", "move"):
         mover = ShardMover(
-            counts, client, args.table, schema, args.version_attribute, args.page_size
-        )
+            counts, client, args.table, schema, args.version_attribute, args.page_size,
+            index=_index(args), hashed=args.hash_attribute,
+        )  # fmt: skip
         while not (report := mover.step(key)).settled:
             print(json.dumps({"step": asdict(report)}), flush=True)
             time.sleep(args.pause)

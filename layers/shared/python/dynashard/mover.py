@@ -1,7 +1,8 @@
 """The mover of a halving: after a count went from 2N to N (`ShardCounts.shrink`), each item
 of shards N..2N-1 is copied to ``h & (N-1)`` and then deleted where it was, a page at a
 time, until a step finds the upper half empty and settles the metadata (readers then drop
-to N shards).
+to N shards). Where the sharded key is an index's partition key (`index`), moving an item
+is one conditional update of that attribute on the table's item.
 
 Every write is conditioned on the item's version attribute, so a concurrent update is
 never overwritten with an old copy: the copy goes in only where there is none or an older
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from dynashard.keys import sharded_key
-from dynashard.schema import TableSchema
+from dynashard.schema import IndexSchema, TableSchema
 from dynashard.shard_counts import ShardCounts
 from dynashard.shard_meta import ShardMeta, ShardMetaKey
 from dynashard.shards import calculated_shard
@@ -51,9 +52,14 @@ class ShardMover:
     client: DynamoDBClient
     table_name: str
     schema: TableSchema
-    version_attribute: str
-    """A number every item carries and every update raises (items without it count as 0)."""
+    version_attribute: str = "version"
+    """A number every item carries and every update raises (items without it count as 0);
+    unused where the key is an index's (its one update is conditioned on the old key)."""
     page_size: int = 100
+    index: IndexSchema | None = None
+    """The index whose partition key is sharded, if it is not the table's."""
+    hashed: str | None = None
+    """The string attribute an item's shard is the hash of (the sort key if None)."""
 
     def step(self, key: ShardMetaKey) -> MoveReport:
         """Move up to `page_size` items of each vacated shard; settle when none is left."""
@@ -74,22 +80,34 @@ class ShardMover:
         return MoveReport(moved, changed, settled=not found)
 
     def _page(self, partition: str) -> list[Item]:
+        where = {"TableName": self.table_name, "ConsistentRead": True}
+        if self.index is not None:  # an index is read eventually consistent
+            where = {"TableName": self.table_name, "IndexName": self.index.name}
         response = self.client.query(
-            TableName=self.table_name,
+            **where,  # type: ignore[arg-type]
             KeyConditionExpression="#pk = :pk",
-            ExpressionAttributeNames={"#pk": self.schema.partition_key},
+            ExpressionAttributeNames={"#pk": self._sharded_attribute()},
             ExpressionAttributeValues={":pk": {"S": partition}},
-            ConsistentRead=True,
             Limit=self.page_size,
         )
         return list(response.get("Items", []))
 
+    def _sharded_attribute(self) -> str:
+        return self.schema.partition_key if self.index is None else self.index.partition_key
+
+    def _target(self, base: str, meta: ShardMeta, item: Item) -> str:
+        """The item's partition under the current count."""
+        sort_key = self.schema.sort_key if self.index is None else self.index.sort_key
+        count, value = meta.shard_count, item[self.hashed or sort_key]["S"]
+        return sharded_key(base, calculated_shard(base, value, count), count)
+
     def _move(self, base: str, meta: ShardMeta, item: Item) -> bool:
-        """Copy `item` to its shard under the current count, then delete it where it was;
-        False if it changed meanwhile (the next step takes its new version)."""
+        """Move `item` to its shard under the current count; False if it changed meanwhile
+        (the next step takes it again)."""
+        target = self._target(base, meta, item)
+        if self.index is not None:
+            return self._reindex(item, target)
         pk, sk = self.schema.partition_key, self.schema.sort_key
-        count = meta.shard_count
-        target = sharded_key(base, calculated_shard(base, item[sk]["S"], count), count)
         version = item.get(self.version_attribute, {"N": "0"})
         self._write(  # refused: the new shard holds this version or a newer one already
             "put_item",
@@ -105,6 +123,22 @@ class ShardMover:
             ConditionExpression=unchanged,
             ExpressionAttributeNames={"#v": self.version_attribute},
             **({"ExpressionAttributeValues": {":v": version}} if ":v" in unchanged else {}),
+        )
+
+    def _reindex(self, item: Item, target: str) -> bool:
+        """Point the item's index key at `target`, if it is still where the index showed it."""
+        pk, sk, attribute = (
+            self.schema.partition_key,
+            self.schema.sort_key,
+            self._sharded_attribute(),
+        )
+        return self._write(
+            "update_item",
+            Key={pk: item[pk], sk: item[sk]},
+            UpdateExpression="SET #ipk = :target",
+            ConditionExpression="#ipk = :seen",
+            ExpressionAttributeNames={"#ipk": attribute},
+            ExpressionAttributeValues={":target": {"S": target}, ":seen": item[attribute]},
         )
 
     def _write(self, operation: str, **request: Any) -> bool:

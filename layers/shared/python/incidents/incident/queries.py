@@ -146,7 +146,9 @@ def my_incidents(store: Store, caller: Caller, state: State, page: PageRequest) 
     """Incidents the caller participates in (any role), in `state`."""
     page.filter.require_state(state)  # before any read
     streams = _participant_streams(store, caller.account_id, caller.user_id, state, page)
-    return _participations_page(store, streams, _binding(caller, "my", state, page), page)
+    binding = _binding(caller, "my", state, page)
+    moving = _moving(store, caller.account_id, [caller.user_id])
+    return _participations_page(store, streams, binding, page, moving=moving)
 
 
 def my_teams_incidents(
@@ -177,7 +179,8 @@ def my_teams_incidents(
     # the teams of the moment (the cursor's position holds; its plan, made for the former
     # stream list, is dropped). Named teams stay bound to the cursor.
     binding = _binding(caller, "my-teams", state, page, *(chosen if team_ids else ["all"]))
-    return _participations_page(store, streams, binding, page)
+    moving = _moving(store, caller.account_id, chosen)
+    return _participations_page(store, streams, binding, page, moving=moving)
 
 
 def team_incidents(
@@ -188,7 +191,8 @@ def team_incidents(
     require_member(store, caller, team_id)
     streams = _participant_streams(store, caller.account_id, team_id, state, page)
     binding = _binding(caller, "team", state, page, team_id)
-    return _participations_page(store, streams, binding, page)
+    moving = _moving(store, caller.account_id, [team_id])
+    return _participations_page(store, streams, binding, page, moving=moving)
 
 
 def account_incidents(
@@ -230,8 +234,15 @@ def _participant_streams(
     ]
 
 
+def _moving(store: Store, account: str, participants: Sequence[str]) -> bool:
+    """Whether a halving's mover runs on one of the participants' keys (their counts are
+    cached: the streams were made from the same reads)."""
+    metas = (store.counts.get(participant_meta(account, p)) for p in participants)
+    return any(meta.moving_from is not None for meta in metas)
+
+
 def _participations_page(
-    store: Store, streams: list[Stream], binding: str, page: PageRequest
+    store: Store, streams: list[Stream], binding: str, page: PageRequest, *, moving: bool
 ) -> IncidentPage:
     return fanout_page(
         store,
@@ -240,6 +251,7 @@ def _participations_page(
         page,
         identity=lambda item: item["incident_id"]["S"],
         convert=lambda item: participation_from_item(item).incident,
+        items_moving=moving,
     )
 
 
@@ -270,9 +282,11 @@ def fanout_page(
     *,
     identity: Callable[[Item], str],
     convert: Callable[[Item], T],
+    items_moving: bool = False,
 ) -> ListPage[T]:
     """One page of `streams` merged in order through the fan-out engine, each item once
-    (by `identity`) and as `convert` makes it."""
+    (by `identity`) and as `convert` makes it (`items_moving`: a halving's mover runs on
+    one of the streams' keys, `dynashard.mover`)."""
     if not streams:
         return ListPage(items=[], next_cursor=None, has_more=False)
     query = FanOutQuery(
@@ -284,6 +298,7 @@ def fanout_page(
         identity=identity,
         cursor=page.cursor,
         budget=page.budget,
+        items_moving=items_moving,
     )
     result = store.engine.page(query)
     return ListPage(
