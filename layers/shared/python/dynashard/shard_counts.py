@@ -64,7 +64,7 @@ class GrowthPolicy:
 
 @dataclass(frozen=True)
 class GrowthEvent:
-    """One doubling, as reported to the growth hook."""
+    """One change of a count (a doubling, or a halving), as reported to the growth hook."""
 
     partition: str
     base: str
@@ -147,17 +147,7 @@ class ShardCounts:
             if error_code(error) != "ConditionalCheckFailedException":
                 raise
             return self.refresh(key)
-        self._remember(grown)
-        self._on_growth(
-            GrowthEvent(
-                partition=key.partition,
-                base=key.base,
-                old_count=seen.shard_count,
-                new_count=grown.shard_count,
-                at=grown.last_updated,
-                jitter_seconds=jitter,
-            )
-        )
+        self._changed(seen, grown, jitter)
         return grown
 
     def _read(self, key: ShardMetaKey, *, consistent: bool) -> ShardMeta:
@@ -197,18 +187,22 @@ class ShardCounts:
         current = self.refresh(key)
         halved = current.halved(int(self._clock() * 1000))
         self._store(current, halved)
-        self._remember(halved)
+        self._changed(current, halved, 0.0)
+        return halved
+
+    def _changed(self, before: ShardMeta, after: ShardMeta, jitter: float) -> None:
+        """Cache the stored change and report it to the hook (a growth or a halving)."""
+        self._remember(after)
         self._on_growth(
             GrowthEvent(
-                partition=key.partition,
-                base=key.base,
-                old_count=current.shard_count,
-                new_count=halved.shard_count,
-                at=halved.last_updated,
-                jitter_seconds=0.0,
+                partition=after.key.partition,
+                base=after.key.base,
+                old_count=before.shard_count,
+                new_count=after.shard_count,
+                at=after.last_updated,
+                jitter_seconds=jitter,
             )
         )
-        return halved
 
     def settle(self, seen: ShardMeta) -> ShardMeta:
         """End `seen`'s move (its items are all where the current count puts them): readers
