@@ -40,6 +40,7 @@ from stacks.nag import (
     accept,
 )
 from stacks.permissions import INDEX_READERS, TABLE_ACTIONS
+from stacks.shard_maintenance import ShardMaintenance
 from stacks.shared_layer import handler_code, shared_layer
 
 TIMEOUT = Duration.seconds(10)
@@ -137,6 +138,13 @@ class ApiStack(Stack):
             monitoring=self.monitoring,
         )
         self.events_out.grant_enqueue(self.functions[Group.WEBHOOKS])
+        self.shards = ShardMaintenance(
+            self,
+            "Shards",
+            table=table,
+            runtime=Runtime(code, layer, config),
+            monitoring=self.monitoring,
+        )
         self._accept_findings()
         CfnOutput(self, "ApiUrl", value=self.api.url)
         CfnOutput(self, "UserPoolId", value=self.user_pool.user_pool_id)
@@ -146,7 +154,8 @@ class ApiStack(Stack):
         """The cdk-nag findings this stack accepts, each on its own construct."""
         for role in self.roles.values():
             accept(role, XRAY_WILDCARD)
-        for function in [*self.functions.values(), *self.events_out.functions()]:
+        background = [*self.events_out.functions(), *self.shards.functions()]
+        for function in [*self.functions.values(), *background]:
             accept(function, PINNED_RUNTIME)
             if function.role and function not in self.functions.values():
                 accept(function.role, XRAY_WILDCARD)

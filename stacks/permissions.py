@@ -57,6 +57,17 @@ of GSI2, granted on the index); while an endpoint's circuit is open it parks del
 (a Put and the webhook's count, in one transaction) and a drain queries and deletes them
 (in batches)."""
 
+SHARD_MOVER_TABLE_ACTIONS = (
+    "dynamodb:DeleteItem",
+    "dynamodb:GetItem",
+    "dynamodb:Query",
+    "dynamodb:UpdateItem",
+)
+"""The shard mover reads the registered moves and each key's metadata, re-points a
+participant's GSI1 key (an update: the stage's only dynamic family is sharded on an index;
+a family sharded on the table's key would also need PutItem, for the copies) and settles a
+move (an update of the metadata and a delete of its registration, in one transaction)."""
+
 INDEX_READERS: dict[Group, tuple[str, ...]] = {
     Group.INCIDENT_QUERIES: ("GSI1", "GSI2"),
     Group.INCIDENT_COMMANDS: ("GSI3",),

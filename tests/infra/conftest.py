@@ -17,7 +17,8 @@ from app import build
 from lambdas.routes import Group
 
 CDK_JSON = Path(__file__).resolve().parents[2] / "cdk.json"
-EVENT_FUNCTIONS = ("publisher", "sender", "stream_recovery")
+BACKGROUND_FUNCTIONS = ("publisher", "sender", "stream_recovery", "shard_mover")
+"""Functions no route calls: events out's and the shard mover."""
 """The functions of events out, beside one function per API handler group."""
 
 

@@ -20,7 +20,7 @@ from lambdas.runtime import READ_SECONDS
 from stacks.api_stack import TIMEOUT
 from stacks.permissions import INDEX_READERS, TABLE_ACTIONS
 from tests.infra.conftest import (
-    EVENT_FUNCTIONS,
+    BACKGROUND_FUNCTIONS,
     Synthesized,
     function_of,
     policy_statements,
@@ -35,7 +35,7 @@ def test_one_function_per_group_on_python_313_arm64_with_the_layer(dev: Synthesi
         "AWS::Lambda::LayerVersion",
         {"CompatibleRuntimes": ["python3.13"], "CompatibleArchitectures": ["arm64"]},
     )
-    assert len(resources(dev, "AWS::Lambda::Function")) == len(Group) + len(EVENT_FUNCTIONS)
+    assert len(resources(dev, "AWS::Lambda::Function")) == len(Group) + len(BACKGROUND_FUNCTIONS)
     for group in Group:
         _, function = function_of(dev, group)
         properties = function["Properties"]

@@ -16,7 +16,13 @@ from incidents.table import TABLE_SCHEMA
 from lambdas.routes import Group
 from stacks.config import stage_config
 from stacks.monitoring import LISTS
-from tests.infra.conftest import EVENT_FUNCTIONS, Synthesized, function_of, resources, synthesize
+from tests.infra.conftest import (
+    BACKGROUND_FUNCTIONS,
+    Synthesized,
+    function_of,
+    resources,
+    synthesize,
+)
 
 PAGER = "https://events.example-pager.com/integration/abc"
 OPS_STAGE: dict[str, dict[str, object]] = {
@@ -134,7 +140,7 @@ def test_the_alarms_that_matter(dev: Synthesized) -> None:
     live = 1 + len(TABLE_SCHEMA.indexes)  # the table and every index: each one is read
     assert by_metric["ReadThrottleEvents"] == by_metric["WriteThrottleEvents"] == live
     assert by_metric["Throttles"] == len(Group)
-    assert by_metric["Errors"] == len(Group) + len(EVENT_FUNCTIONS)  # and events out's
+    assert by_metric["Errors"] == len(Group) + len(BACKGROUND_FUNCTIONS)
     assert by_metric["5XXError"] == 1
     assert alarm(dev, "ApiLatencyP99")["ExtendedStatistic"] == "p99"
 
@@ -213,7 +219,7 @@ def test_retained_stages_protect_the_pool_and_keep_their_logs(
     assert pool["DeletionPolicy"] == "Retain"
     assert pool["Properties"]["DeletionProtection"] == "ACTIVE"
     log_groups = resources(prod, "AWS::Logs::LogGroup").values()
-    assert len(log_groups) == len(Group) + len(EVENT_FUNCTIONS) + 1  # and the access logs
+    assert len(log_groups) == len(Group) + len(BACKGROUND_FUNCTIONS) + 1  # and the access logs
     assert {g["DeletionPolicy"] for g in log_groups} == {"Retain"}
     (throwaway,) = resources(ops, "AWS::Cognito::UserPool").values()
     assert throwaway["Properties"]["DeletionProtection"] == "INACTIVE"

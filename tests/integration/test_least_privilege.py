@@ -82,9 +82,10 @@ FUNCTIONS: dict[str, Group | str] = {
     "publisher": "lambdas.publisher.handler",
     "sender": "lambdas.sender.handler",
     "stream-recovery": "lambdas.stream_recovery.handler",
+    "shard-mover": "lambdas.shard_mover.handler",
 }
-"""Every function: one per API handler group, and events out's publisher, sender and
-stream recovery."""
+"""Every function: one per API handler group, events out's publisher, sender and stream
+recovery, and the shard mover."""
 
 
 @pytest.mark.parametrize("name", list(FUNCTIONS))

@@ -29,7 +29,8 @@ from dynashard.keys import (
     split_key,
     split_sharded_key,
 )
-from dynashard.mover import MoveReport, ShardMover
+from dynashard.mover import MoveReport, ShardMover, run_moves
+from dynashard.moves import MoveSpec, RegisteredMove, registered_moves
 from dynashard.page import Page, PageStats
 from dynashard.retry import RetryPolicy
 from dynashard.schema import IndexSchema, TableSchema
@@ -71,9 +72,11 @@ __all__ = [
     "Item",
     "KeyKind",
     "MoveReport",
+    "MoveSpec",
     "Page",
     "PageBudget",
     "PageStats",
+    "RegisteredMove",
     "RetryPolicy",
     "ShardCounts",
     "ShardMeta",
@@ -100,6 +103,8 @@ __all__ = [
     "log_growth",
     "query_read_units",
     "random_shard",
+    "registered_moves",
+    "run_moves",
     "shard_keys",
     "sharded_key",
     "split_key",

@@ -6,6 +6,7 @@ is resumed with ``move``).
     python -m dynashard.admin grow   --table T --tenant acct_1 --base acct_1#k
     python -m dynashard.admin shrink --table T --tenant acct_1 --base acct_1#k --pause 0.2
     python -m dynashard.admin move   --table T --tenant acct_1 --base acct_1#k
+    python -m dynashard.admin moves  --table T     # the halvings still moving, and since when
 
 ``--endpoint`` points it at a local engine; otherwise the usual AWS credentials and region
 reach a deployed table. ``--default-count`` must be the count the application gives a key
@@ -24,6 +25,7 @@ from dataclasses import asdict
 import boto3
 
 from dynashard.mover import ShardMover
+from dynashard.moves import MoveSpec, registered_moves
 from dynashard.schema import IndexSchema, TableSchema
 from dynashard.shard_counts import GrowthPolicy, ShardCounts
 from dynashard.shard_meta import ShardMeta, ShardMetaKey
@@ -31,10 +33,10 @@ from dynashard.shard_meta import ShardMeta, ShardMetaKey
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m dynashard.admin", description=__doc__)
-    parser.add_argument("command", choices=["show", "grow", "shrink", "move"])
+    parser.add_argument("command", choices=["show", "grow", "shrink", "move", "moves"])
     parser.add_argument("--table", required=True)
-    parser.add_argument("--tenant", required=True)
-    parser.add_argument("--base", required=True, help="the base key (without its shard)")
+    parser.add_argument("--tenant", default="")
+    parser.add_argument("--base", default="", help="the base key (without its shard)")
     parser.add_argument("--partition-key", default="PK")
     parser.add_argument("--sort-key", default="SK")
     parser.add_argument("--default-count", type=int, default=1)
@@ -82,17 +84,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         cooldown_seconds=0, max_jitter_seconds=0, cache_seconds=0,
     )  # fmt: skip
     schema = TableSchema(args.partition_key, args.sort_key)
+    if args.command == "moves":
+        for move in registered_moves(client, args.table, schema):
+            print(json.dumps({"base": move.key.base, "since": move.since}), flush=True)
+        return 0
     counts = ShardCounts(client, args.table, schema, policy=policy)
     key = ShardMetaKey.for_tenant(args.tenant, args.base)
+    spec = MoveSpec(args.version_attribute, _index(args), args.hash_attribute)
     if args.command == "grow":
         counts.grow(key, counts.refresh(key))
     elif args.command == "shrink":
-        counts.shrink(key)
+        counts.shrink(key, spec)
     print(_shown(counts.refresh(key)), flush=True)
     if args.command in ("shrink", "move"):
         mover = ShardMover(
-            counts, client, args.table, schema, args.version_attribute, args.page_size,
-            index=_index(args), hashed=args.hash_attribute,
+            counts, client, args.table, schema, spec.version_attribute, args.page_size,
+            index=spec.index, hashed=spec.hashed,
         )  # fmt: skip
         while not (report := mover.step(key)).settled:
             print(json.dumps({"step": asdict(report)}), flush=True)

@@ -15,12 +15,14 @@ after a crash at any point; its pace is the caller's (`page_size` items a shard 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
 from dynashard.keys import sharded_key
+from dynashard.moves import RegisteredMove, registered_moves, unregister
 from dynashard.schema import IndexSchema, TableSchema
 from dynashard.shard_counts import ShardCounts
 from dynashard.shard_meta import ShardMeta, ShardMetaKey
@@ -30,6 +32,10 @@ from dynashard.throttling import error_code
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+
+
+STOP_SECONDS = 10.0
+"""A scheduled mover stops stepping with this much of its invocation left."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +70,8 @@ class ShardMover:
     def step(self, key: ShardMetaKey) -> MoveReport:
         """Move up to `page_size` items of each vacated shard; settle when none is left."""
         meta = self.counts.refresh(key)
-        if meta.moving_from is None:
+        if meta.moving_from is None:  # settled, or ended by a doubling back
+            unregister(self.client, self.table_name, self.schema, key)
             return MoveReport(0, 0, settled=True)
         moved = changed = 0
         found = False
@@ -150,3 +157,27 @@ class ShardMover:
                 return False
             raise
         return True
+
+
+StepHook = Callable[[RegisteredMove, MoveReport], None]
+
+
+def run_moves(
+    mover: ShardMover, time_left: Callable[[], float], on_step: StepHook
+) -> list[RegisteredMove]:
+    """Step every registered move in turn, oldest first, while `time_left()` (seconds)
+    stays above `STOP_SECONDS`, reporting each step; the moves still running after."""
+    running = registered_moves(mover.client, mover.table_name, mover.schema)
+    while running and time_left() > STOP_SECONDS:
+        for move in list(running):
+            how = replace(
+                mover, version_attribute=move.spec.version_attribute,
+                index=move.spec.index, hashed=move.spec.hashed,
+            )  # fmt: skip
+            report = how.step(move.key)
+            on_step(move, report)
+            if report.settled:
+                running.remove(move)
+            if time_left() <= STOP_SECONDS:
+                break
+    return running

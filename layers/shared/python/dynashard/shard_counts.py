@@ -16,11 +16,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from boto3.dynamodb.types import TypeSerializer
 from botocore.exceptions import ClientError
 
+from dynashard.moves import MoveSpec, registration, registration_key
 from dynashard.schema import TableSchema
 from dynashard.shard_meta import ShardMeta, ShardMetaKey
 from dynashard.shards import validate_shard_count
@@ -28,6 +29,7 @@ from dynashard.throttling import error_code, is_throttling
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import UpdateTypeDef
 
 _logger = logging.getLogger("dynashard.growth")
 _serializer = TypeSerializer()
@@ -178,15 +180,22 @@ class ShardCounts:
             while len(self._cache) > MAX_CACHED:
                 del self._cache[next(iter(self._cache))]  # the longest unrefreshed
 
-    def shrink(self, key: ShardMetaKey) -> ShardMeta:
+    def shrink(self, key: ShardMetaKey, spec: MoveSpec | None = None) -> ShardMeta:
         """Halve the count of `key` now (a command, or a cold key): writers use half at
         once; readers cover the old count until `dynashard.mover` has moved the items of
-        the upper half and called `settle`. `ShardMetadataError` at a count of 1 or while
-        an earlier halving still moves; `ConditionalCheckFailedException` if another
-        process changed the count meanwhile."""
+        the upper half and called `settle`. The move is registered (`dynashard.moves`, with
+        `spec`) in the same transaction, for a scheduled mover to find. `ShardMetadataError`
+        at a count of 1 or while an earlier halving still moves; a cancelled transaction if
+        another process changed the count meanwhile."""
         current = self.refresh(key)
         halved = current.halved(int(self._clock() * 1000))
-        self._store(current, halved)
+        register = registration(self._schema, key, spec or MoveSpec(), halved.last_updated)
+        self._client.transact_write_items(
+            TransactItems=[
+                {"Update": cast("UpdateTypeDef", self._store_request(current, halved))},
+                {"Put": {"TableName": self._table_name, "Item": register}},
+            ]
+        )
         self._changed(current, halved, 0.0)
         return halved
 
@@ -206,14 +215,25 @@ class ShardCounts:
 
     def settle(self, seen: ShardMeta) -> ShardMeta:
         """End `seen`'s move (its items are all where the current count puts them): readers
-        drop to the current count. Conditioned on nothing having changed since `seen`."""
+        drop to the current count, and the move's registration goes, in one transaction
+        conditioned on nothing having changed since `seen`."""
         settled = seen.settled()
-        self._store(seen, settled)
+        unregister = registration_key(self._schema, seen.key)
+        self._client.transact_write_items(
+            TransactItems=[
+                {"Update": cast("UpdateTypeDef", self._store_request(seen, settled))},
+                {"Delete": {"TableName": self._table_name, "Key": unregister}},
+            ]
+        )
         self._remember(settled)
         return settled
 
     def _store(self, before: ShardMeta, after: ShardMeta) -> None:
         """Write `after` if the stored metadata is still `before` (optimistic lock)."""
+        self._client.update_item(**self._store_request(before, after))
+
+    def _store_request(self, before: ShardMeta, after: ShardMeta) -> dict[str, Any]:
+        """The conditional update that writes `after` over `before`."""
         attributes = after.attributes()
         values = {f":{name}": _serializer.serialize(value) for name, value in attributes.items()}
         if before.stored:
@@ -227,10 +247,10 @@ class ShardCounts:
         update = "SET " + ", ".join(f"{name} = :{name}" for name in attributes)
         if after.moving_from is None and before.moving_from is not None:
             update += " REMOVE MovingFrom"
-        self._client.update_item(
-            TableName=self._table_name,
-            Key=after.key.table_key(self._schema.partition_key, self._schema.sort_key),
-            UpdateExpression=update,
-            ConditionExpression=condition,
-            ExpressionAttributeValues=values,
-        )
+        return {
+            "TableName": self._table_name,
+            "Key": after.key.table_key(self._schema.partition_key, self._schema.sort_key),
+            "UpdateExpression": update,
+            "ConditionExpression": condition,
+            "ExpressionAttributeValues": values,
+        }

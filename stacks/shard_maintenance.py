@@ -1,0 +1,77 @@
+"""Shard counts halved online (`dynashard.mover`): the scheduled mover that steps every
+halving still moving, with exactly the table actions it calls and an alarm on a move that
+has run for hours (a stuck one)."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
+
+from stacks.functions import METRICS_NAMESPACE, FunctionSpec, Runtime, handler_function
+from stacks.monitoring import Monitoring, custom_metric
+from stacks.permissions import SHARD_MOVER_TABLE_ACTIONS
+
+MOVER_TIMEOUT = Duration.minutes(5)
+SCHEDULE = Duration.minutes(5)
+"""A run stops stepping 10 s before its timeout; two runs that overlap are safe (every
+write of a step is conditional)."""
+STUCK_SECONDS = 6 * 3600
+"""A halving still moving after 6 hours (a few thousand items take minutes)."""
+
+
+class ShardMaintenance(Construct):
+    """The mover's function, its schedule and its alarms."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        table: dynamodb.ITableV2,
+        runtime: Runtime,
+        monitoring: Monitoring,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        spec = FunctionSpec(
+            "shard_mover",
+            "lambdas.shard_mover.handler",
+            "incidents: moves the items of halved shard counts (dynashard)",
+            256,
+            MOVER_TIMEOUT,
+        )
+        self.function, role = handler_function(
+            self, spec, runtime, {"TABLE_NAME": table.table_name}
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=list(SHARD_MOVER_TABLE_ACTIONS), resources=[table.table_arn]
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["dynamodb:Query"], resources=[f"{table.table_arn}/index/GSI1"]
+            )
+        )
+        events.Rule(
+            self,
+            "Schedule",
+            description="steps the halvings of shard counts still moving",
+            schedule=events.Schedule.rate(SCHEDULE),
+            targets=[targets.LambdaFunction(self.function)],
+        )
+        monitoring.alarm(
+            "ShardMoveStuck",
+            custom_metric(METRICS_NAMESPACE, "ShardMoveOldestSeconds", "Maximum"),
+            STUCK_SECONDS,
+            "a halving of a shard count still moving after 6 hours",
+        )
+        monitoring.alarm("shard-mover-errors", self.function.metric_errors(), 1, "errors")
+
+    def functions(self) -> list[lambda_.Function]:
+        """The mover."""
+        return [self.function]
