@@ -25,7 +25,7 @@ import statistics
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from typing import Any
 from unittest.mock import patch
 
@@ -33,14 +33,14 @@ from bench.report import recording_tables, save
 from bench.webhook_delivery import LOOPBACK, Bench, environment, percentile, wait_until
 from incidents.events_out.delivery_messages import SENDER_MAX_CONCURRENCY, DeliveryMessage
 from incidents.events_out.endpoints import Outcome
-from incidents.events_out.sender import RETRY_DELAYS, Health, Sender
+from incidents.events_out.sender import RETRY_DELAYS, Sender
 from incidents.events_out.webhook_models import NewWebhook
 from incidents.events_out.webhooks import create_webhook, delete_webhook
 from incidents.items import deserialize
 from incidents.keys import deliveries_partition
 from incidents.models import EventType
 from incidents.store import Caller, Store, new_id
-from local.sender_simulation import SimClock, invoking, run, simulated_queue
+from local.sender_simulation import SimClock, invoking, run, simulated_queue, without_circuit
 from local.strict_sqs import scaled
 from local.webhook_receiver import Received, Receiver, serving
 
@@ -210,25 +210,6 @@ def webhook_to(store: Store, path: str) -> tuple[Caller, str]:
     return caller, create_webhook(store, caller, NewWebhook(url=url), LOOPBACK).id
 
 
-@contextmanager
-def circuit(on: bool) -> Iterator[None]:
-    """The sender as built, or with no circuit: every failing delivery waits in flight."""
-    if on:
-        yield
-        return
-    health = Sender._health
-
-    def probing(sender: Sender, *args: Any) -> Health:
-        verdict = health(sender, *args)
-        return Health.PROBING if verdict is Health.BEHIND_PROBE else verdict
-
-    with (
-        patch("incidents.events_out.sender.parks", lambda *_: False),
-        patch.object(Sender, "_health", probing),
-    ):
-        yield
-
-
 def failing(store: Store, with_circuit: bool) -> dict[str, float]:
     """1,000 incidents' deliveries to a failing endpoint and 50 of another account's behind
     them, on the strict queue over simulated hours: the failing endpoint's messages in
@@ -255,7 +236,7 @@ def failing(store: Store, with_circuit: bool) -> dict[str, float]:
     with (
         simulated_queue(clock) as queue,
         scaled(IN_FLIGHT_CAP, SCAN_WINDOW),
-        circuit(with_circuit),
+        nullcontext() if with_circuit else without_circuit(),
         patch.multiple(
             handler, sender=lambda: sending, store=lambda: timed,
             delivery_queue=lambda: queue.queue, clock=clock.monotonic,

@@ -33,7 +33,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
     moves = registered_moves(store.client, store.table_name, TABLE_SCHEMA)
     oldest = max((move.age_seconds(time.time()) for move in moves), default=0.0)
     metrics.add_metric(name="ShardMoveOldestSeconds", unit=MetricUnit.Seconds, value=oldest)
-    running = run_moves(mover, lambda: context.get_remaining_time_in_millis() / 1000, _report)
+    running = run_moves(
+        mover, moves, lambda: context.get_remaining_time_in_millis() / 1000, _report
+    )
     metrics.add_metric(name="ShardMovesRunning", unit=MetricUnit.Count, value=len(running))
     return {"running": len(running)}
 

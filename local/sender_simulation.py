@@ -11,12 +11,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from unittest.mock import patch
 
 import boto3
 from moto.sqs import models as sqs_models
 from moto.sqs.models import Queue, sqs_backends
 
 from incidents.events_out.delivery_messages import SENDER_TIMEOUT_SECONDS, DeliveryQueue
+from incidents.events_out.sender import Health, Sender
 from local.api_events import LocalLambdaContext
 from local.event_pipeline import LOCAL_ACCOUNT, sqs_record
 from local.messaging import REGION, create_messaging
@@ -87,17 +89,7 @@ class SimulatedQueue:
 
     def in_flight(self, group_prefix: str = "") -> int:
         """Messages received and hidden, of the groups starting with `group_prefix`."""
-        held = self.held()
-        if not group_prefix:
-            return in_flight(held)
-        now = self.clock.millis()
-        return sum(
-            1
-            for m in held._messages
-            if str(m.group_id).startswith(group_prefix)
-            and m.approximate_receive_count > 0
-            and m.visible_at >= now
-        )
+        return in_flight(self.held(), group_prefix)
 
     def wait(self) -> bool:
         """Move the clock to the next instant a hidden message shows again; False when no
@@ -151,6 +143,23 @@ def run(
         most = max(most, queue.in_flight(watched))
         clock.seconds += step
     return most
+
+
+@contextmanager
+def without_circuit() -> Iterator[None]:
+    """The sender with no endpoint circuit (what it removes, measured): every failing
+    delivery waits for its retry in flight, none is parked."""
+    health = Sender._health
+
+    def probing(sender: Sender, *args: Any) -> Health:
+        verdict = health(sender, *args)
+        return Health.PROBING if verdict is Health.BEHIND_PROBE else verdict
+
+    with (
+        patch("incidents.events_out.sender.parks", lambda *_: False),
+        patch.object(Sender, "_health", probing),
+    ):
+        yield
 
 
 def invoking(handler: Callable[[dict[str, Any], Any], Any]) -> Handle:

@@ -68,9 +68,16 @@ def _visible(message: Message) -> bool:
     return (_clock() if instant is None else instant) > message.visible_at
 
 
-def in_flight(queue: Queue) -> int:
-    """Messages received and still hidden (SQS's in-flight count)."""
-    return sum(1 for m in queue._messages if m.approximate_receive_count > 0 and not _visible(m))
+def in_flight(queue: Queue, group_prefix: str = "") -> int:
+    """Messages received and still hidden (SQS's in-flight count), of the FIFO groups
+    starting with `group_prefix` if one is given."""
+    return sum(
+        1
+        for m in queue._messages
+        if m.approximate_receive_count > 0
+        and not _visible(m)
+        and str(m.group_id or "").startswith(group_prefix)
+    )
 
 
 def _groups_in_flight(queue: Queue) -> set[str]:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from dynashard.keys import sharded_key
-from dynashard.moves import RegisteredMove, registered_moves, unregister
+from dynashard.moves import RegisteredMove, unregister
 from dynashard.schema import IndexSchema, TableSchema
 from dynashard.shard_counts import ShardCounts
 from dynashard.shard_meta import ShardMeta, ShardMetaKey
@@ -163,11 +163,14 @@ StepHook = Callable[[RegisteredMove, MoveReport], None]
 
 
 def run_moves(
-    mover: ShardMover, time_left: Callable[[], float], on_step: StepHook
+    mover: ShardMover,
+    moves: list[RegisteredMove],
+    time_left: Callable[[], float],
+    on_step: StepHook,
 ) -> list[RegisteredMove]:
-    """Step every registered move in turn, oldest first, while `time_left()` (seconds)
-    stays above `STOP_SECONDS`, reporting each step; the moves still running after."""
-    running = registered_moves(mover.client, mover.table_name, mover.schema)
+    """Step each of `moves` (`registered_moves`) in turn, oldest first, while `time_left()`
+    (seconds) stays above `STOP_SECONDS`, reporting each step; the moves still running."""
+    running = list(moves)
     while running and time_left() > STOP_SECONDS:
         for move in list(running):
             how = replace(

@@ -17,7 +17,7 @@ import random
 from datetime import datetime
 
 from incidents.events_out.endpoints import TIMEOUT_SECONDS
-from incidents.events_out.webhooks import StoredWebhook, update_stored
+from incidents.events_out.webhooks import Condition, StoredWebhook, update_stored
 from incidents.store import Store
 
 SLOW_MS = 2_000
@@ -31,7 +31,7 @@ def take_slot(store: Store, account: str, hook: StoredWebhook, now: datetime) ->
     instant = int(now.timestamp())
     for slot in random.sample(range(SLOTS), SLOTS):
         name = f"slot{slot}"
-        free = (
+        free: Condition = (
             "attribute_not_exists(#slot) OR #slot < :now",
             {"#slot": name},
             {":now": {"N": str(instant)}},

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import Enum
 
-from dynashard import Item
 from incidents.events_out.attempts import load_attempts, save_attempts
 from incidents.events_out.circuit import park, parks
 from incidents.events_out.deliveries import record_attempt
@@ -35,7 +34,7 @@ from incidents.events_out.endpoint_slots import (
 from incidents.events_out.endpoints import EndpointPolicy, Outcome, post
 from incidents.events_out.signing import delivery_headers
 from incidents.events_out.webhook_models import Delivery, DeliveryStatus
-from incidents.events_out.webhooks import StoredWebhook, load_webhook, update_stored
+from incidents.events_out.webhooks import Condition, StoredWebhook, load_webhook, update_stored
 from incidents.models import parse_timestamp, timestamp
 from incidents.store import Store
 
@@ -50,7 +49,6 @@ DISABLE_AFTER = timedelta(days=5)
 GONE = 410
 
 Poster = Callable[[str, bytes, dict[str, str], EndpointPolicy], Outcome]
-Condition = tuple[str, dict[str, str], Item]
 
 
 class Health(Enum):

@@ -226,6 +226,10 @@ def rotate_secret(store: Store, caller: Caller, webhook_id: str) -> RotatedSecre
     return RotatedSecret(secret=changes["secret"], previous_expires_at=expires)
 
 
+Condition = tuple[str, dict[str, str], Item]
+"""A condition's expression, its names and its values (`update_stored`)."""
+
+
 def update_stored(
     store: Store,
     account: str,
@@ -233,7 +237,7 @@ def update_stored(
     changes: dict[str, Any],
     removed: list[str],
     *,
-    condition: tuple[str, dict[str, str], Item] | None = None,
+    condition: Condition | None = None,
 ) -> StoredWebhook | None:
     """SET `changes`, REMOVE `removed` on an existing webhook (the sender's record of an
     endpoint's health: `failing_since`, its probe, disabling it); None if there is none
