@@ -27,6 +27,7 @@ from incidents.incident.queries import PageRequest
 from incidents.models import IncidentSummary, TimelineEvent
 from incidents.requests import AddNote, CreateIncident
 from incidents.store import Caller, Store
+from incidents.tenant_shards import Family
 from incidents.timeline.events import event_item, first_summary, require_counted
 from incidents.timeline.queries import EventPage, EventRequest, account_events, incident_timeline
 from lambdas.incident_queries import PAGE_READ_UNITS, PAGE_SECONDS
@@ -63,6 +64,11 @@ def oracle(store: Store, caller: Caller, items: Sequence[TimelineEvent], by_inde
         item = event_item(store, caller.account_id, event, after)
         streams[item["GSI2PK"]["S"] if by_index else item["PK"]["S"]].append(item)
     return sum(query_read_units(group, consistent=False) for group in streams.values())
+
+
+def events_read_count(store: Store, caller: Caller) -> int:
+    """Shards the account's `/events` fans out over."""
+    return store.shards.meta(caller.account_id, Family.EVENTS).read_count
 
 
 def walk(
@@ -118,7 +124,7 @@ def main() -> None:
             )
             rows.append(
                 (
-                    f"/events over {store.config.event_shards} shards, limit {limit}",
+                    f"/events over {events_read_count(store, caller)} shards, limit {limit}",
                     walk(
                         store,
                         caller,

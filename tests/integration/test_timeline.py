@@ -24,7 +24,8 @@ from incidents.incident.commands import add_note, get_incident, resolve_incident
 from incidents.incident.create import create_incident
 from incidents.incident.participants import add_participant, remove_participant
 from incidents.incident.queries import PageRequest
-from incidents.keys import event_key, summary_key
+from incidents.incident.copies import read_summary
+from incidents.keys import event_key
 from incidents.models import (
     Changes,
     EventType,
@@ -240,7 +241,9 @@ def test_an_incident_from_before_the_timeline_gets_its_created_event_first(
     store: Store, alice: Caller
 ) -> None:
     incident = create_incident(store, alice, CreateIncident(title="old")).summary.id
-    pk, sk = summary_key(alice.account_id, incident, store.config)
+    summary = read_summary(store, alice.account_id, incident)
+    assert summary is not None
+    pk, sk = summary["PK"]["S"], incident
     store.client.update_item(
         TableName=store.table_name,
         Key={"PK": {"S": pk}, "SK": {"S": sk}},

@@ -11,7 +11,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from dynashard import GrowthPolicy
+from dynashard import GrowthPolicy, ShardMeta
 from incidents.errors import (
     NotFoundError,
     PreconditionFailedError,
@@ -23,6 +23,7 @@ from incidents.incident.create import create_incident
 from incidents.incident.participants import CHANGE_ATTEMPTS, add_participant
 from incidents.items import to_item
 from incidents.keys import ShardConfig, participant_meta, summary_key
+from incidents.tenant_shards import Family
 from incidents.models import IncidentSummary, Role, Severity, Status
 from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller, Store, build_store, new_id
@@ -52,6 +53,10 @@ def stubbed() -> Iterator[tuple[Store, Stubber]]:
         participant_policy=GrowthPolicy(max_jitter_seconds=0),
     )
     store.clock = lambda: datetime(2026, 11, 23, 7, 0, tzinfo=UTC)
+    for family in Family:  # the account's maps, as if read a moment ago
+        count = family.stage_count(store.config)
+        stored = ShardMeta.initial(family.meta_key(CALLER.account_id), count).stored_now()
+        store.shards.counts(family).remember(stored)
     with Stubber(client) as stubber:
         yield store, stubber
         stubber.assert_no_pending_responses()
@@ -59,7 +64,7 @@ def stubbed() -> Iterator[tuple[Store, Stubber]]:
 
 
 def summary_item() -> dict[str, Any]:
-    pk, sk = summary_key(CALLER.account_id, SUMMARY.id, ShardConfig())
+    pk, sk = summary_key(CALLER.account_id, SUMMARY.id, ShardConfig().summary_shards)
     return to_item(SUMMARY, "incident", {"PK": pk, "SK": sk})
 
 

@@ -122,6 +122,16 @@ class ShardCounts:
             return cached[1]
         return self._read(key, consistent=False)
 
+    def get_for_write(self, key: ShardMetaKey) -> ShardMeta:
+        """The metadata a writer uses: the cached one if it was stored, else a strongly
+        consistent read (a key without metadata may be getting its first right now, and an
+        item written at the default count would then be where no reader looks)."""
+        with self._lock:
+            cached = self._cache.get(key)
+        if cached and cached[1].stored and self._clock() < cached[0]:
+            return cached[1]
+        return self.refresh(key)
+
     def refresh(self, key: ShardMetaKey) -> ShardMeta:
         """The metadata of `key` by a strongly consistent read, bypassing the cache."""
         return self._read(key, consistent=True)
@@ -164,12 +174,13 @@ class ShardCounts:
             if item
             else ShardMeta.initial(key, self.policy.default_count)
         )
-        self._remember(meta)
+        self.remember(meta)
         return meta
 
-    def _remember(self, meta: ShardMeta) -> None:
-        """Cache `meta`; the cache holds at most `MAX_CACHED` keys, so a long-lived process
-        that meets many keys (every participant) does not grow without bound."""
+    def remember(self, meta: ShardMeta) -> None:
+        """Cache `meta` (read, or about to be written in the caller's transaction); the
+        cache holds at most `MAX_CACHED` keys, so a long-lived process that meets many keys
+        (every participant) does not grow without bound."""
         now = self._clock()
         with self._lock:
             self._cache.pop(meta.key, None)  # re-insert: dict order is insertion order
@@ -179,6 +190,24 @@ class ShardCounts:
                     del self._cache[key]
             while len(self._cache) > MAX_CACHED:
                 del self._cache[next(iter(self._cache))]  # the longest unrefreshed
+
+    def forget(self, key: ShardMetaKey) -> None:
+        """Drop `key` from the cache (what was remembered was not written after all)."""
+        with self._lock:
+            self._cache.pop(key, None)
+
+    def put_request(self, meta: ShardMeta) -> dict[str, Any]:
+        """A transaction's Put of `meta` as a key's first metadata (refused if it has some)."""
+        key = meta.key.table_key(self._schema.partition_key, self._schema.sort_key)
+        values = {name: _serializer.serialize(value) for name, value in meta.attributes().items()}
+        return {
+            "Put": {
+                "TableName": self._table_name,
+                "Item": key | values,
+                "ConditionExpression": "attribute_not_exists(#pk)",
+                "ExpressionAttributeNames": {"#pk": self._schema.partition_key},
+            }
+        }
 
     def shrink(self, key: ShardMetaKey, spec: MoveSpec | None = None) -> ShardMeta:
         """Halve the count of `key` now (a command, or a cold key): writers use half at
@@ -201,7 +230,7 @@ class ShardCounts:
 
     def _changed(self, before: ShardMeta, after: ShardMeta, jitter: float) -> None:
         """Cache the stored change and report it to the hook (a growth or a halving)."""
-        self._remember(after)
+        self.remember(after)
         self._on_growth(
             GrowthEvent(
                 partition=after.key.partition,
@@ -225,7 +254,7 @@ class ShardCounts:
                 {"Delete": {"TableName": self._table_name, "Key": unregister}},
             ]
         )
-        self._remember(settled)
+        self.remember(settled)
         return settled
 
     def _store(self, before: ShardMeta, after: ShardMeta) -> None:

@@ -77,6 +77,10 @@ class ShardMeta:
         """A base key without metadata: `default_count` shards since the epoch."""
         return cls(key, (HistoryEntry(0, validate_shard_count(default_count)),))
 
+    def stored_now(self) -> ShardMeta:
+        """This metadata as it is once written (the optimistic lock then expects it)."""
+        return replace(self, stored=True)
+
     @property
     def shard_count(self) -> int:
         """Shards new items are written to."""

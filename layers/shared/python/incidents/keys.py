@@ -32,8 +32,9 @@ SEQ_DIGITS = 10
 
 @dataclass(frozen=True)
 class ShardConfig:
-    """Shard counts: fixed for summaries (a GET must find one key), weighted per state for
-    the account's lists; participants' counts are dynamic (see `participant_meta`)."""
+    """The stage's shard counts of the account families: the count of an account without
+    a map, and every account's maximum (`incidents.tenant_shards`); participants' counts
+    are dynamic (see `participant_meta`)."""
 
     summary_shards: int = DEFAULT_SUMMARY_SHARDS
     state_shards: WeightedShards = field(
@@ -47,11 +48,11 @@ def summary_base(account: str) -> str:
     return build_key(account, "inc")
 
 
-def summary_key(account: str, incident_id: str, config: ShardConfig) -> tuple[str, str]:
-    """(PK, SK) of a summary: ``<acct>#inc#<calculated shard>``, ``<incident id>``."""
+def summary_key(account: str, incident_id: str, count: int) -> tuple[str, str]:
+    """(PK, SK) of a summary under `count` shards: ``<acct>#inc#<calculated shard>``,
+    ``<incident id>`` (the count is the account's, `incidents.tenant_shards`)."""
     base = summary_base(account)
-    shard = calculated_shard(base, incident_id, config.summary_shards)
-    return sharded_key(base, shard, config.summary_shards), incident_id
+    return sharded_key(base, calculated_shard(base, incident_id, count), count), incident_id
 
 
 def state_base(account: str, state: State) -> str:
@@ -60,11 +61,11 @@ def state_base(account: str, state: State) -> str:
 
 
 def state_index_key(
-    account: str, state: State, incident_id: str, created_at: str, config: ShardConfig
+    account: str, state: State, incident_id: str, created_at: str, count: int
 ) -> tuple[str, str]:
-    """(GSI2PK, GSI2SK) of a summary: weighted calculated shard, ``<CreatedAt>#<id>``."""
+    """(GSI2PK, GSI2SK) of a summary under `count` shards of its state's list:
+    calculated shard, ``<CreatedAt>#<id>``."""
     base = state_base(account, state)
-    count = config.state_shards.count_for(state)
     shard = calculated_shard(base, incident_id, count)
     return sharded_key(base, shard, count), build_key(created_at, incident_id, kind="sort")
 
@@ -167,12 +168,13 @@ def events_base(account: str) -> str:
     return build_key(account, "events")
 
 
-def event_index_key(account: str, event_id: str, at: str, config: ShardConfig) -> tuple[str, str]:
-    """(GSI2PK, GSI2SK) of an event: calculated shard by its id, ``<at>#<event id>``, so
-    the account's events spread over `config.event_shards` keys and merge back by time."""
+def event_index_key(account: str, event_id: str, at: str, count: int) -> tuple[str, str]:
+    """(GSI2PK, GSI2SK) of an event under `count` shards: calculated shard by its id,
+    ``<at>#<event id>``, so the account's events spread over its shards and merge back by
+    time."""
     base = events_base(account)
-    shard = calculated_shard(base, event_id, config.event_shards)
-    return sharded_key(base, shard, config.event_shards), build_key(at, event_id, kind="sort")
+    shard = calculated_shard(base, event_id, count)
+    return sharded_key(base, shard, count), build_key(at, event_id, kind="sort")
 
 
 WEBHOOK_PREFIX = "wh_"

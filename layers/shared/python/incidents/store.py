@@ -29,6 +29,7 @@ from incidents.errors import DomainError, ThrottledError, VersionConflictError
 from incidents.keys import ShardConfig
 from incidents.models import utc_now
 from incidents.table import TABLE_SCHEMA
+from incidents.tenant_shards import TenantShards, build_tenant_shards
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -62,6 +63,8 @@ class Store:
     table_name: str
     engine: FanOutEngine
     counts: ShardCounts
+    shards: TenantShards
+    """Each account's counts of its summaries, state lists and events."""
     config: ShardConfig = field(default_factory=ShardConfig)
     clock: Callable[[], datetime] = utc_now
     event_retention_days: int | None = None
@@ -191,6 +194,7 @@ def build_store(
     event_retention_days: int | None = None,
 ) -> Store:
     """A `Store` on `client`, whose connection pool must hold `max_workers` connections."""
+    config = config or ShardConfig()
     return Store(
         client=client,
         table_name=table_name,
@@ -198,6 +202,7 @@ def build_store(
         counts=ShardCounts(
             client, table_name, TABLE_SCHEMA, policy=participant_policy, on_growth=on_growth
         ),
-        config=config or ShardConfig(),
+        shards=build_tenant_shards(client, table_name, config, on_growth=on_growth),
+        config=config,
         event_retention_days=event_retention_days,
     )

@@ -23,6 +23,7 @@ from incidents.errors import (
 )
 from incidents.incident.copies import (
     get_refreshed_copies,
+    read_summary,
     refresh_after_commit,
     summary_item,
 )
@@ -32,7 +33,6 @@ from incidents.keys import (
     details_key,
     event_key,
     number_index_key,
-    summary_key,
 )
 from incidents.models import (
     EventType,
@@ -142,7 +142,9 @@ def _summary_put(
     return {
         "Put": {
             "TableName": store.table_name,
-            "Item": summary_item(store, account, updated, event_seq=counted.seq + events),
+            "Item": summary_item(
+                store, account, updated, event_seq=counted.seq + events, pk=counted.pk
+            ),
             "ConditionExpression": condition,
             "ExpressionAttributeNames": names,
             "ExpressionAttributeValues": values,
@@ -241,7 +243,7 @@ def incident_id_by_number(store: Store, caller: Caller, number: int) -> str:
 
 def load_summary(store: Store, caller: Caller, incident_id: str) -> IncidentSummary:
     """The summary by one strongly consistent point read; 404 if not in the caller's account."""
-    item = store.get(*summary_key(caller.account_id, incident_id, store.config))
+    item = read_summary(store, caller.account_id, incident_id)
     if item is None:
         raise NotFoundError(f"incident {incident_id} not found")
     return from_item(IncidentSummary, item)

@@ -12,7 +12,7 @@ import logging
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dynashard import Item, error_code
+from dynashard import MAX_SHARD_COUNT, Item, error_code, find_item, sharded_key
 from incidents.errors import DomainError, VersionConflictError
 from incidents.items import participation_from_item, participation_to_item, serialize, to_item
 from incidents.keys import (
@@ -26,6 +26,7 @@ from incidents.keys import (
 )
 from incidents.models import IncidentSummary, Participation
 from incidents.store import MAX_TRANSACTION_ITEMS, Store, cancellation_codes
+from incidents.tenant_shards import Family
 
 logger = logging.getLogger(__name__)
 SEQ_ATTRIBUTE = "event_seq"
@@ -35,16 +36,36 @@ REFRESH_ATTEMPTS = 5
 condition (already newer, or removed), so it ends within as many as there are copies."""
 
 
-def summary_item(store: Store, account: str, summary: IncidentSummary, *, event_seq: int) -> Item:
-    """The summary's item with its index keys and its timeline's event counter."""
-    pk, sk = summary_key(account, summary.id, store.config)
+def summary_item(
+    store: Store, account: str, summary: IncidentSummary, *, event_seq: int, pk: str | None = None
+) -> Item:
+    """The summary's item with its index keys and its timeline's event counter: at `pk`
+    (where it was read: a halving's mover moves it, an update never does), or for a new
+    one the account's current shard."""
+    shards = store.shards
+    if pk is None:
+        pk, _ = summary_key(account, summary.id, shards.write_count(account, Family.SUMMARIES))
+    listed = shards.write_count(account, Family.of_state(summary.state))
     gsi2pk, gsi2sk = state_index_key(
-        account, summary.state, summary.id, summary.created_at, store.config
+        account, summary.state, summary.id, summary.created_at, listed
     )
     gsi3pk, gsi3sk = number_index_key(account, summary.number)
-    keys = {"PK": pk, "SK": sk, "GSI2PK": gsi2pk, "GSI2SK": gsi2sk}
+    keys = {"PK": pk, "SK": summary.id, "GSI2PK": gsi2pk, "GSI2SK": gsi2sk}
     keys |= {"GSI3PK": gsi3pk, "GSI3SK": gsi3sk}
     return to_item(summary, "incident", keys) | serialize({SEQ_ATTRIBUTE: event_seq})
+
+
+def read_summary(store: Store, account: str, incident_id: str) -> Item | None:
+    """The summary's item by a strongly consistent point read at its shard under the
+    account's current count, then (a miss: it moved, or the count changed) under each
+    count of its history: one read in the common case, never a scan."""
+    family = Family.SUMMARIES
+    base = family.base(account)
+
+    def read(shard: int) -> Item | None:  # the count only bounds the shard number
+        return store.get(sharded_key(base, shard, MAX_SHARD_COUNT), incident_id)
+
+    return find_item(store.shards.counts(family), family.meta_key(account), base, incident_id, read)
 
 
 def participation_item(store: Store, account: str, copy: Participation) -> Item:

@@ -93,6 +93,7 @@ def create_incident(
     grown = 0
     for attempt in range(CREATE_ATTEMPTS):
         number, claim = _number_claim(store, account)
+        maps = store.shards.first_maps(account) if number == 1 else []
         summary = new_summary(caller, number, request, now)
         copies = [
             Participation(participant_id=pid, roles=sorted(roles), incident=summary)
@@ -111,6 +112,7 @@ def create_incident(
             *[store.exists_check(teams_partition(account), team) for team in teams],
             *[check for check, _ in checks],
             *guard,
+            *maps,
         ]
         failures: list[DomainError | None] = [None] * (2 + len(other_items))
         failures += [NotFoundError(f"team {team} not found") for team in teams]
@@ -120,7 +122,7 @@ def create_incident(
         )
         check_item_sizes(operations)
         try:
-            store.transact(operations, failures)
+            _transact(store, account, operations, failures, first=bool(maps))
             break
         except AlreadyCreatedError:
             assert request_key is not None, "only a keyed create writes a guard"
@@ -137,6 +139,29 @@ def create_incident(
     else:
         raise VersionConflictError("the account's incident numbers keep moving; retry")
     return Incident(summary=summary, details=request.details, participants=copies)
+
+
+def _transact(
+    store: Store,
+    account: str,
+    operations: list[Item],
+    failures: list[DomainError | None],
+    *,
+    first: bool,
+) -> None:
+    """Write the create's transaction; an account's `first` create that does not commit
+    forgets the maps it assumed (the next try reads what is stored)."""
+    try:
+        if len(operations) > MAX_TRANSACTION_ITEMS:
+            raise TooManyParticipantsError(
+                f"an account's first incident takes {len(operations)} operations; one "
+                f"transaction takes {MAX_TRANSACTION_ITEMS}"
+            )
+        store.transact(operations, failures)
+    except DomainError:
+        if first:
+            store.shards.forget(account)
+        raise
 
 
 def _created_once(store: Store, caller: Caller, request_key: str, digest: str) -> Incident | None:

@@ -26,10 +26,11 @@ from dynashard import (
 )
 from incidents.errors import ForbiddenError, InvalidFilterError, TooManyTeamsError
 from incidents.items import from_item, participation_from_item
-from incidents.keys import participant_base, participant_meta, state_base
+from incidents.keys import participant_base, participant_meta
 from incidents.models import IncidentSummary, Severity, State, Status, state_of, timestamp
 from incidents.store import Caller, Store
 from incidents.team_commands import my_team_ids, require_member
+from incidents.tenant_shards import Family
 
 DEFAULT_LIMIT = 25
 MAX_LIMIT = 100
@@ -200,9 +201,11 @@ def account_incidents(
 ) -> IncidentPage:
     """Every incident of the caller's account in `state` (GSI2, weighted shards per state)."""
     page.filter.require_state(state)  # before any read
-    count = store.config.state_shards.count_for(state)
-    base = state_base(caller.account_id, state)
-    streams = gsi2_streams(store, base, count, page.window, page.filter.stream_options(""))
+    family = Family.of_state(state)
+    meta = store.shards.meta(caller.account_id, family)
+    base = family.base(caller.account_id)
+    options = page.filter.stream_options("")
+    streams = gsi2_streams(store, base, meta.read_count, page.window, options)
     return fanout_page(
         store,
         streams,
@@ -210,6 +213,7 @@ def account_incidents(
         page,
         identity=lambda item: item["id"]["S"],
         convert=lambda item: from_item(IncidentSummary, item),
+        items_moving=meta.moving_from is not None,
     )
 
 

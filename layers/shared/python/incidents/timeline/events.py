@@ -21,9 +21,9 @@ from typing import Any
 
 from dynashard import Item
 from incidents.errors import NotFoundError
-from incidents.incident.copies import SEQ_ATTRIBUTE
+from incidents.incident.copies import SEQ_ATTRIBUTE, read_summary
 from incidents.items import KEY_ATTRIBUTES, deserialize, from_item, serialize
-from incidents.keys import event_index_key, event_key, summary_key
+from incidents.keys import event_index_key, event_key
 from incidents.models import (
     EVENTS,
     Actor,
@@ -41,6 +41,7 @@ from incidents.models import (
     timestamp,
 )
 from incidents.store import Caller, Store, new_id
+from incidents.tenant_shards import Family
 
 CREATED_PARTICIPANTS = 20
 """Participants an ``incident.created`` event lists (the incident has up to 100): an event
@@ -58,15 +59,17 @@ class Counted:
 
     summary: IncidentSummary
     seq: int
+    pk: str
+    """Where the summary was read: a change writes it there (`dynashard.mover` moves it)."""
 
 
 def load_counted(store: Store, caller: Caller, incident_id: str) -> Counted | None:
     """The summary and its event counter, by one strongly consistent point read."""
-    item = store.get(*summary_key(caller.account_id, incident_id, store.config))
+    item = read_summary(store, caller.account_id, incident_id)
     if item is None:
         return None
     seq = int(item[SEQ_ATTRIBUTE]["N"]) if SEQ_ATTRIBUTE in item else 0
-    return Counted(from_item(IncidentSummary, item), seq)
+    return Counted(from_item(IncidentSummary, item), seq, item["PK"]["S"])
 
 
 def require_counted(store: Store, caller: Caller, incident_id: str) -> Counted:
@@ -179,7 +182,8 @@ def event_item(store: Store, account: str, event: TimelineEvent, after: Incident
     """The event as an item: in its incident's partition and in the account's index, with
     the summary `after` the change (not repeated when the event shows it already)."""
     pk, sk = event_key(account, event.incident_id, event.seq)
-    gsi2pk, gsi2sk = event_index_key(account, event.id, event.at, store.config)
+    count = store.shards.write_count(account, Family.EVENTS)
+    gsi2pk, gsi2sk = event_index_key(account, event.id, event.at, count)
     snapshot = None if first_summary(event) == after else after.model_dump(mode="json")
     values = {
         **event.model_dump(mode="json", exclude_none=True, by_alias=True),
@@ -208,12 +212,11 @@ def event_puts(
 def counter_move(store: Store, account: str, counted: Counted, moved: int) -> Item:
     """The transaction's Update moving the summary's event counter on by `moved`, only if
     it is still where it was read and the summary is at the version read."""
-    pk, sk = summary_key(account, counted.summary.id, store.config)
     condition, names, values = as_read(counted)
     return {
         "Update": {
             "TableName": store.table_name,
-            "Key": {"PK": {"S": pk}, "SK": {"S": sk}},
+            "Key": {"PK": {"S": counted.pk}, "SK": {"S": counted.summary.id}},
             "UpdateExpression": "SET #seq = :next",
             "ConditionExpression": condition,
             "ExpressionAttributeNames": names,

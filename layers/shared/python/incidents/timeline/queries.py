@@ -16,9 +16,10 @@ from typing import Any, TypeVar
 
 from dynashard import InvalidCursorError, Item, SortKeyRange, Stream
 from incidents.incident.queries import ListPage, PageRequest, fanout_page, gsi2_streams
-from incidents.keys import event_key, events_base, timeline_prefix
+from incidents.keys import event_key, timeline_prefix
 from incidents.models import EventType, TimelineEvent, timestamp
 from incidents.store import Caller, Store
+from incidents.tenant_shards import Family
 from incidents.timeline.events import Counted, event_from_item, require_counted
 
 EventPage = ListPage[TimelineEvent]
@@ -104,10 +105,19 @@ def account_event_items(
 ) -> ListPage[T]:
     """`account_events` with each event's item as `convert` makes it (a replay needs the
     summary the item keeps beside the event)."""
-    base, count = events_base(caller.account_id), store.config.event_shards
-    streams = gsi2_streams(store, base, count, request.page.window, request.stream_options())
+    meta = store.shards.meta(caller.account_id, Family.EVENTS)
+    base, window = Family.EVENTS.base(caller.account_id), request.page.window
+    streams = gsi2_streams(store, base, meta.read_count, window, request.stream_options())
     binding = request.binding(caller, "events")
-    return fanout_page(store, streams, binding, request.page, identity=_event_id, convert=convert)
+    return fanout_page(
+        store,
+        streams,
+        binding,
+        request.page,
+        identity=_event_id,
+        convert=convert,
+        items_moving=meta.moving_from is not None,
+    )
 
 
 def _page(store: Store, streams: Sequence[Stream], binding: str, page: PageRequest) -> EventPage:

@@ -1,0 +1,148 @@
+"""Each account's own shard counts for its summaries, state lists and events.
+
+The stage's counts (``summaryShards``, ``stateShards``, 16 for events) are the default and
+the maximum: an account without a map item reads and writes at them, so a stage that
+predates the maps keeps working and adopts them with no migration step (its counts are
+every existing account's first epoch). An account's first incident writes its maps at
+`NEW_TENANT_COUNT` in the same transaction, so a small account's lists are one Query each.
+Counts then change per account, online, through `dynashard`: doubling on throttling or by
+command, halving by command with the mover (`dynashard.mover`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from dynashard import (
+    GrowthHook,
+    GrowthPolicy,
+    IndexSchema,
+    Item,
+    MoveSpec,
+    ShardCounts,
+    ShardMeta,
+    ShardMetaKey,
+    log_growth,
+)
+from incidents.keys import ShardConfig, events_base, state_base, summary_base
+from incidents.models import State
+from incidents.table import TABLE_SCHEMA
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+NEW_TENANT_COUNT = 1
+"""Shards of each family of a new account: one Query per list until it grows."""
+GSI2 = IndexSchema("GSI2", "GSI2PK", "GSI2SK")
+
+
+class Family(StrEnum):
+    """An account's key families with a count of their own."""
+
+    SUMMARIES = "summaries"
+    OPEN = "open"
+    CLOSED = "closed"
+    EVENTS = "events"
+
+    @classmethod
+    def of_state(cls, state: State) -> Family:
+        """The family of the account's list of incidents in `state`."""
+        return cls(state.value.lower())
+
+    def base(self, account: str) -> str:
+        """The base key the family's shards are suffixed to."""
+        if self is Family.SUMMARIES:
+            return summary_base(account)
+        if self is Family.EVENTS:
+            return events_base(account)
+        return state_base(account, State(self.value.upper()))
+
+    def meta_key(self, account: str) -> ShardMetaKey:
+        """Where `account`'s map of this family lives (its metadata partition)."""
+        return ShardMetaKey.for_tenant(account, self.base(account))
+
+    def move_spec(self) -> MoveSpec:
+        """How the mover moves the family's items: summaries by copy (conditioned on
+        their event counter, which every change moves, unlike their version), lists and
+        events by re-pointing GSI2 (their shard is the hash of their ``id``)."""
+        if self is Family.SUMMARIES:
+            return MoveSpec(version_attribute="event_seq")
+        return MoveSpec(index=GSI2, hashed="id")
+
+    def stage_count(self, config: ShardConfig) -> int:
+        """The stage's count: a map-less account's, and every account's maximum."""
+        if self is Family.SUMMARIES:
+            return config.summary_shards
+        if self is Family.EVENTS:
+            return config.event_shards
+        return config.state_shards.count_for(self.value.upper())
+
+
+@dataclass
+class TenantShards:
+    """The families' counts of every account, read through `dynashard.ShardCounts` (one
+    per family, whose policy has the stage's count as default and maximum)."""
+
+    families: Mapping[Family, ShardCounts]
+
+    def meta(self, account: str, family: Family) -> ShardMeta:
+        """The account's map of `family`, cached for a few seconds (what readers cover)."""
+        return self.families[family].get(family.meta_key(account))
+
+    def write_count(self, account: str, family: Family) -> int:
+        """Shards a new item of `family` goes to. A cached "no map" is read again (one
+        consistent read) so a writer never writes at the stage's count into an account
+        whose first incident has just written its maps."""
+        return self.families[family].get_for_write(family.meta_key(account)).shard_count
+
+    def counts(self, family: Family) -> ShardCounts:
+        """The `dynashard.ShardCounts` of `family` (to grow, shrink, find an item)."""
+        return self.families[family]
+
+    def first_maps(self, account: str) -> list[Item]:
+        """The Puts an account's first incident adds to its transaction: a map at
+        `NEW_TENANT_COUNT` for each family that has none yet (refused if another create
+        wrote one meanwhile: that create then retries and reads it). They are remembered,
+        so the incident's own keys are built at that count; `forget` them if the
+        transaction does not commit."""
+        puts = []
+        for family, counts in self.families.items():
+            key = family.meta_key(account)
+            if counts.refresh(key).stored:  # an operator's map, or an earlier first create
+                continue
+            meta = ShardMeta.initial(key, NEW_TENANT_COUNT).stored_now()
+            counts.remember(meta)
+            puts.append(counts.put_request(meta))
+        return puts
+
+    def forget(self, account: str) -> None:
+        """Drop the account's cached maps (a first create that did not commit)."""
+        for family, counts in self.families.items():
+            counts.forget(family.meta_key(account))
+
+
+def build_tenant_shards(
+    client: DynamoDBClient,
+    table_name: str,
+    config: ShardConfig,
+    *,
+    on_growth: GrowthHook = log_growth,
+) -> TenantShards:
+    """One `ShardCounts` per family, defaulting to and capped at the stage's count."""
+    families = {
+        family: ShardCounts(
+            client,
+            table_name,
+            TABLE_SCHEMA,
+            policy=GrowthPolicy(
+                default_count=family.stage_count(config),
+                max_count=family.stage_count(config),
+            ),
+            on_growth=on_growth,
+        )
+        for family in Family
+    }
+    return TenantShards(families)
