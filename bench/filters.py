@@ -111,7 +111,9 @@ def drawn_incidents(with_teams: bool) -> list[Drawn]:
 
 
 def seed(store: Store, caller: Caller, drawn: list[Drawn], teams: list[str]) -> None:
-    """`drawn` as a create writes it: the creator's copy, one a team, the summary."""
+    """`drawn` as a create writes it: the creator's copy, one a team, the summary (the
+    account's lists at the scenario's counts, as a grown tenant's)."""
+    store.shards.ensure_maps(caller.account_id, config=store.config)
     items = []
     for d in drawn:
         at = timestamp(START + timedelta(minutes=MINUTES * d.n))

@@ -14,11 +14,20 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from dynashard import MoveReport, RegisteredMove, ShardMover, registered_moves, run_moves
+from dynashard import (
+    SETTLE_AFTER_SECONDS,
+    MoveReport,
+    RegisteredMove,
+    ShardMover,
+    registered_moves,
+    run_moves,
+)
 from incidents.table import TABLE_SCHEMA
 from lambdas.runtime import logger, metrics, store_without_cursors, tracer
 
 PAGE_SIZE = 100
+SETTLE_AFTER = SETTLE_AFTER_SECONDS
+"""A move settles in the first run at least this long after its halving."""
 
 
 @logger.inject_lambda_context
@@ -28,8 +37,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
     """Step the registered moves; how many are still running."""
     store = store_without_cursors()
     mover = ShardMover(
-        store.counts, store.client, store.table_name, TABLE_SCHEMA, page_size=PAGE_SIZE
-    )
+        store.counts, store.client, store.table_name, TABLE_SCHEMA, page_size=PAGE_SIZE,
+        settle_after_seconds=SETTLE_AFTER,
+    )  # fmt: skip
     moves = registered_moves(store.client, store.table_name, TABLE_SCHEMA)
     oldest = max((move.age_seconds(time.time()) for move in moves), default=0.0)
     metrics.add_metric(name="ShardMoveOldestSeconds", unit=MetricUnit.Seconds, value=oldest)

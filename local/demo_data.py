@@ -135,6 +135,9 @@ def seed_demo(store: Store, size: DemoSize) -> list[DemoAccount]:
     """
     rng, ids, accounts = _people(size)
     items = [item for account in accounts for item in _people_items(account)]
+    for account in accounts:  # a new account's maps, as its first create writes them
+        if store.get(*counter_key(account.account_id)) is None:
+            store.shards.ensure_maps(account.account_id)
     incidents = []
     for n in range(size.incidents):
         account = accounts[n % len(accounts)]
@@ -329,6 +332,7 @@ def created_items(
     details, the creator's copy and one copy a team (for seeding benches and tests)."""
     copies = [Participation(participant_id=caller.user_id, roles=[Role.CREATOR], incident=summary)]
     copies += [Participation(participant_id=t, roles=[Role.TEAM], incident=summary) for t in teams]
+    store.shards.ensure_maps(caller.account_id)  # as the account's first create would
     return new_incident_items(store, caller.account_id, summary, details_body({}), copies)
 
 

@@ -27,7 +27,18 @@ def registered() -> list[object]:
     return [move.key for move in registered_moves(runtime.dynamodb(), API_TABLE, TABLE_SCHEMA)]
 
 
-def test_the_scheduled_mover_settles_a_registered_halving(api: Api) -> None:
+def run_the_function() -> dict[str, int]:
+    token = RUNNING.set("shard-mover")
+    try:
+        answer: dict[str, int] = shard_mover.handler({}, LocalLambdaContext(timeout_seconds=300))
+        return answer
+    finally:
+        RUNNING.reset(token)
+
+
+def test_the_scheduled_mover_settles_a_registered_halving(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
     alice = Caller(new_id("acct"), new_id("user"))
     key = participant_meta(alice.account_id, alice.user_id)
     operator = ShardCounts(runtime.dynamodb(), API_TABLE, TABLE_SCHEMA, policy=OPERATOR)
@@ -39,13 +50,12 @@ def test_the_scheduled_mover_settles_a_registered_halving(api: Api) -> None:
         move.key for move in registered_moves(runtime.dynamodb(), API_TABLE, TABLE_SCHEMA)
     ]
 
-    token = RUNNING.set("shard-mover")
-    try:
-        answer = shard_mover.handler({}, LocalLambdaContext(timeout_seconds=300))
-    finally:
-        RUNNING.reset(token)
-
-    assert answer == {"running": 0}
+    assert run_the_function() == {"running": 1}, "moved, but too young to settle"
+    assert key in registered()
+    moved = operator.refresh(key)
+    assert (moved.shard_count, moved.read_count, moved.moving_from) == (2, 4, 4)
+    monkeypatch.setattr(shard_mover, "SETTLE_AFTER", 0.0)  # as if run 15 s later
+    assert run_the_function() == {"running": 0}
     assert key not in registered(), "settled: unregistered"
     settled = operator.refresh(key)
     assert (settled.shard_count, settled.read_count, settled.moving_from) == (2, 2, None)

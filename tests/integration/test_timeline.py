@@ -21,10 +21,10 @@ from incidents.errors import (
     VersionConflictError,
 )
 from incidents.incident.commands import add_note, get_incident, resolve_incident, update_incident
+from incidents.incident.copies import read_summary
 from incidents.incident.create import create_incident
 from incidents.incident.participants import add_participant, remove_participant
 from incidents.incident.queries import PageRequest
-from incidents.incident.copies import read_summary
 from incidents.keys import event_key
 from incidents.models import (
     Changes,

@@ -23,10 +23,10 @@ from incidents.incident.create import create_incident
 from incidents.incident.participants import CHANGE_ATTEMPTS, add_participant
 from incidents.items import to_item
 from incidents.keys import ShardConfig, participant_meta, summary_key
-from incidents.tenant_shards import Family
 from incidents.models import IncidentSummary, Role, Severity, Status
 from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller, Store, build_store, new_id
+from incidents.tenant_shards import Family
 
 CALLER = Caller(new_id("acct"), new_id("user"))
 SUMMARY = IncidentSummary(

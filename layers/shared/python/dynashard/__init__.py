@@ -29,7 +29,7 @@ from dynashard.keys import (
     split_key,
     split_sharded_key,
 )
-from dynashard.mover import MoveReport, ShardMover, run_moves
+from dynashard.mover import SETTLE_AFTER_SECONDS, MoveReport, ShardMover, run_moves
 from dynashard.moves import MoveSpec, RegisteredMove, registered_moves
 from dynashard.page import Page, PageStats
 from dynashard.retry import RetryPolicy
@@ -56,6 +56,7 @@ __all__ = [
     "MAX_SHARD_COUNT",
     "PARTITION_KEY_MAX_BYTES",
     "SEPARATOR",
+    "SETTLE_AFTER_SECONDS",
     "SORT_KEY_MAX_BYTES",
     "Bound",
     "CursorCodec",

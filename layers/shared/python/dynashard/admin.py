@@ -24,7 +24,7 @@ from dataclasses import asdict
 
 import boto3
 
-from dynashard.mover import ShardMover
+from dynashard.mover import SETTLE_AFTER_SECONDS, ShardMover
 from dynashard.moves import MoveSpec, registered_moves
 from dynashard.schema import IndexSchema, TableSchema
 from dynashard.shard_counts import GrowthPolicy, ShardCounts
@@ -48,6 +48,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--hash-attribute", default=None, help="what shards hash (sort key)")
     parser.add_argument("--page-size", type=int, default=100, help="items a shard a step")
     parser.add_argument("--pause", type=float, default=0.2, help="seconds between steps")
+    parser.add_argument(
+        "--settle-after", type=float, default=SETTLE_AFTER_SECONDS,
+        help="seconds after the halving before it may settle (writers' cache, index lag)",
+    )  # fmt: skip
     parser.add_argument("--endpoint", default=None)
     parser.add_argument("--region", default=None)
     return parser
@@ -99,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in ("shrink", "move"):
         mover = ShardMover(
             counts, client, args.table, schema, spec.version_attribute, args.page_size,
-            index=spec.index, hashed=spec.hashed,
+            index=spec.index, hashed=spec.hashed, settle_after_seconds=args.settle_after,
         )  # fmt: skip
         while not (report := mover.step(key)).settled:
             print(json.dumps({"step": asdict(report)}), flush=True)

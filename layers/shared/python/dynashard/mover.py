@@ -15,6 +15,7 @@ after a crash at any point; its pace is the caller's (`page_size` items a shard 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,11 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 
+SETTLE_AFTER_SECONDS = 15.0
+"""A halving settles only this long after it was made, even with its upper half empty:
+writers that cached the old count (`GrowthPolicy.cache_seconds`, 5 s by default) may
+still write there, and an index shows a write only after it propagates (usually well
+under a second). Settling earlier would strand such an item where no reader looks."""
 STOP_SECONDS = 10.0
 """A scheduled mover stops stepping with this much of its invocation left."""
 
@@ -48,6 +54,11 @@ class MoveReport:
     """Items updated while they were moved: taken again by the next step."""
     settled: bool
     """The upper half was empty: the metadata no longer moves, readers cover the count."""
+
+    @property
+    def waiting(self) -> bool:
+        """Nothing left to move, but too soon to settle (`SETTLE_AFTER_SECONDS`)."""
+        return not (self.moved or self.changed or self.settled)
 
 
 @dataclass(frozen=True)
@@ -66,6 +77,8 @@ class ShardMover:
     """The index whose partition key is sharded, if it is not the table's."""
     hashed: str | None = None
     """The string attribute an item's shard is the hash of (the sort key if None)."""
+    settle_after_seconds: float = SETTLE_AFTER_SECONDS
+    clock: Callable[[], float] = time.time
 
     def step(self, key: ShardMetaKey) -> MoveReport:
         """Move up to `page_size` items of each vacated shard; settle when none is left."""
@@ -82,9 +95,11 @@ class ShardMover:
                     moved += 1
                 else:
                     changed += 1
-        if not found:
-            self.counts.settle(meta)
-        return MoveReport(moved, changed, settled=not found)
+        young = self.clock() * 1000 - meta.last_updated < self.settle_after_seconds * 1000
+        if found or young:
+            return MoveReport(moved, changed, settled=False)
+        self.counts.settle(meta)
+        return MoveReport(moved, changed, settled=True)
 
     def _page(self, partition: str) -> list[Item]:
         where = {"TableName": self.table_name, "ConsistentRead": True}
@@ -169,8 +184,8 @@ def run_moves(
     on_step: StepHook,
 ) -> list[RegisteredMove]:
     """Step each of `moves` (`registered_moves`) in turn, oldest first, while `time_left()`
-    (seconds) stays above `STOP_SECONDS`, reporting each step; the moves still running."""
-    running = list(moves)
+    (seconds) stays above `STOP_SECONDS`, reporting each step; the moves not settled."""
+    unsettled, running = list(moves), list(moves)
     while running and time_left() > STOP_SECONDS:
         for move in list(running):
             how = replace(
@@ -179,8 +194,10 @@ def run_moves(
             )  # fmt: skip
             report = how.step(move.key)
             on_step(move, report)
-            if report.settled:
+            if report.settled or report.waiting:  # waiting: a later run settles it
                 running.remove(move)
+            if report.settled:
+                unsettled.remove(move)
             if time_left() <= STOP_SECONDS:
                 break
-    return running
+    return unsettled

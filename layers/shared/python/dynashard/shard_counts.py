@@ -209,6 +209,18 @@ class ShardCounts:
             }
         }
 
+    def put_first(self, meta: ShardMeta) -> ShardMeta:
+        """Write `meta` as its key's first metadata, unless it has some; what is stored."""
+        put = self.put_request(meta)["Put"]
+        try:
+            self._client.put_item(**put)
+        except ClientError as error:
+            if error_code(error) != "ConditionalCheckFailedException":
+                raise
+            return self.refresh(meta.key)
+        self.remember(meta)
+        return meta
+
     def shrink(self, key: ShardMetaKey, spec: MoveSpec | None = None) -> ShardMeta:
         """Halve the count of `key` now (a command, or a cold key): writers use half at
         once; readers cover the old count until `dynashard.mover` has moved the items of

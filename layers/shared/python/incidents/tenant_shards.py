@@ -118,6 +118,18 @@ class TenantShards:
             puts.append(counts.put_request(meta))
         return puts
 
+    def ensure_maps(self, account: str, *, config: ShardConfig | None = None) -> None:
+        """Give each family of `account` without a map one: at `NEW_TENANT_COUNT`, or at
+        `config`'s counts (a seeder that wants a big tenant's layout). For what writes an
+        account's incidents outside its first create (seeding demos, benches and tests):
+        call it before the first item, as that create would."""
+        for family, counts in self.families.items():
+            key = family.meta_key(account)
+            if counts.get_for_write(key).stored:
+                continue
+            count = NEW_TENANT_COUNT if config is None else family.stage_count(config)
+            counts.put_first(ShardMeta.initial(key, count).stored_now())
+
     def forget(self, account: str) -> None:
         """Drop the account's cached maps (a first create that did not commit)."""
         for family, counts in self.families.items():

@@ -46,9 +46,7 @@ def summary_item(
     if pk is None:
         pk, _ = summary_key(account, summary.id, shards.write_count(account, Family.SUMMARIES))
     listed = shards.write_count(account, Family.of_state(summary.state))
-    gsi2pk, gsi2sk = state_index_key(
-        account, summary.state, summary.id, summary.created_at, listed
-    )
+    gsi2pk, gsi2sk = state_index_key(account, summary.state, summary.id, summary.created_at, listed)
     gsi3pk, gsi3sk = number_index_key(account, summary.number)
     keys = {"PK": pk, "SK": summary.id, "GSI2PK": gsi2pk, "GSI2SK": gsi2sk}
     keys |= {"GSI3PK": gsi3pk, "GSI3SK": gsi3sk}
