@@ -191,11 +191,6 @@ class ShardCounts:
             while len(self._cache) > MAX_CACHED:
                 del self._cache[next(iter(self._cache))]  # the longest unrefreshed
 
-    def forget(self, key: ShardMetaKey) -> None:
-        """Drop `key` from the cache (what was remembered was not written after all)."""
-        with self._lock:
-            self._cache.pop(key, None)
-
     def put_request(self, meta: ShardMeta) -> dict[str, Any]:
         """A transaction's Put of `meta` as a key's first metadata (refused if it has some)."""
         key = meta.key.table_key(self._schema.partition_key, self._schema.sort_key)

@@ -11,8 +11,8 @@ command, halving by command with the mover (`dynashard.mover`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -87,6 +87,8 @@ class TenantShards:
     per family, whose policy has the stage's count as default and maximum)."""
 
     families: Mapping[Family, ShardCounts]
+    _first: dict[ShardMetaKey, ShardMeta] = field(default_factory=dict)
+    """Maps a first create's transaction is writing, which its own keys are built at."""
 
     def meta(self, account: str, family: Family) -> ShardMeta:
         """The account's map of `family`, cached for a few seconds (what readers cover)."""
@@ -96,27 +98,45 @@ class TenantShards:
         """Shards a new item of `family` goes to. A cached "no map" is read again (one
         consistent read) so a writer never writes at the stage's count into an account
         whose first incident has just written its maps."""
-        return self.families[family].get_for_write(family.meta_key(account)).shard_count
+        key = family.meta_key(account)
+        first = self._first.get(key)
+        return (first or self.families[family].get_for_write(key)).shard_count
 
     def counts(self, family: Family) -> ShardCounts:
         """The `dynashard.ShardCounts` of `family` (to grow, shrink, find an item)."""
         return self.families[family]
 
+    def grow(self, account: str, families: Collection[Family]) -> bool:
+        """Double each of the account's `families` whose writes throttled (within the
+        stage's maximum and the growth cooldown); True if any count grew."""
+        grown = False
+        for family in families:
+            key, counts = family.meta_key(account), self.families[family]
+            seen = counts.get_for_write(key)
+            grown |= counts.grow(key, seen).shard_count != seen.shard_count
+        return grown
+
     def first_maps(self, account: str) -> list[Item]:
         """The Puts an account's first incident adds to its transaction: a map at
         `NEW_TENANT_COUNT` for each family that has none yet (refused if another create
-        wrote one meanwhile: that create then retries and reads it). They are remembered,
-        so the incident's own keys are built at that count; `forget` them if the
-        transaction does not commit."""
+        wrote one meanwhile: that create then retries and reads it). They are held, so the
+        incident's own keys are built at that count, until `end_first`."""
         puts = []
         for family, counts in self.families.items():
             key = family.meta_key(account)
             if counts.refresh(key).stored:  # an operator's map, or an earlier first create
                 continue
-            meta = ShardMeta.initial(key, NEW_TENANT_COUNT).stored_now()
-            counts.remember(meta)
-            puts.append(counts.put_request(meta))
+            self._first[key] = ShardMeta.initial(key, NEW_TENANT_COUNT).stored_now()
+            puts.append(counts.put_request(self._first[key]))
         return puts
+
+    def end_first(self, account: str, *, committed: bool) -> None:
+        """The first create's transaction is over: its maps are stored (`committed`) and
+        cached, or were not written and are forgotten."""
+        for family, counts in self.families.items():
+            first = self._first.pop(family.meta_key(account), None)
+            if first is not None and committed:
+                counts.remember(first)
 
     def ensure_maps(self, account: str, *, config: ShardConfig | None = None) -> None:
         """Give each family of `account` without a map one: at `NEW_TENANT_COUNT`, or at
@@ -130,11 +150,6 @@ class TenantShards:
             count = NEW_TENANT_COUNT if config is None else family.stage_count(config)
             counts.put_first(ShardMeta.initial(key, count).stored_now())
 
-    def forget(self, account: str) -> None:
-        """Drop the account's cached maps (a first create that did not commit)."""
-        for family, counts in self.families.items():
-            counts.forget(family.meta_key(account))
-
 
 def build_tenant_shards(
     client: DynamoDBClient,
@@ -142,19 +157,28 @@ def build_tenant_shards(
     config: ShardConfig,
     *,
     on_growth: GrowthHook = log_growth,
+    policy: GrowthPolicy | None = None,
 ) -> TenantShards:
-    """One `ShardCounts` per family, defaulting to and capped at the stage's count."""
-    families = {
-        family: ShardCounts(
-            client,
-            table_name,
-            TABLE_SCHEMA,
-            policy=GrowthPolicy(
-                default_count=family.stage_count(config),
-                max_count=family.stage_count(config),
-            ),
-            on_growth=on_growth,
-        )
-        for family in Family
-    }
-    return TenantShards(families)
+    """One `ShardCounts` per family, each with `policy` (its cooldown, jitter and cache;
+    an operator's has none) and the stage's count as default and maximum."""
+    template = policy or GrowthPolicy()
+    return TenantShards(
+        {
+            family: ShardCounts(
+                client,
+                table_name,
+                TABLE_SCHEMA,
+                policy=replace(
+                    template,
+                    default_count=family.stage_count(config),
+                    max_count=family.stage_count(config),
+                ),
+                on_growth=on_growth,
+            )
+            for family in Family
+        }
+    )
+
+
+OPERATOR = GrowthPolicy(cooldown_seconds=0, max_jitter_seconds=0, cache_seconds=0)
+"""An operator's commands act at once and read every map afresh."""

@@ -31,6 +31,7 @@ from incidents.models import (
 )
 from incidents.requests import CreateIncident
 from incidents.store import MAX_TRANSACTION_ITEMS, Caller, Store, new_id
+from incidents.tenant_shards import Family
 from incidents.timeline.events import created_event, event_item, pause_before_retry
 from incidents.users import user_exists_check
 
@@ -133,12 +134,28 @@ def create_incident(
             pause_before_retry(attempt)
         except ThrottledError as error:
             hot = [copies[i - 2].participant_id for i in error.items if 2 <= i < 2 + len(copies)]
+            families = _hot_families(error.items, summary, len(copies), len(other_items))
             grown += 1
-            if grown == GROWTH_ATTEMPTS or not grow_participants(store, account, hot):
+            widened = grow_participants(store, account, hot)
+            widened |= store.shards.grow(account, families)
+            if grown == GROWTH_ATTEMPTS or not widened:
                 raise
     else:
         raise VersionConflictError("the account's incident numbers keep moving; retry")
     return Incident(summary=summary, details=request.details, participants=copies)
+
+
+def _hot_families(
+    throttled: Sequence[int], summary: IncidentSummary, copies: int, other_items: int
+) -> set[Family]:
+    """The account's families a throttled create's items write to: the summary (index 0:
+    its partition, or its state list's on GSI2) and its events (after the copies)."""
+    families: set[Family] = set()
+    if 0 in throttled:
+        families |= {Family.SUMMARIES, Family.of_state(summary.state)}
+    if any(2 + copies <= index <= other_items for index in throttled):
+        families.add(Family.EVENTS)
+    return families
 
 
 def _transact(
@@ -149,8 +166,8 @@ def _transact(
     *,
     first: bool,
 ) -> None:
-    """Write the create's transaction; an account's `first` create that does not commit
-    forgets the maps it assumed (the next try reads what is stored)."""
+    """Write the create's transaction; an account's `first` create ends the maps it
+    assumed: stored if it committed, else forgotten (the next try reads what is stored)."""
     try:
         if len(operations) > MAX_TRANSACTION_ITEMS:
             raise TooManyParticipantsError(
@@ -160,8 +177,10 @@ def _transact(
         store.transact(operations, failures)
     except DomainError:
         if first:
-            store.shards.forget(account)
+            store.shards.end_first(account, committed=False)
         raise
+    if first:
+        store.shards.end_first(account, committed=True)
 
 
 def _created_once(store: Store, caller: Caller, request_key: str, digest: str) -> Incident | None:

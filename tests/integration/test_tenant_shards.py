@@ -1,0 +1,284 @@
+"""Each account's own shard counts (issue 38): a new account's lists are one Query each, a
+stage-wide count change no longer loses point reads, and an account's families grow and
+halve online while lists are walked, incidents are read, created, changed and noted, with
+the mover stepping in between: every incident once, in order, never a 404, never a lost
+change."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dynashard import ShardMover
+from incidents.errors import NotFoundError
+from incidents.incident.commands import add_note, get_incident, update_incident
+from incidents.incident.create import create_incident, new_incident_items, new_summary
+from incidents.incident.queries import PageRequest, account_incidents
+from incidents.items import details_body
+from incidents.keys import ShardConfig
+from incidents.models import Participation, Role, Severity, State
+from incidents.requests import AddNote, CreateIncident, UpdateIncident
+from incidents.store import Caller, Store, build_store, new_id
+from incidents.table import TABLE_SCHEMA
+from incidents.tenant_shards import OPERATOR, Family, build_tenant_shards
+from incidents.timeline.queries import EventRequest, account_events
+from local.demo_data import write_batches
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+pytestmark = pytest.mark.integration
+SECRET = b"test-cursor-secret-" * 2
+accounts = itertools.count()
+
+
+def legacy_incidents(store: Store, caller: Caller, count: int) -> list[str]:
+    """Incidents as a stage wrote them before the maps: at the stage's counts, no map."""
+    items, ids = [], []
+    for n in range(count):
+        summary = new_summary(
+            caller, n + 1, CreateIncident(title=f"old {n}"), "2026-11-01T00:00:00Z"
+        )
+        creator = Participation(
+            participant_id=caller.user_id, roles=[Role.CREATOR], incident=summary
+        )
+        items += new_incident_items(store, caller.account_id, summary, details_body({}), [creator])
+        ids.append(summary.id)
+    write_batches(store, items)
+    return ids
+
+
+def found(store: Store, caller: Caller, ids: list[str]) -> int:
+    """How many of `ids` a point read finds."""
+    hits = 0
+    for incident_id in ids:
+        try:
+            get_incident(store, caller, incident_id)
+            hits += 1
+        except NotFoundError:
+            pass
+    return hits
+
+
+def test_a_stage_count_change_loses_point_reads_only_without_a_map(
+    dynamodb: DynamoDBClient, table_name: str
+) -> None:
+    """Before the maps, ``summaryShards`` was the address: a stage that changes it from 16
+    to 32 no longer finds about half of its incidents by id. An account with a map (every
+    account created since, or adopted) keeps its own count whatever the stage says."""
+    before = build_store(dynamodb, table_name, SECRET)
+    after = build_store(dynamodb, table_name, SECRET, config=ShardConfig(summary_shards=32))
+    legacy = Caller(new_id("acct"), new_id("user"))
+    old = legacy_incidents(before, legacy, 40)
+    assert found(before, legacy, old) == 40
+    lost = 40 - found(after, legacy, old)
+    assert 10 <= lost <= 30, f"{lost} of 40 lost: the trap the maps remove"
+
+    mapped = Caller(new_id("acct"), new_id("user"))
+    made = [
+        create_incident(before, mapped, CreateIncident(title=f"new {n}")).summary.id
+        for n in range(40)
+    ]
+    assert found(after, mapped, made) == 40, "the account's map, not the stage, places them"
+    before.shards.ensure_maps(legacy.account_id, config=before.config)  # adopt at 16
+    adopted = build_store(dynamodb, table_name, SECRET, config=ShardConfig(summary_shards=32))
+    assert found(adopted, legacy, old) == 40, "adopted at the old count: found again"
+
+
+def test_a_new_account_reads_each_list_in_one_query(store: Store) -> None:
+    caller = Caller(new_id("acct"), new_id("user"))
+    for n in range(10):
+        create_incident(store, caller, CreateIncident(title=f"incident {n}"))
+    assert {
+        family: store.shards.meta(caller.account_id, family).shard_count for family in Family
+    } == dict.fromkeys(Family, 1)
+    for state in State:
+        page = account_incidents(store, caller, state, PageRequest(limit=25))
+        assert page.stats is not None
+        assert page.stats.streams == 1
+    events = account_events(store, caller, EventRequest(PageRequest(limit=25)))
+    assert len(events.items) == 10
+    assert events.stats is not None
+    assert events.stats.streams == 1
+
+
+@pytest.fixture(scope="module")
+def walked_table(dynamodb: DynamoDBClient) -> str:
+    from local.clients import create_table  # noqa: PLC0415
+
+    name = "tenant-shards-walked"
+    create_table(dynamodb, TABLE_SCHEMA, name)
+    return name
+
+
+@pytest.fixture(scope="module")
+def live(dynamodb: DynamoDBClient, walked_table: str) -> Iterator[Store]:
+    """A store whose maps are never cached: the test's operator and its writers see each
+    change at once (a deployed stage's 5 s cache is what `SETTLE_AFTER_SECONDS` waits out)."""
+    built = build_store(dynamodb, walked_table, SECRET)
+    built = dataclasses.replace(
+        built, shards=build_tenant_shards(dynamodb, walked_table, built.config, policy=OPERATOR)
+    )
+    yield built
+    built.engine.close()
+
+
+class Account:
+    """One account's incidents as the test made them, and the checks on them."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.caller = Caller(new_id("acct"), new_id("user"))
+        self.versions: dict[str, tuple[int, int]] = {}  # id -> (version, notes)
+        self.created = itertools.count()
+
+    def create(self) -> None:
+        made = create_incident(
+            self.store, self.caller, CreateIncident(title=f"i{next(self.created)}")
+        )
+        self.versions[made.summary.id] = (1, 0)
+
+    def update(self, incident_id: str) -> None:
+        version, notes = self.versions[incident_id]
+        severity = Severity.SEV1 if version % 2 else Severity.SEV2
+        update_incident(self.store, self.caller, incident_id, UpdateIncident(severity=severity))
+        self.versions[incident_id] = (version + 1, notes)
+
+    def note(self, incident_id: str) -> None:
+        version, notes = self.versions[incident_id]
+        add_note(self.store, self.caller, incident_id, AddNote(text="a note"))
+        self.versions[incident_id] = (version, notes + 1)
+
+    def check_point_reads(self) -> None:
+        for incident_id, (version, _) in self.versions.items():
+            incident = get_incident(self.store, self.caller, incident_id)  # never a 404
+            assert incident.summary.version == version, "no change lost, no stale copy read"
+
+    def grow(self, family: Family, times: int) -> None:
+        counts, key = self.store.shards.counts(family), family.meta_key(self.caller.account_id)
+        for _ in range(times):
+            counts.grow(key, counts.refresh(key))
+
+    def shrink(self, family: Family) -> None:
+        self.store.shards.counts(family).shrink(
+            family.meta_key(self.caller.account_id), family.move_spec()
+        )
+
+    def mover(self, family: Family) -> ShardMover:
+        spec, store = family.move_spec(), self.store
+        return ShardMover(
+            store.shards.counts(family), store.client, store.table_name, TABLE_SCHEMA,
+            spec.version_attribute, page_size=1, index=spec.index, hashed=spec.hashed,
+            settle_after_seconds=0,
+        )  # fmt: skip
+
+    def step_movers(self, movers: list[ShardMover]) -> None:
+        for mover, family in zip(movers, Family, strict=True):
+            mover.step(family.meta_key(self.caller.account_id))
+
+    def events(self) -> int:
+        """How many events the account's incidents have: created, changed, noted."""
+        return sum(version + notes for version, notes in self.versions.values())
+
+    def pick(self, picks: Any) -> str:
+        return str(picks.choice(sorted(self.versions)))
+
+
+class Walk:
+    """A cursor walk over a list, a page at a time, oldest first, and what the list held
+    when the walk ended (what was written after its last page is not in it)."""
+
+    def __init__(self, page: Callable[[str | None], Any], held: Callable[[], object]) -> None:
+        self._page, self._held = page, held
+        self.seen: list[str] = []
+        self.cursor: str | None = None
+        self.more = True
+        self.held_at_end: object = None
+
+    def step(self) -> None:
+        if self.more:
+            page = self._page(self.cursor)
+            self.seen += [item.id for item in page.items]
+            self.cursor, self.more = page.next_cursor, page.has_more
+            if not self.more:
+                self.held_at_end = self._held()
+
+    @staticmethod
+    def step_all(*walks: Walk) -> None:
+        for walk in walks:
+            walk.step()
+
+    def finish(self) -> list[str]:
+        while self.more:
+            self.step()
+        return self.seen
+
+
+OPERATIONS = st.lists(
+    st.sampled_from(["step", "create", "update", "note", "page", "read"]), min_size=5, max_size=25
+)
+
+
+@settings(
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(operations=OPERATIONS, picks=st.randoms(use_true_random=False))
+def test_families_halved_while_walked_written_and_read(
+    live: Store, operations: list[str], picks: Any
+) -> None:
+    account = Account(live)
+    account.create()  # a new account: its maps at 1
+    for family in Family:
+        account.grow(family, 3)  # 1 -> 8: as a busy account grows
+    for _ in range(11):
+        account.create()
+    who = account.caller
+    opened = Walk(
+        lambda c: account_incidents(
+            live, who, State.OPEN, PageRequest(limit=3, cursor=c, descending=False)
+        ),
+        lambda: set(account.versions),
+    )
+    events = Walk(
+        lambda c: account_events(
+            live, who, EventRequest(PageRequest(limit=4, cursor=c, descending=False))
+        ),
+        account.events,
+    )
+    opened.step()
+    events.step()  # cursors made before the halving
+    for family in Family:
+        account.shrink(family)
+    movers = [account.mover(family) for family in Family]
+    act: dict[str, Callable[[], None]] = {
+        "step": lambda: account.step_movers(movers),
+        "create": account.create,
+        "update": lambda: account.update(account.pick(picks)),
+        "note": lambda: account.note(account.pick(picks)),
+        "page": lambda: Walk.step_all(opened, events),
+        "read": lambda: None,  # point reads follow every operation
+    }
+    for operation in operations:
+        act[operation]()
+        account.check_point_reads()
+    for mover, family in zip(movers, Family, strict=True):
+        while not mover.step(family.meta_key(who.account_id)).settled:
+            pass
+        meta = live.shards.meta(who.account_id, family)
+        assert (meta.shard_count, meta.read_count, meta.moving_from) == (4, 4, None), family
+    account.check_point_reads()
+    walked = opened.finish()
+    assert len(walked) == len(set(walked)), "no incident twice"
+    assert set(walked) == opened.held_at_end, "every open incident, the new ones too"
+    listed = events.finish()
+    assert len(listed) == len(set(listed)), "no event twice"
+    assert len(listed) == events.held_at_end, "every event, the new ones too"
+    after = account_incidents(live, who, State.OPEN, PageRequest(limit=100))
+    assert after.stats is not None
+    assert after.stats.streams == 4, "reads back to 4 shards"
