@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dynashard import ShardMover
+from incidents import shards
 from incidents.errors import NotFoundError
 from incidents.incident.commands import add_note, get_incident, update_incident
 from incidents.incident.create import create_incident, new_incident_items, new_summary
@@ -282,3 +284,44 @@ def test_families_halved_while_walked_written_and_read(
     after = account_incidents(live, who, State.OPEN, PageRequest(limit=100))
     assert after.stats is not None
     assert after.stats.streams == 4, "reads back to 4 shards"
+
+
+def test_the_shards_command_shows_grows_halves_and_adopts(
+    store: Store, dynamodb_endpoint: str, capsys: Any
+) -> None:
+    caller = Caller(new_id("acct"), new_id("user"))
+    made = {
+        create_incident(store, caller, CreateIncident(title=f"i{n}")).summary.id for n in range(10)
+    }
+    where = ["--table", store.table_name, "--endpoint", dynamodb_endpoint, "--region", "us-east-1"]
+
+    def run(*command: str, account: str = caller.account_id) -> list[dict[str, Any]]:
+        assert shards.main([*command, *where, "--account", account]) == 0
+        return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+    assert {line["family"]: line["count"] for line in run("show")} == dict.fromkeys(Family, 1)
+    run("grow", "--family", "open")
+    assert [line["count"] for line in run("grow", "--family", "open")] == [4]
+    lines = run(
+        "shrink", "--family", "open", "--pause", "0", "--settle-after", "0", "--page-size", "2"
+    )
+    assert (lines[0]["count"], lines[0]["moving_from"]) == (2, 4)
+    assert (lines[-1]["count"], lines[-1]["read_count"], lines[-1]["moving_from"]) == (2, 2, None)
+    assert run("status") == [], "no move left"
+    fresh = build_store(store.client, store.table_name, SECRET)  # no cached map
+    listed = account_incidents(fresh, caller, State.OPEN, PageRequest(limit=25))
+    fresh.engine.close()
+    assert {summary.id for summary in listed.items} == made
+    assert listed.stats is not None
+    assert listed.stats.streams == 2
+
+    legacy = Caller(new_id("acct"), new_id("user"))
+    old = legacy_incidents(store, legacy, 5)
+    adopted = run("adopt", account=legacy.account_id)
+    assert {line["family"]: line["count"] for line in adopted} == {
+        Family.SUMMARIES: 16,
+        Family.OPEN: 8,
+        Family.CLOSED: 32,
+        Family.EVENTS: 16,
+    }
+    assert found(store, legacy, old) == 5

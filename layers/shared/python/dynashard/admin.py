@@ -67,7 +67,8 @@ def _index(args: argparse.Namespace) -> IndexSchema | None:
     )
 
 
-def _shown(meta: ShardMeta) -> str:
+def shown(meta: ShardMeta) -> str:
+    """One JSON line: the key's count, what readers cover, and its history."""
     return json.dumps(
         {
             "base": meta.key.base,
@@ -99,17 +100,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         counts.grow(key, counts.refresh(key))
     elif args.command == "shrink":
         counts.shrink(key, spec)
-    print(_shown(counts.refresh(key)), flush=True)
+    print(shown(counts.refresh(key)), flush=True)
     if args.command in ("shrink", "move"):
         mover = ShardMover(
             counts, client, args.table, schema, spec.version_attribute, args.page_size,
             index=spec.index, hashed=spec.hashed, settle_after_seconds=args.settle_after,
         )  # fmt: skip
-        while not (report := mover.step(key)).settled:
-            print(json.dumps({"step": asdict(report)}), flush=True)
-            time.sleep(args.pause)
-        print(_shown(counts.refresh(key)), flush=True)
+        move_until_settled(mover, key, args.pause)
     return 0
+
+
+def move_until_settled(mover: ShardMover, key: ShardMetaKey, pause: float) -> None:
+    """Step `mover` on `key` until its halving settles, one JSON line a step, then the map."""
+    while not (report := mover.step(key)).settled:
+        print(json.dumps({"step": asdict(report)}), flush=True)
+        time.sleep(pause)
+    print(shown(mover.counts.refresh(key)), flush=True)
 
 
 if __name__ == "__main__":
