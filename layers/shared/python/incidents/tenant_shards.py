@@ -11,6 +11,7 @@ command, halving by command with the mover (`dynashard.mover`).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -87,8 +88,14 @@ class TenantShards:
     per family, whose policy has the stage's count as default and maximum)."""
 
     families: Mapping[Family, ShardCounts]
-    _first: dict[ShardMetaKey, ShardMeta] = field(default_factory=dict)
-    """Maps a first create's transaction is writing, which its own keys are built at."""
+    _local: threading.local = field(default_factory=threading.local)
+    """Per thread, ``first``: the maps a first create's transaction is writing, which its
+    own keys are built at (creates of one process may race in threads)."""
+
+    @property
+    def _first(self) -> dict[ShardMetaKey, ShardMeta]:
+        first: dict[ShardMetaKey, ShardMeta] = self._local.__dict__.setdefault("first", {})
+        return first
 
     def meta(self, account: str, family: Family) -> ShardMeta:
         """The account's map of `family`, cached for a few seconds (what readers cover)."""
