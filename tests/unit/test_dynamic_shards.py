@@ -132,19 +132,25 @@ def expect_growth(stubber: Stubber, before: ShardMeta, at: int, new_count: int) 
         values[":seen"] = {"N": str(before.last_updated)}
     else:
         condition = "attribute_not_exists(LastUpdated)"
+    update = {
+        "TableName": "tbl",
+        "Key": {"PK": {"S": KEY.partition}, "SK": {"S": KEY.base}},
+        "UpdateExpression": (
+            "SET ShardCount = :ShardCount, LastUpdated = :LastUpdated, ShardHistory = :ShardHistory"
+        ),
+        "ConditionExpression": condition,
+        "ExpressionAttributeValues": values,
+    }
+    counted = {  # listed as counted above one shard, in the same transaction
+        "PK": {"S": "dynashard#counted"},
+        "SK": {"S": f"{KEY.partition}#{KEY.base}"},
+        "MetaPartition": {"S": KEY.partition},
+        "Base": {"S": KEY.base},
+    }
     stubber.add_response(
-        "update_item",
+        "transact_write_items",
         {},
-        {
-            "TableName": "tbl",
-            "Key": {"PK": {"S": KEY.partition}, "SK": {"S": KEY.base}},
-            "UpdateExpression": (
-                "SET ShardCount = :ShardCount, LastUpdated = :LastUpdated, "
-                "ShardHistory = :ShardHistory"
-            ),
-            "ConditionExpression": condition,
-            "ExpressionAttributeValues": values,
-        },
+        {"TransactItems": [{"Update": update}, {"Put": {"TableName": "tbl", "Item": counted}}]},
     )
 
 
@@ -169,7 +175,7 @@ def test_growth_waits_a_random_jitter_before_racing(stubbed: Any, clock: Clock) 
     events: list[GrowthEvent] = []
     counts = make_counts(client, clock, events, max_jitter_seconds=0.5)
     expect_meta_read(stubber, None, consistent=True)
-    stubber.add_response("update_item", {})
+    stubber.add_response("transact_write_items", {})
 
     grown = counts.grow(KEY, ShardMeta.initial(KEY, 1))
 
@@ -217,7 +223,13 @@ def test_lost_race_on_the_conditional_update_rereads(stubbed: Any, clock: Clock)
     expect_meta_read(stubber, stored, consistent=False)
     expect_put(stubber, 2, "ProvisionedThroughputExceededException", ThrottlingReasons=HOT)
     expect_meta_read(stubber, stored, consistent=True)
-    stubber.add_client_error("update_item", service_error_code="ConditionalCheckFailedException")
+    stubber.add_client_error(
+        "transact_write_items",
+        service_error_code="TransactionCanceledException",
+        modeled_fields={
+            "CancellationReasons": [{"Code": "ConditionalCheckFailed"}, {"Code": "None"}]
+        },
+    )
     expect_meta_read(stubber, meta_item((0, 1), (old, 2), (old + 59_000, 4)), consistent=True)
     expect_put(stubber, 4)
 
@@ -231,7 +243,9 @@ def test_count_stops_at_the_maximum(stubbed: Any, clock: Clock) -> None:
     events: list[GrowthEvent] = []
     counts = make_counts(client, clock, events, max_count=2)
     expect_meta_read(stubber, meta_item((0, 1), (1, 2)), consistent=False)
-    for _ in range(3):
+    expect_put(stubber, 2, "ProvisionedThroughputExceededException", ThrottlingReasons=HOT)
+    stubber.add_response("update_item", {})  # LastThrottled stamped, once a cooldown
+    for _ in range(2):
         expect_put(stubber, 2, "ProvisionedThroughputExceededException", ThrottlingReasons=HOT)
 
     with pytest.raises(WriteThrottledError, match="still throttled at 2 shards") as raised:
@@ -239,6 +253,7 @@ def test_count_stops_at_the_maximum(stubbed: Any, clock: Clock) -> None:
 
     assert raised.value.code == "ProvisionedThroughputExceededException"
     assert events == []
+    assert counts.get(KEY).last_throttled == int(NOW * 1000), "the cold check waits past it"
 
 
 def test_table_level_throttling_does_not_grow(stubbed: Any, clock: Clock) -> None:

@@ -175,6 +175,8 @@ def test_create_throttled_inside_the_transaction_is_429(stubbed: tuple[Store, St
     store, stubber = stubbed
     expect_create_reads(stubber, participants=1)
     cancelled(stubber, "ThrottlingError", "None", "None")
+    for _ in ("summaries", "open"):  # at the stage's maximum: the throttle is stamped
+        stubber.add_response("update_item", {})
     with pytest.raises(ThrottledError):
         create_incident(store, CALLER, CreateIncident(title="t"))
 
@@ -186,7 +188,7 @@ def test_create_throttled_on_a_participant_grows_its_shards_and_retries(
     expect_create_reads(stubber, participants=1)
     cancelled(stubber, "None", "None", "ThrottlingError")
     stubber.add_response("get_item", {})  # consistent re-read before the conditional growth
-    stubber.add_response("update_item", {})  # ShardCount 1 -> 2
+    stubber.add_response("transact_write_items", {})  # ShardCount 1 -> 2
     stubber.add_response("get_item", {"Item": {"value": {"N": "7"}}})  # the number again
     stubber.add_response("transact_write_items", {})
     created = create_incident(store, CALLER, CreateIncident(title="t"))

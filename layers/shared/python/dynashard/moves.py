@@ -9,9 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
-
 from dynashard.keys import SEPARATOR
+from dynashard.registry import entries, entry, entry_key
 from dynashard.schema import IndexSchema, TableSchema
 from dynashard.shard_meta import ShardMetaKey
 from dynashard.streams import Item
@@ -20,7 +19,6 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 MOVES_PARTITION = f"dynashard{SEPARATOR}moves"
-_serializer, _deserializer = TypeSerializer(), TypeDeserializer()
 
 
 @dataclass(frozen=True)
@@ -64,40 +62,23 @@ class RegisteredMove:
 
 def registration_key(schema: TableSchema, key: ShardMetaKey) -> Item:
     """The primary key of `key`'s registration."""
-    return {
-        schema.partition_key: {"S": MOVES_PARTITION},
-        schema.sort_key: {"S": f"{key.partition}{SEPARATOR}{key.base}"},
-    }
+    return entry_key(schema, MOVES_PARTITION, key)
 
 
 def registration(schema: TableSchema, key: ShardMetaKey, spec: MoveSpec, since: int) -> Item:
     """The item that registers `key`'s move."""
-    values = {"MetaPartition": key.partition, "Base": key.base, "Since": since}
-    values |= spec.attributes()
-    return registration_key(schema, key) | {k: _serializer.serialize(v) for k, v in values.items()}
+    return entry(schema, MOVES_PARTITION, key, Since=since, **spec.attributes())
 
 
 def registered_moves(
     client: DynamoDBClient, table_name: str, schema: TableSchema
 ) -> list[RegisteredMove]:
     """Every move registered, oldest first."""
-    moves: list[RegisteredMove] = []
-    request: dict[str, Any] = {
-        "TableName": table_name,
-        "KeyConditionExpression": "#pk = :pk",
-        "ExpressionAttributeNames": {"#pk": schema.partition_key},
-        "ExpressionAttributeValues": {":pk": {"S": MOVES_PARTITION}},
-        "ConsistentRead": True,
-    }
-    while True:
-        response = client.query(**request)
-        for item in response.get("Items", []):
-            values = {name: _deserializer.deserialize(value) for name, value in item.items()}
-            key = ShardMetaKey(str(values["MetaPartition"]), str(values["Base"]))
-            moves.append(RegisteredMove(key, MoveSpec.from_values(values), int(values["Since"])))
-        if "LastEvaluatedKey" not in response:
-            return sorted(moves, key=lambda move: move.since)
-        request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+    moves = [
+        RegisteredMove(key, MoveSpec.from_values(values), int(values["Since"]))
+        for key, values in entries(client, table_name, schema, MOVES_PARTITION)
+    ]
+    return sorted(moves, key=lambda move: move.since)
 
 
 def unregister(

@@ -15,21 +15,23 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from boto3.dynamodb.types import TypeSerializer
 from botocore.exceptions import ClientError
 
+from dynashard.counted import counted_entry, counted_entry_key
 from dynashard.moves import MoveSpec, registration, registration_key
 from dynashard.schema import TableSchema
 from dynashard.shard_meta import ShardMeta, ShardMetaKey
 from dynashard.shards import validate_shard_count
+from dynashard.streams import Item
 from dynashard.throttling import error_code, is_throttling
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-    from mypy_boto3_dynamodb.type_defs import UpdateTypeDef
+    from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef, UpdateTypeDef
 
 _logger = logging.getLogger("dynashard.growth")
 _serializer = TypeSerializer()
@@ -143,6 +145,8 @@ class ShardCounts:
         metadata when another writer changed it first (lost race) or the metadata
         partition itself is throttled.
         """
+        if seen.shard_count >= self.policy.max_count:
+            self._mark_throttled(key, seen)
         if not self.policy.allows_growth(seen, self._clock()):
             return seen
         jitter = self._rng.uniform(0, self.policy.max_jitter_seconds)
@@ -154,9 +158,9 @@ class ShardCounts:
             grown = current.doubled(int(self._clock() * 1000))
             self._store(current, grown)
         except ClientError as error:
-            if is_throttling(error):
+            if is_throttling(error) or _cancelled_by(error, "ThrottlingError"):
                 return seen
-            if error_code(error) != "ConditionalCheckFailedException":
+            if not _cancelled_by(error, "ConditionalCheckFailed"):
                 raise
             return self.refresh(key)
         self._changed(seen, grown, jitter)
@@ -206,13 +210,17 @@ class ShardCounts:
 
     def put_first(self, meta: ShardMeta) -> ShardMeta:
         """Write `meta` as its key's first metadata, unless it has some; what is stored."""
-        put = self.put_request(meta)["Put"]
+        operations = [self.put_request(meta)]
+        if meta.shard_count > 1:
+            operations.append(
+                {"Put": {"TableName": self._table_name, "Item": self._counted(meta.key)}}
+            )
         try:
-            self._client.put_item(**put)
+            self._client.transact_write_items(TransactItems=operations)  # type: ignore[arg-type]
         except ClientError as error:
-            if error_code(error) != "ConditionalCheckFailedException":
+            if error_code(error) != "TransactionCanceledException":
                 raise
-            return self.refresh(meta.key)
+            return self.refresh(meta.key)  # it had some
         self.remember(meta)
         return meta
 
@@ -255,18 +263,54 @@ class ShardCounts:
         conditioned on nothing having changed since `seen`."""
         settled = seen.settled()
         unregister = registration_key(self._schema, seen.key)
-        self._client.transact_write_items(
-            TransactItems=[
-                {"Update": cast("UpdateTypeDef", self._store_request(seen, settled))},
-                {"Delete": {"TableName": self._table_name, "Key": unregister}},
-            ]
-        )
+        operations: list[TransactWriteItemTypeDef] = [
+            {"Update": cast("UpdateTypeDef", self._store_request(seen, settled))},
+            {"Delete": {"TableName": self._table_name, "Key": unregister}},
+        ]
+        if settled.shard_count == 1:  # no longer counted above one shard
+            uncount = counted_entry_key(self._schema, seen.key)
+            operations.append({"Delete": {"TableName": self._table_name, "Key": uncount}})
+        self._client.transact_write_items(TransactItems=operations)
         self.remember(settled)
         return settled
 
     def _store(self, before: ShardMeta, after: ShardMeta) -> None:
-        """Write `after` if the stored metadata is still `before` (optimistic lock)."""
-        self._client.update_item(**self._store_request(before, after))
+        """Write a growth `after` if the stored metadata is still `before` (optimistic
+        lock), listing its key as counted above one shard in the same transaction."""
+        self._client.transact_write_items(
+            TransactItems=[
+                {"Update": cast("UpdateTypeDef", self._store_request(before, after))},
+                {"Put": {"TableName": self._table_name, "Item": self._counted(after.key)}},
+            ]
+        )
+
+    def _counted(self, key: ShardMetaKey) -> Item:
+        return counted_entry(self._schema, key)
+
+    def _mark_throttled(self, key: ShardMetaKey, seen: ShardMeta) -> None:
+        """Stamp a throttle at the maximum count (the cold check waits past it), at most
+        once a cooldown: skipped while `seen` has a recent stamp, and conditioned on the
+        stored one being older, so a crowd of throttled writers makes one write."""
+        now = int(self._clock() * 1000)
+        stale = now - int(self.policy.cooldown_seconds * 1000)
+        seen = self.get(key) if seen.stored else seen  # the cache has this process's stamp
+        if not seen.stored or seen.last_throttled > stale:
+            return
+        try:
+            self._client.update_item(
+                TableName=self._table_name,
+                Key=key.table_key(self._schema.partition_key, self._schema.sort_key),
+                UpdateExpression="SET LastThrottled = :now",
+                ConditionExpression=(
+                    "attribute_exists(LastUpdated) AND "
+                    "(attribute_not_exists(LastThrottled) OR LastThrottled < :stale)"
+                ),
+                ExpressionAttributeValues={":now": {"N": str(now)}, ":stale": {"N": str(stale)}},
+            )
+        except ClientError as error:
+            if not is_throttling(error) and error_code(error) != "ConditionalCheckFailedException":
+                raise
+        self.remember(replace(seen, last_throttled=now))
 
     def _store_request(self, before: ShardMeta, after: ShardMeta) -> dict[str, Any]:
         """The conditional update that writes `after` over `before`."""
@@ -290,3 +334,12 @@ class ShardCounts:
             "ConditionExpression": condition,
             "ExpressionAttributeValues": values,
         }
+
+
+def _cancelled_by(error: ClientError, reason: str) -> bool:
+    """Whether `error` is a transaction cancelled because of `reason` (a per-item code)."""
+    if error_code(error) != "TransactionCanceledException":
+        return False
+    response: dict[str, Any] = dict(error.response)
+    reasons: list[dict[str, Any]] = response.get("CancellationReasons") or []
+    return any(item.get("Code") == reason for item in reasons)

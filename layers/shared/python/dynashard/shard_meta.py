@@ -63,6 +63,9 @@ class ShardMeta:
     stored: bool = field(default=False)
     moving_from: int | None = None
     """While a halving's items are moved: the count before it (twice the current one)."""
+    last_throttled: int = 0
+    """Epoch milliseconds a writer was last throttled at the maximum count (where it
+    cannot grow, so `last_updated` does not say so): the cold check waits past it."""
 
     def __post_init__(self) -> None:
         _check_history(self.key, self.history)
@@ -90,6 +93,12 @@ class ShardMeta:
     def last_updated(self) -> int:
         """Epoch milliseconds of the last growth (0 if it never grew): the optimistic lock."""
         return self.history[-1].at
+
+    @property
+    def quiet_since(self) -> int:
+        """Epoch milliseconds since which no writer was throttled: a throttled writer grows
+        the count (`last_updated`) or, at the maximum, marks `last_throttled`."""
+        return max(self.last_updated, self.last_throttled)
 
     @property
     def read_count(self) -> int:
@@ -153,9 +162,10 @@ class ShardMeta:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ShardMetadataError(f"metadata of {key.base!r} is malformed: {exc!r}") from None
-        moving = item.get("MovingFrom")
+        moving, throttled = item.get("MovingFrom"), item.get("LastThrottled")
         moving_from = int(_deserializer.deserialize(moving)) if moving else None
-        meta = cls(key, history, stored=True, moving_from=moving_from)
+        last_throttled = int(_deserializer.deserialize(throttled)) if throttled else 0
+        meta = cls(key, history, True, moving_from, last_throttled)
         if (meta.shard_count, meta.last_updated) != (values["ShardCount"], values["LastUpdated"]):
             raise ShardMetadataError(
                 f"metadata of {key.base!r}: ShardCount/LastUpdated disagree with ShardHistory"

@@ -1,0 +1,57 @@
+"""Registries in one partition each, so a scheduled process finds keys without a scan: the
+halvings still moving (`dynashard.moves`) and the keys counted above one shard
+(`dynashard.counted`). An entry's sort key names the metadata key it is about."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+from dynashard.keys import SEPARATOR
+from dynashard.schema import TableSchema
+from dynashard.shard_meta import ShardMetaKey
+from dynashard.streams import Item
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+_serializer, _deserializer = TypeSerializer(), TypeDeserializer()
+
+
+def entry_key(schema: TableSchema, registry: str, key: ShardMetaKey) -> Item:
+    """The primary key of `key`'s entry in `registry` (a partition)."""
+    return {
+        schema.partition_key: {"S": registry},
+        schema.sort_key: {"S": f"{key.partition}{SEPARATOR}{key.base}"},
+    }
+
+
+def entry(schema: TableSchema, registry: str, key: ShardMetaKey, **values: Any) -> Item:
+    """`key`'s entry in `registry`, with `values` beside where its metadata lives."""
+    values = {"MetaPartition": key.partition, "Base": key.base, **values}
+    fields = {name: _serializer.serialize(value) for name, value in values.items()}
+    return entry_key(schema, registry, key) | fields
+
+
+def entries(
+    client: DynamoDBClient, table_name: str, schema: TableSchema, registry: str
+) -> list[tuple[ShardMetaKey, dict[str, Any]]]:
+    """Every entry of `registry` (strongly consistent): its key and its values."""
+    found: list[tuple[ShardMetaKey, dict[str, Any]]] = []
+    request: dict[str, Any] = {
+        "TableName": table_name,
+        "KeyConditionExpression": "#pk = :pk",
+        "ExpressionAttributeNames": {"#pk": schema.partition_key},
+        "ExpressionAttributeValues": {":pk": {"S": registry}},
+        "ConsistentRead": True,
+    }
+    while True:
+        response = client.query(**request)
+        for item in response.get("Items", []):
+            values = {name: _deserializer.deserialize(value) for name, value in item.items()}
+            key = ShardMetaKey(str(values["MetaPartition"]), str(values["Base"]))
+            found.append((key, values))
+        if "LastEvaluatedKey" not in response:
+            return found
+        request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
