@@ -1,5 +1,6 @@
-"""The scheduled mover of halved shard counts (`dynashard.mover`): every few minutes it steps
-each halving still moving (registered by ``python -m dynashard.admin shrink``), oldest
+"""The scheduled shard maintenance: every few minutes it halves the counts that are cold
+(`dynashard.cold`: no throttle for an hour, few items written in it), then steps each
+halving still moving (registered by such a halving or by an operator's ``shrink``), oldest
 first, while its invocation has time, a page of items a shard a step; a step that finds
 the vacated shards empty settles the count, and readers drop to it. One log line and the
 items moved per step; the oldest move's age each run, which an alarm watches (a move that
@@ -9,6 +10,8 @@ makes no progress is stuck).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -16,12 +19,17 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from dynashard import (
     SETTLE_AFTER_SECONDS,
+    STOP_SECONDS,
     MoveReport,
     RegisteredMove,
     ShardMover,
+    counted_keys,
+    is_cold,
     registered_moves,
     run_moves,
 )
+from incidents.cold_shards import COLD, cold_check
+from incidents.store import Store
 from incidents.table import TABLE_SCHEMA
 from lambdas.runtime import logger, metrics, store_without_cursors, tracer
 
@@ -34,8 +42,11 @@ SETTLE_AFTER = SETTLE_AFTER_SECONDS
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
-    """Step the registered moves; how many are still running."""
+    """Halve the cold counts, then step the registered moves; how many were halved and how
+    many moves are still running."""
     store = store_without_cursors()
+    time_left = lambda: context.get_remaining_time_in_millis() / 1000  # noqa: E731
+    halved = halve_cold(store, time_left)
     mover = ShardMover(
         store.counts, store.client, store.table_name, TABLE_SCHEMA, page_size=PAGE_SIZE,
         settle_after_seconds=SETTLE_AFTER,
@@ -43,11 +54,29 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
     moves = registered_moves(store.client, store.table_name, TABLE_SCHEMA)
     oldest = max((move.age_seconds(time.time()) for move in moves), default=0.0)
     metrics.add_metric(name="ShardMoveOldestSeconds", unit=MetricUnit.Seconds, value=oldest)
-    running = run_moves(
-        mover, moves, lambda: context.get_remaining_time_in_millis() / 1000, _report
-    )
+    running = run_moves(mover, moves, time_left, _report)
     metrics.add_metric(name="ShardMovesRunning", unit=MetricUnit.Count, value=len(running))
-    return {"running": len(running)}
+    return {"halved": halved, "running": len(running)}
+
+
+def halve_cold(store: Store, time_left: Callable[[], float]) -> int:
+    """Halve each counted key that is quiet and cold (`dynashard.cold`), registering its
+    move; how many were halved. One log line and one metric a halving."""
+    now = time.time()
+    since = datetime.fromtimestamp(now - COLD.quiet_seconds, UTC)
+    halved = 0
+    for key in counted_keys(store.client, store.table_name, TABLE_SCHEMA):
+        if time_left() <= STOP_SECONDS:
+            break
+        meta = store.counts.refresh(key)
+        check = cold_check(store.table_name, meta, since) if COLD.quiet(meta, now) else None
+        if check is None or not is_cold(store.client, meta, check.recent, COLD, now):
+            continue
+        store.counts.shrink(key, check.spec)
+        logger.info("shard count halved: cold", extra={"base": key.base, "from": meta.shard_count})
+        metrics.add_metric(name="ShardCountsHalved", unit=MetricUnit.Count, value=1)
+        halved += 1
+    return halved
 
 
 def _report(move: RegisteredMove, step: MoveReport) -> None:

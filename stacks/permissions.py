@@ -60,13 +60,18 @@ of GSI2, granted on the index); while an endpoint's circuit is open it parks del
 SHARD_MOVER_TABLE_ACTIONS = (
     "dynamodb:DeleteItem",
     "dynamodb:GetItem",
+    "dynamodb:PutItem",
     "dynamodb:Query",
     "dynamodb:UpdateItem",
 )
-"""The shard mover reads the registered moves and each key's metadata, re-points a
-participant's GSI1 key (an update: the stage's only dynamic family is sharded on an index;
-a family sharded on the table's key would also need PutItem, for the copies) and settles a
-move (an update of the metadata and a delete of its registration, in one transaction)."""
+"""The shard maintenance reads the counted keys and the registered moves and each key's
+map, counts a quiet key's recent items (a Query of its shards) and halves it when cold (an
+update of the map and a Put of its move's registration, in one transaction), moves items:
+a summary by a copy (Put) and a delete, a list entry or a participation by re-pointing its
+index key (an update), and settles a move (an update of the map and deletes of its
+registrations, in one transaction)."""
+SHARD_MOVER_INDEXES = ("GSI1", "GSI2")
+"""Participations are sharded on GSI1, the account's lists and events on GSI2."""
 
 INDEX_READERS: dict[Group, tuple[str, ...]] = {
     Group.INCIDENT_QUERIES: ("GSI1", "GSI2"),

@@ -14,7 +14,7 @@ from constructs import Construct
 
 from stacks.functions import METRICS_NAMESPACE, FunctionSpec, Runtime, handler_function
 from stacks.monitoring import Monitoring, custom_metric
-from stacks.permissions import SHARD_MOVER_TABLE_ACTIONS
+from stacks.permissions import SHARD_MOVER_INDEXES, SHARD_MOVER_TABLE_ACTIONS
 
 MOVER_TIMEOUT = Duration.minutes(5)
 SCHEDULE = Duration.minutes(5)
@@ -40,7 +40,7 @@ class ShardMaintenance(Construct):
         spec = FunctionSpec(
             "shard_mover",
             "lambdas.shard_mover.handler",
-            "incidents: moves the items of halved shard counts (dynashard)",
+            "incidents: halves cold shard counts and moves their items (dynashard)",
             256,
             MOVER_TIMEOUT,
         )
@@ -54,13 +54,14 @@ class ShardMaintenance(Construct):
         )
         role.add_to_policy(
             iam.PolicyStatement(
-                actions=["dynamodb:Query"], resources=[f"{table.table_arn}/index/GSI1"]
+                actions=["dynamodb:Query"],
+                resources=[f"{table.table_arn}/index/{index}" for index in SHARD_MOVER_INDEXES],
             )
         )
         events.Rule(
             self,
             "Schedule",
-            description="steps the halvings of shard counts still moving",
+            description="halves cold shard counts and steps the halvings still moving",
             schedule=events.Schedule.rate(SCHEDULE),
             targets=[targets.LambdaFunction(self.function)],
         )

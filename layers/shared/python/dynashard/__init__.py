@@ -5,6 +5,8 @@ Generic on purpose: nothing here knows about the domain that uses it.
 
 from dynashard.budget import PageBudget
 from dynashard.capacity import item_size, query_read_units
+from dynashard.cold import ColdPolicy, is_cold
+from dynashard.counted import counted_keys
 from dynashard.cursor import CursorCodec
 from dynashard.errors import (
     DynashardError,
@@ -29,7 +31,7 @@ from dynashard.keys import (
     split_key,
     split_sharded_key,
 )
-from dynashard.mover import SETTLE_AFTER_SECONDS, MoveReport, ShardMover, run_moves
+from dynashard.mover import SETTLE_AFTER_SECONDS, STOP_SECONDS, MoveReport, ShardMover, run_moves
 from dynashard.moves import MoveSpec, RegisteredMove, registered_moves
 from dynashard.page import Page, PageStats
 from dynashard.retry import RetryPolicy
@@ -58,7 +60,9 @@ __all__ = [
     "SEPARATOR",
     "SETTLE_AFTER_SECONDS",
     "SORT_KEY_MAX_BYTES",
+    "STOP_SECONDS",
     "Bound",
+    "ColdPolicy",
     "CursorCodec",
     "DynashardError",
     "FanOutEngine",
@@ -96,8 +100,10 @@ __all__ = [
     "build_key",
     "calculated_shard",
     "client_config",
+    "counted_keys",
     "error_code",
     "find_item",
+    "is_cold",
     "is_hot_key_throttling",
     "is_throttling",
     "item_size",
