@@ -68,6 +68,7 @@ bench: $(STAMP)
 	$(PY) -m bench.hot_key
 	$(PY) -m bench.local_pages
 	$(PY) -m bench.small_tenant
+	$(PY) -m bench.shard_shrink
 	$(PY) -m bench.cold_start
 
 STAGE ?= dev

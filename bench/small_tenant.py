@@ -1,9 +1,11 @@
-"""What a small tenant pays for the stage-wide shard counts (issue 38's "before"): the
+"""What a small tenant pays, before and after per-account shard counts (issue 38): the
 DynamoDB requests of one first page, for an account of ten incidents, on ``make dev``
 (DynamoDB Local) with ``DEMO_INCIDENTS=20`` (two accounts of ten), counted from the
 handlers' own call log (``AWS_CALL_LOG``: every request a handler makes, one line each).
-Every request is billed at least DynamoDB's minimum read unit; the floor is one Query, which
-would hold all ten incidents.
+Before: the accounts at the stage's counts (``DEMO_STAGE_COUNTS=1``, as every account was
+before the maps); after: as a new account is now (one shard a list). Every request is
+billed at least DynamoDB's minimum read unit; the floor is one Query, which would hold all
+ten incidents.
 
     PYTHONPATH=layers/shared/python:. .venv/bin/python -m bench.small_tenant
 """
@@ -11,7 +13,9 @@ would hold all ten incidents.
 from __future__ import annotations
 
 import json
+import statistics
 import tempfile
+import time
 import urllib.request
 from collections import Counter
 from pathlib import Path
@@ -39,32 +43,57 @@ def requests_of(url: str, token: str, log: Path) -> tuple[Counter[str], int]:
     return Counter(json.loads(line)["action"].removeprefix("dynamodb:") for line in lines), items
 
 
-def main() -> None:
+VARIANTS = {"before": {"DEMO_STAGE_COUNTS": "1"}, "after": {}}
+"""Before: the stage's counts (every account before the maps); after: a new account's."""
+REPEATS = 15
+"""Timed GETs of each page, for its p50 latency."""
+MIN_UNITS = 0.5
+"""What DynamoDB bills a request at least: one 4 KB unit, eventually consistent."""
+
+
+def measure(variant: dict[str, str]) -> dict[str, dict[str, object]]:
+    """Each page's requests (by action), items and p50 latency on a ``make dev`` seeded as
+    `variant` says."""
     with tempfile.TemporaryDirectory() as workdir:
         log = Path(workdir) / "calls.jsonl"
         settings = {"DEMO_INCIDENTS": "20", "AWS_CALL_LOG": str(log), "DEV_CONCURRENCY": "1"}
         results: dict[str, dict[str, object]] = {}
-        with dev_process(Path(workdir), settings) as running:
+        with dev_process(Path(workdir), settings | variant) as running:
             token = running.accounts[0]["users"][0]["token"]
             for path in PAGES:
                 requests_of(running.url + path, token, log)  # warm: metadata and caches
                 calls, items = requests_of(running.url + path, token, log)
-                results[path] = {"calls": dict(calls), "items": items}
+                timings = []
+                for _ in range(REPEATS):
+                    started = time.perf_counter()
+                    requests_of(running.url + path, token, log)
+                    timings.append((time.perf_counter() - started) * 1000)
+                p50 = statistics.median(timings)
+                results[path] = {"calls": dict(calls), "items": items, "p50_ms": round(p50, 1)}
             running.interrupt()
+    return results
+
+
+def main() -> None:
+    measured = {name: measure(variant) for name, variant in VARIANTS.items()}
     with recording_tables():
-        print("A ten-incident account's first pages on make dev (DynamoDB Local), requests")
+        print("A ten-incident account's first pages on make dev (DynamoDB Local, 2 cores):")
+        print("requests, the read units they are billed at least, p50 latency")
         print()
-        print("| page | items | Query | other requests | vs one Query |")
-        print("|---|---:|---:|---:|---:|")
-        for path, row in results.items():
-            calls = dict(row["calls"])  # type: ignore[call-overload]
-            queries = calls.pop("Query", 0)
-            others = ", ".join(f"{n} {action}" for action, n in sorted(calls.items())) or "-"
+        print("| page | items | requests before | after | read units before | after "
+              "| p50 before | after |")  # fmt: skip
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for path in PAGES:
+            before, after = measured["before"][path], measured["after"][path]
+            counts = [sum(dict(row["calls"]).values()) for row in (before, after)]  # type: ignore[call-overload]
             print(
-                f"| `{path}` | {row['items']} | {queries} | {others} "
-                f"| {(queries + sum(calls.values())) / FLOOR:.0f}x |"
+                f"| `{path}` | {after['items']} | {counts[0]} | {counts[1]} "
+                f"| {counts[0] * MIN_UNITS:.1f} | {counts[1] * MIN_UNITS:.1f} "
+                f"| {before['p50_ms']} ms | {after['p50_ms']} ms |"
             )
-        print(f"written to {save('small_tenant', {'pages': results})}")
+        print()
+        print(f"Floor: {FLOOR} Query ({FLOOR * MIN_UNITS} read units).")
+        print(f"written to {save('small_tenant', measured)}")
 
 
 if __name__ == "__main__":

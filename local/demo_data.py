@@ -65,13 +65,16 @@ FIRST_NAMES = ["Ada", "Grace", "Linus", "Barbara", "Ken", "Margaret", "Dennis", 
 
 @dataclass(frozen=True)
 class DemoSize:
-    """How much to seed; ``DEMO_INCIDENTS``, ``DEMO_ACCOUNTS`` and ``DEMO_SEED`` override."""
+    """How much to seed; ``DEMO_INCIDENTS``, ``DEMO_ACCOUNTS`` and ``DEMO_SEED`` override;
+    ``DEMO_STAGE_COUNTS=1`` gives the accounts the stage's counts (a stage from before the
+    per-account maps) instead of a new account's."""
 
     accounts: int = 2
     teams_per_account: int = 5
     users_per_account: int = 8
     incidents: int = 1000
     seed: int = 7
+    stage_counts: bool = False
 
     @classmethod
     def from_env(cls) -> DemoSize:
@@ -80,6 +83,7 @@ class DemoSize:
             accounts=int(os.environ.get("DEMO_ACCOUNTS", cls.accounts)),
             incidents=int(os.environ.get("DEMO_INCIDENTS", cls.incidents)),
             seed=int(os.environ.get("DEMO_SEED", cls.seed)),
+            stage_counts=os.environ.get("DEMO_STAGE_COUNTS") == "1",
         )
 
 
@@ -135,9 +139,10 @@ def seed_demo(store: Store, size: DemoSize) -> list[DemoAccount]:
     """
     rng, ids, accounts = _people(size)
     items = [item for account in accounts for item in _people_items(account)]
+    stage = store.config if size.stage_counts else None
     for account in accounts:  # a new account's maps, as its first create writes them
         if store.get(*counter_key(account.account_id)) is None:
-            store.shards.ensure_maps(account.account_id)
+            store.shards.ensure_maps(account.account_id, config=stage)
     incidents = []
     for n in range(size.incidents):
         account = accounts[n % len(accounts)]

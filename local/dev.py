@@ -10,6 +10,8 @@ default, or ``moto``), ``DYNAMODB_DATA_DIR`` (keep DynamoDB Local's tables there
 restarts; default: in memory), ``DYNAMODB_ENDPOINT`` (a server of your own instead),
 ``TABLE_NAME`` (incidents-local), ``DEMO_INCIDENTS`` (1000), ``DEMO_ACCOUNTS`` (2),
 ``DEMO_SEED`` (7), ``DEMO_RESEED=1`` (write the demo data again into a table that holds it),
+``DEMO_STAGE_COUNTS=1`` (seed the accounts at the stage's shard counts, as before the
+per-account maps, instead of a new account's one shard a list),
 ``CURSOR_SECRET`` (keeps cursors valid across restarts), ``DEV_TOKENS_FILE`` (also write the
 dev tokens there as JSON), ``AWS_CALL_LOG`` (append every DynamoDB call a handler makes there, as
 the IAM action and resource it needs, for the least-privilege tests).
