@@ -1,0 +1,117 @@
+"""The HTTP oracle of issue 38: ``make dev``'s API, seen only over HTTP, while an account's
+open list, summaries and events are grown from 1 to 4 shards and then halved to 2 by the
+mover stepping between requests. The open list walked a page at a time (oldest first, from
+a cursor made before the halving) lists every open incident once, the ones created during
+the walk included; every incident answers its GET by id at the version the test expects
+after every step; the account's events are all listed once afterwards."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from dynashard import ShardMover
+from incidents.keys import ShardConfig
+from incidents.table import TABLE_SCHEMA
+from incidents.tenant_shards import OPERATOR, Family, build_tenant_shards
+from local.clients import local_client
+from tests.e2e.conftest import LocalApi
+
+pytestmark = pytest.mark.integration
+FAMILIES = (Family.OPEN, Family.SUMMARIES, Family.EVENTS)
+SETTLE_WAIT_SECONDS = 40
+"""The mover settles 15 s after a halving (the servers' cached counts); a margin on top."""
+
+
+class Oracle:
+    """What the test did over HTTP, and the checks against what the API answers."""
+
+    def __init__(self, api: LocalApi) -> None:
+        self.api, self.token = api, api.token(1, 0)
+        self.versions: dict[str, int] = {}
+
+    def create(self, title: str) -> None:
+        status, body = self.api.request("POST", "/incidents", self.token, {"title": title})
+        assert status == 201, body
+        self.versions[body["summary"]["id"]] = body["summary"]["version"]
+
+    def change(self, incident_id: str) -> None:
+        severity = "SEV1" if self.versions[incident_id] % 2 else "SEV2"
+        path = f"/incidents/{incident_id}"
+        status, body = self.api.request("PATCH", path, self.token, {"severity": severity})
+        assert status == 200, body
+        self.versions[incident_id] = body["version"]
+
+    def check_reads(self) -> None:
+        for incident_id, version in self.versions.items():
+            status, body = self.api.request("GET", f"/incidents/{incident_id}", self.token)
+            assert status == 200, (incident_id, body)  # never a 404 while it moves
+            assert body["summary"]["version"] == version, "the latest, never a stale copy"
+
+    def page(self, path: str, cursor: str | None) -> dict[str, Any]:
+        query = f"&cursor={cursor}" if cursor else ""
+        status, body = self.api.request("GET", path + query, self.token)
+        assert status == 200, body
+        return dict(body)
+
+    def walk(self, path: str) -> list[str]:
+        seen, cursor = [], None
+        while True:
+            body = self.page(path, cursor)
+            seen += [item["id"] for item in body["items"]]
+            if not body["has_more"]:
+                return seen
+            cursor = body["next_cursor"]
+
+
+def test_an_accounts_counts_change_while_it_is_used_over_http(
+    local_api: LocalApi, dynamodb_endpoint: str
+) -> None:
+    oracle = Oracle(local_api)
+    account = local_api.accounts[1]["account_id"]
+    client = local_client(dynamodb_endpoint)
+    shards = build_tenant_shards(client, local_api.table, ShardConfig(), policy=OPERATOR)
+    for family in FAMILIES:
+        counts, key = shards.counts(family), family.meta_key(account)
+        for _ in range(2):
+            counts.grow(key, counts.refresh(key))
+    for n in range(6):
+        oracle.create(f"while sharded {n}")
+    open_list = "/incidents?state=OPEN&order=asc&limit=4"
+    first = oracle.page(open_list, None)
+    walked, cursor = [item["id"] for item in first["items"]], first["next_cursor"]
+    movers = []
+    for family in FAMILIES:
+        spec, key = family.move_spec(), family.meta_key(account)
+        shards.counts(family).shrink(key, spec)
+        movers.append((key, ShardMover(
+            shards.counts(family), client, local_api.table, TABLE_SCHEMA, spec.version_attribute,
+            2, index=spec.index, hashed=spec.hashed,
+        )))  # fmt: skip
+    step = 0
+    while cursor:
+        for key, mover in movers:
+            mover.step(key)
+        oracle.create(f"during the walk {step}")
+        oracle.change(sorted(oracle.versions)[step % len(oracle.versions)])
+        body = oracle.page(open_list, cursor)
+        walked += [item["id"] for item in body["items"]]
+        cursor = body["next_cursor"] if body["has_more"] else None
+        oracle.check_reads()
+        step += 1
+    deadline = time.monotonic() + SETTLE_WAIT_SECONDS
+    while not all(mover.step(key).settled for key, mover in movers):
+        assert time.monotonic() < deadline, "the halvings settle"
+        time.sleep(1)
+    oracle.check_reads()
+    after = oracle.walk(open_list)
+    assert len(walked) == len(set(walked)), "no incident twice"
+    assert set(walked) == set(after), "every open incident once, those created meanwhile too"
+    assert set(oracle.versions) <= set(after)
+    events = oracle.walk("/events?limit=100")
+    assert len(events) == len(set(events)), "no event twice"
+    for family in FAMILIES:
+        meta = shards.counts(family).refresh(family.meta_key(account))
+        assert (meta.shard_count, meta.read_count, meta.moving_from) == (2, 2, None)
