@@ -46,6 +46,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--index-partition-key", default=None)
     parser.add_argument("--index-sort-key", default=None)
     parser.add_argument("--hash-attribute", default=None, help="what shards hash (sort key)")
+    add_mover_arguments(parser)
+    return parser
+
+
+def add_mover_arguments(parser: argparse.ArgumentParser) -> None:
+    """The mover's pace and where the table is: ``--page-size``, ``--pause``,
+    ``--settle-after``, ``--endpoint``, ``--region``."""
     parser.add_argument("--page-size", type=int, default=100, help="items a shard a step")
     parser.add_argument("--pause", type=float, default=0.2, help="seconds between steps")
     parser.add_argument(
@@ -54,7 +61,6 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     parser.add_argument("--endpoint", default=None)
     parser.add_argument("--region", default=None)
-    return parser
 
 
 def _index(args: argparse.Namespace) -> IndexSchema | None:

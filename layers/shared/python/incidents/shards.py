@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 
 import boto3
 
-from dynashard import SETTLE_AFTER_SECONDS, ShardMover, WeightedShards, registered_moves
-from dynashard.admin import move_until_settled, shown
+from dynashard import ShardMover, WeightedShards, registered_moves
+from dynashard.admin import add_mover_arguments, move_until_settled, shown
 from incidents.keys import (
     DEFAULT_EVENT_SHARDS,
     DEFAULT_STATE_SHARDS,
@@ -49,14 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--open-shards", type=int, default=DEFAULT_STATE_SHARDS["OPEN"])
     parser.add_argument("--closed-shards", type=int, default=DEFAULT_STATE_SHARDS["CLOSED"])
     parser.add_argument("--event-shards", type=int, default=DEFAULT_EVENT_SHARDS)
-    parser.add_argument("--page-size", type=int, default=100, help="items a shard a step")
-    parser.add_argument("--pause", type=float, default=0.2, help="seconds between steps")
-    parser.add_argument(
-        "--settle-after", type=float, default=SETTLE_AFTER_SECONDS,
-        help="seconds after the halving before it may settle (writers' cache, index lag)",
-    )  # fmt: skip
-    parser.add_argument("--endpoint", default=None)
-    parser.add_argument("--region", default=None)
+    add_mover_arguments(parser)
     return parser
 
 
