@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dynashard import ShardMover
+from dynashard import ShardMover, counted_keys
 from incidents import shards
 from incidents.errors import NotFoundError
 from incidents.incident.commands import add_note, get_incident, update_incident
@@ -53,6 +53,9 @@ def legacy_incidents(store: Store, caller: Caller, count: int) -> list[str]:
         items += new_incident_items(store, caller.account_id, summary, details_body({}), [creator])
         ids.append(summary.id)
     write_batches(store, items)
+    for family in Family:  # its first write adopted the maps; a stage before them had none
+        key = family.meta_key(caller.account_id).table_key("PK", "SK")
+        store.client.delete_item(TableName=store.table_name, Key=key)
     return ids
 
 
@@ -88,9 +91,31 @@ def test_a_stage_count_change_loses_point_reads_only_without_a_map(
         for n in range(40)
     ]
     assert found(after, mapped, made) == 40, "the account's map, not the stage, places them"
-    before.shards.ensure_maps(legacy.account_id, config=before.config)  # adopt at 16
+    build_store(dynamodb, table_name, SECRET).shards.ensure_maps(
+        legacy.account_id, config=before.config
+    )
     adopted = build_store(dynamodb, table_name, SECRET, config=ShardConfig(summary_shards=32))
     assert found(adopted, legacy, old) == 40, "adopted at the old count: found again"
+
+
+def test_an_account_from_before_the_maps_adopts_them_at_its_first_write(
+    dynamodb: DynamoDBClient, table_name: str
+) -> None:
+    """No migration step: the first change of an account without maps writes them at the
+    stage's counts (where its items are), and lists it as a candidate for the cold check."""
+    legacy = Caller(new_id("acct"), new_id("user"))
+    old = legacy_incidents(build_store(dynamodb, table_name, SECRET), legacy, 10)
+    store = build_store(dynamodb, table_name, SECRET)
+    assert not store.shards.meta(legacy.account_id, Family.SUMMARIES).stored
+    update_incident(store, legacy, old[0], UpdateIncident(severity=Severity.SEV1))
+    maps = {family: store.shards.meta(legacy.account_id, family) for family in Family}
+    assert maps[Family.SUMMARIES].stored
+    assert maps[Family.SUMMARIES].shard_count == 16, "the stage's count, where its items are"
+    assert maps[Family.EVENTS].shard_count == 16
+    counted = counted_keys(dynamodb, table_name, TABLE_SCHEMA)
+    assert Family.SUMMARIES.meta_key(legacy.account_id) in counted
+    bigger = build_store(dynamodb, table_name, SECRET, config=ShardConfig(summary_shards=32))
+    assert found(bigger, legacy, old) == 10, "its map, not the stage, places them now"
 
 
 def test_a_new_account_reads_each_list_in_one_query(store: Store) -> None:

@@ -12,7 +12,7 @@ command, halving by command with the mover (`dynashard.mover`).
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -103,11 +103,24 @@ class TenantShards:
 
     def write_count(self, account: str, family: Family) -> int:
         """Shards a new item of `family` goes to. A cached "no map" is read again (one
-        consistent read) so a writer never writes at the stage's count into an account
-        whose first incident has just written its maps."""
+        consistent read), so a writer never writes at the stage's count into an account
+        whose first create has just written its maps; an account that still has none is
+        one from before the maps (it has an incident, or nothing would be written), and
+        its first write adopts the stage's count as its map, once."""
         key = family.meta_key(account)
         first = self._first.get(key)
-        return (first or self.families[family].get_for_write(key)).shard_count
+        if first is not None:
+            return first.shard_count
+        meta = self.families[family].get_for_write(key)
+        if not meta.stored:
+            self.adopt(account)
+            meta = self.families[family].get_for_write(key)
+        return meta.shard_count
+
+    def adopt(self, account: str) -> None:
+        """Give each family of `account` without a map one at the stage's count (where an
+        account from before the maps has its items), listed for the cold check."""
+        self._ensure(account, lambda family: self.families[family].policy.default_count)
 
     def counts(self, family: Family) -> ShardCounts:
         """The `dynashard.ShardCounts` of `family` (to grow, shrink, find an item)."""
@@ -150,12 +163,15 @@ class TenantShards:
         `config`'s counts (a seeder that wants a big tenant's layout). For what writes an
         account's incidents outside its first create (seeding demos, benches and tests):
         call it before the first item, as that create would."""
+        self._ensure(
+            account, lambda family: family.stage_count(config) if config else NEW_TENANT_COUNT
+        )
+
+    def _ensure(self, account: str, count_of: Callable[[Family], int]) -> None:
         for family, counts in self.families.items():
             key = family.meta_key(account)
-            if counts.get_for_write(key).stored:
-                continue
-            count = NEW_TENANT_COUNT if config is None else family.stage_count(config)
-            counts.put_first(ShardMeta.initial(key, count).stored_now())
+            if not counts.get_for_write(key).stored:
+                counts.put_first(ShardMeta.initial(key, count_of(family)).stored_now())
 
 
 def build_tenant_shards(
