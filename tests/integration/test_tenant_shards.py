@@ -30,6 +30,7 @@ from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA
 from incidents.tenant_shards import OPERATOR, Family, build_tenant_shards
 from incidents.timeline.queries import EventRequest, account_events
+from local.clients import local_client
 from local.demo_data import write_batches
 
 if TYPE_CHECKING:
@@ -135,22 +136,22 @@ def test_a_new_account_reads_each_list_in_one_query(store: Store) -> None:
     assert events.stats.streams == 1
 
 
-@pytest.fixture(scope="module")
-def walked_table(dynamodb: DynamoDBClient) -> str:
+@pytest.fixture(scope="module", params=["dynamodb-local", "moto"])
+def live(
+    request: pytest.FixtureRequest, dynamodb_endpoint: str, moto_endpoint: str
+) -> Iterator[Store]:
+    """A store on DynamoDB Local and on moto (the two engines must agree) whose maps are
+    never cached: the test's operator and its writers see each change at once (a deployed
+    stage's 5 s cache is what `SETTLE_AFTER_SECONDS` waits out)."""
     from local.clients import create_table  # noqa: PLC0415
 
+    endpoint = dynamodb_endpoint if request.param == "dynamodb-local" else moto_endpoint
+    client = local_client(endpoint, max_pool_connections=32)
     name = "tenant-shards-walked"
-    create_table(dynamodb, TABLE_SCHEMA, name)
-    return name
-
-
-@pytest.fixture(scope="module")
-def live(dynamodb: DynamoDBClient, walked_table: str) -> Iterator[Store]:
-    """A store whose maps are never cached: the test's operator and its writers see each
-    change at once (a deployed stage's 5 s cache is what `SETTLE_AFTER_SECONDS` waits out)."""
-    built = build_store(dynamodb, walked_table, SECRET)
+    create_table(client, TABLE_SCHEMA, name)
+    built = build_store(client, name, SECRET)
     built = dataclasses.replace(
-        built, shards=build_tenant_shards(dynamodb, walked_table, built.config, policy=OPERATOR)
+        built, shards=build_tenant_shards(client, name, built.config, policy=OPERATOR)
     )
     yield built
     built.engine.close()
