@@ -149,9 +149,12 @@ def _built_store(table: str, secret: bytes) -> Store:
 
 
 def report_growth(event: GrowthEvent) -> None:
-    """dynashard's growth hook: a structured log line and a metric."""
-    logger.warning("shard count grew", extra={"shard_growth": asdict(event)})
-    metrics.add_metric(name="ShardCountGrowths", unit=MetricUnit.Count, value=1)
+    """dynashard's hook on a count's change: a structured log line and a metric (a growth,
+    or a halving)."""
+    grew = event.new_count > event.old_count
+    message, metric = ("grew", "ShardCountGrowths") if grew else ("halved", "ShardCountHalvings")
+    logger.warning(f"shard count {message}", extra={"shard_change": asdict(event)})
+    metrics.add_metric(name=metric, unit=MetricUnit.Count, value=1)
 
 
 def report_page(list_name: str, stats: PageStats) -> None:

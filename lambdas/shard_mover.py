@@ -61,7 +61,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
 
 def halve_cold(store: Store, time_left: Callable[[], float]) -> int:
     """Halve each counted key that is quiet and cold (`dynashard.cold`), registering its
-    move; how many were halved. One log line and one metric a halving."""
+    move; how many were halved. A log line each (the count's hook logs the halving itself
+    and counts it in ``ShardCountHalvings``)."""
     now = time.time()
     since = datetime.fromtimestamp(now - COLD.quiet_seconds, UTC)
     halved = 0
@@ -73,8 +74,7 @@ def halve_cold(store: Store, time_left: Callable[[], float]) -> int:
         if check is None or not is_cold(store.client, meta, check.recent, COLD, now):
             continue
         store.counts.shrink(key, check.spec)
-        logger.info("shard count halved: cold", extra={"base": key.base, "from": meta.shard_count})
-        metrics.add_metric(name="ShardCountsHalved", unit=MetricUnit.Count, value=1)
+        logger.info("cold: halving", extra={"base": key.base, "from": meta.shard_count})
         halved += 1
     return halved
 

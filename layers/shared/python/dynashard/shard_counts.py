@@ -82,8 +82,9 @@ GrowthHook = Callable[[GrowthEvent], None]
 
 
 def log_growth(event: GrowthEvent) -> None:
-    """Default hook: one JSON log line per growth on the ``dynashard.growth`` logger."""
-    _logger.warning(json.dumps({"event": "shard_count_grew", **asdict(event)}))
+    """Default hook: one JSON log line per change on the ``dynashard.growth`` logger."""
+    change = "shard_count_grew" if event.new_count > event.old_count else "shard_count_halved"
+    _logger.warning(json.dumps({"event": change, **asdict(event)}))
 
 
 MAX_CACHED = 10_000
