@@ -40,7 +40,9 @@ LIMITS = (25, 100)
 
 
 def seed(store: Store, caller: Caller) -> str:
-    """The account's incidents and events; returns the incident with the long timeline."""
+    """The account's incidents and events, at the stage's counts (a busy account's: `/events`
+    over 16 shards); returns the incident with the long timeline."""
+    store.shards.ensure_maps(caller.account_id, config=store.config)
     for n in range(INCIDENTS):
         incident = create_incident(store, caller, CreateIncident(title=f"incident {n}"))
         for k in range(NOTES):
