@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from dynashard import TableSchema
-from dynashard.rate_limit import RateLimits, RatePolicy
+from dynashard import RateLimits, RatePolicy, TableSchema
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

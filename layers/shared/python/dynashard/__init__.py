@@ -34,6 +34,7 @@ from dynashard.keys import (
 from dynashard.mover import SETTLE_AFTER_SECONDS, STOP_SECONDS, MoveReport, ShardMover, run_moves
 from dynashard.moves import MoveSpec, RegisteredMove, registered_moves
 from dynashard.page import Page, PageStats
+from dynashard.rate_limit import Decision, RateLimits, RatePolicy
 from dynashard.retry import RetryPolicy
 from dynashard.schema import IndexSchema, TableSchema
 from dynashard.shard_counts import GrowthEvent, GrowthHook, GrowthPolicy, ShardCounts, log_growth
@@ -64,6 +65,7 @@ __all__ = [
     "Bound",
     "ColdPolicy",
     "CursorCodec",
+    "Decision",
     "DynashardError",
     "FanOutEngine",
     "FanOutQuery",
@@ -81,6 +83,8 @@ __all__ = [
     "Page",
     "PageBudget",
     "PageStats",
+    "RateLimits",
+    "RatePolicy",
     "RegisteredMove",
     "RetryPolicy",
     "ShardCounts",
