@@ -100,6 +100,14 @@ def dynamodb(dynamodb_endpoint: str) -> DynamoDBClient:
     return local_client(dynamodb_endpoint, max_pool_connections=32)
 
 
+@pytest.fixture(scope="module")
+def module_table(dynamodb: DynamoDBClient) -> str:
+    """One table with the project's schema for a module's tests (each uses its own keys)."""
+    name = f"module-{uuid.uuid4().hex[:12]}"
+    create_table(dynamodb, TABLE_SCHEMA, name)
+    return name
+
+
 @pytest.fixture
 def new_table(dynamodb: DynamoDBClient) -> Iterator[Callable[[], str]]:
     """Makes fresh tables with the project's schema (PK/SK, GSI1-3, TTL); drops them afterwards.

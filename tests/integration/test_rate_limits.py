@@ -29,14 +29,9 @@ class Clock:
         return self.now
 
 
-@pytest.fixture(scope="module")
-def table(dynamodb: DynamoDBClient) -> str:
-    from incidents.table import TABLE_SCHEMA  # noqa: PLC0415
-    from local.clients import create_table  # noqa: PLC0415
-
-    name = "rate-limits"
-    create_table(dynamodb, TABLE_SCHEMA, name)
-    return name
+@pytest.fixture
+def table(module_table: str) -> str:
+    return module_table
 
 
 def test_a_quota_admits_exactly_its_limit_to_racing_threads(

@@ -307,12 +307,8 @@ def fanout(dynamodb: DynamoDBClient) -> Iterator[FanOutEngine]:
 
 
 @pytest.fixture(scope="module")
-def halving_table(dynamodb: DynamoDBClient) -> str:
-    from local.clients import create_table  # noqa: PLC0415
-
-    name = "dynashard-halving"
-    create_table(dynamodb, TABLE_SCHEMA, name)
-    return name
+def halving_table(module_table: str) -> str:
+    return module_table
 
 
 def test_the_admin_command_halves_a_key_and_moves_its_items(
