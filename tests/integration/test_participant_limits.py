@@ -46,7 +46,7 @@ def count_requests(store: Store) -> list[str]:
         key = params.get("Key", {}).get("PK", {}).get("S", "")
         calls.append("map" if key.endswith("#shardmeta") else model.name)
 
-    store.client.meta.events.register("before-call.dynamodb", named)
+    store.client.meta.events.register("before-parameter-build.dynamodb", named)
     return calls
 
 
