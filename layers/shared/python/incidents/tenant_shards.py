@@ -3,17 +3,16 @@
 The stage's counts (``summaryShards``, ``stateShards``, 16 for events) are the default and
 the maximum: an account without a map item reads and writes at them, so a stage that
 predates the maps keeps working and adopts them with no migration step (its counts are
-every existing account's first epoch). An account's first incident writes its maps at
-`NEW_TENANT_COUNT` in the same transaction, so a small account's lists are one Query each.
+every existing account's first epoch). An account's first create writes its maps at
+`NEW_TENANT_COUNT` before its transaction, so a small account's lists are one Query each.
 Counts then change per account, online, through `dynashard`: doubling on throttling or by
 command, halving by command with the mover (`dynashard.mover`).
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -21,7 +20,6 @@ from dynashard import (
     GrowthHook,
     GrowthPolicy,
     IndexSchema,
-    Item,
     MoveSpec,
     ShardCounts,
     ShardMeta,
@@ -88,14 +86,6 @@ class TenantShards:
     per family, whose policy has the stage's count as default and maximum)."""
 
     families: Mapping[Family, ShardCounts]
-    _local: threading.local = field(default_factory=threading.local)
-    """Per thread, ``first``: the maps a first create's transaction is writing, which its
-    own keys are built at (creates of one process may race in threads)."""
-
-    @property
-    def _first(self) -> dict[ShardMetaKey, ShardMeta]:
-        first: dict[ShardMetaKey, ShardMeta] = self._local.__dict__.setdefault("first", {})
-        return first
 
     def meta(self, account: str, family: Family) -> ShardMeta:
         """The account's map of `family`, cached for a few seconds (what readers cover)."""
@@ -108,9 +98,6 @@ class TenantShards:
         one from before the maps (it has an incident, or nothing would be written), and
         its first write adopts the stage's count as its map, once."""
         key = family.meta_key(account)
-        first = self._first.get(key)
-        if first is not None:
-            return first.shard_count
         meta = self.families[family].get_for_write(key)
         if not meta.stored:
             self.adopt(account)
@@ -135,28 +122,6 @@ class TenantShards:
             seen = counts.get_for_write(key)
             grown |= counts.grow(key, seen).shard_count != seen.shard_count
         return grown
-
-    def first_maps(self, account: str) -> list[Item]:
-        """The Puts an account's first incident adds to its transaction: a map at
-        `NEW_TENANT_COUNT` for each family that has none yet (refused if another create
-        wrote one meanwhile: that create then retries and reads it). They are held, so the
-        incident's own keys are built at that count, until `end_first`."""
-        puts = []
-        for family, counts in self.families.items():
-            key = family.meta_key(account)
-            if counts.refresh(key).stored:  # an operator's map, or an earlier first create
-                continue
-            self._first[key] = ShardMeta.initial(key, NEW_TENANT_COUNT).stored_now()
-            puts.append(counts.put_request(self._first[key]))
-        return puts
-
-    def end_first(self, account: str, *, committed: bool) -> None:
-        """The first create's transaction is over: its maps are stored (`committed`) and
-        cached, or were not written and are forgotten."""
-        for family, counts in self.families.items():
-            first = self._first.pop(family.meta_key(account), None)
-            if first is not None and committed:
-                counts.remember(first)
 
     def ensure_maps(self, account: str, *, config: ShardConfig | None = None) -> None:
         """Give each family of `account` without a map one: at `NEW_TENANT_COUNT`, or at

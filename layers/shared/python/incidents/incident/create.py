@@ -94,7 +94,8 @@ def create_incident(
     grown = 0
     for attempt in range(CREATE_ATTEMPTS):
         number, claim = _number_claim(store, account)
-        maps = store.shards.first_maps(account) if number == 1 else []
+        if number == 1:  # a new account: its maps first, at one shard a family
+            store.shards.ensure_maps(account)
         summary = new_summary(caller, number, request, now)
         copies = [
             Participation(participant_id=pid, roles=sorted(roles), incident=summary)
@@ -113,7 +114,6 @@ def create_incident(
             *[store.exists_check(teams_partition(account), team) for team in teams],
             *[check for check, _ in checks],
             *guard,
-            *maps,
         ]
         failures: list[DomainError | None] = [None] * (2 + len(other_items))
         failures += [NotFoundError(f"team {team} not found") for team in teams]
@@ -123,7 +123,7 @@ def create_incident(
         )
         check_item_sizes(operations)
         try:
-            _transact(store, account, operations, failures, first=bool(maps))
+            store.transact(operations, failures)
             break
         except AlreadyCreatedError:
             assert request_key is not None, "only a keyed create writes a guard"
@@ -156,31 +156,6 @@ def _hot_families(
     if any(2 + copies <= index <= other_items for index in throttled):
         families.add(Family.EVENTS)
     return families
-
-
-def _transact(
-    store: Store,
-    account: str,
-    operations: list[Item],
-    failures: list[DomainError | None],
-    *,
-    first: bool,
-) -> None:
-    """Write the create's transaction; an account's `first` create ends the maps it
-    assumed: stored if it committed, else forgotten (the next try reads what is stored)."""
-    try:
-        if len(operations) > MAX_TRANSACTION_ITEMS:
-            raise TooManyParticipantsError(
-                f"an account's first incident takes {len(operations)} operations; one "
-                f"transaction takes {MAX_TRANSACTION_ITEMS}"
-            )
-        store.transact(operations, failures)
-    except DomainError:
-        if first:
-            store.shards.end_first(account, committed=False)
-        raise
-    if first:
-        store.shards.end_first(account, committed=True)
 
 
 def _created_once(store: Store, caller: Caller, request_key: str, digest: str) -> Incident | None:
