@@ -3,6 +3,7 @@ in one transaction (`create_incident`); the same items for seeding (`new_inciden
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 from dynashard import Item
@@ -93,6 +94,7 @@ def create_incident(
     now = timestamp(store.clock())
     grown = 0
     for attempt in range(CREATE_ATTEMPTS):
+        started = time.monotonic()
         number, claim = _number_claim(store, account)
         if number == 1:  # a new account: its maps first, at one shard a family
             store.shards.ensure_maps(account)
@@ -131,7 +133,7 @@ def create_incident(
             assert existing is not None, "the guard that failed the transaction exists"
             return existing
         except VersionConflictError:  # another create took the number first
-            pause_before_retry(attempt)
+            pause_before_retry(attempt, time.monotonic() - started)
         except ThrottledError as error:
             hot = [copies[i - 2].participant_id for i in error.items if 2 <= i < 2 + len(copies)]
             families = _hot_families(error.items, summary, len(copies), len(other_items))

@@ -80,9 +80,18 @@ def require_counted(store: Store, caller: Caller, incident_id: str) -> Counted:
     return counted
 
 
-def pause_before_retry(attempt: int) -> None:
-    """Full jitter before another try: concurrent changes of one incident spread out."""
-    time.sleep(random.uniform(0, 0.01 * 2**attempt))
+MAX_PAUSE_SECONDS = 1.0
+"""The longest wait between two tries of one change."""
+
+
+def pause_before_retry(attempt: int, took: float = 0.0) -> None:
+    """Full jitter before another try: concurrent changes of one item spread out.
+
+    The window starts at the failed try's own duration (`took`, at least 10 ms): racers
+    whose tries take longer than the window (a loaded table) would collide again.
+    """
+    window = max(0.01, took) * 2**attempt
+    time.sleep(random.uniform(0, min(MAX_PAUSE_SECONDS, window)))
 
 
 def change_operations(
