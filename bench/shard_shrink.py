@@ -27,7 +27,7 @@ from botocore.exceptions import ClientError
 
 from bench.local_store import local_store
 from bench.report import recording_tables, save
-from dynashard import GrowthPolicy, ShardMover, WeightedShards
+from dynashard import GrowthPolicy, Pace, ShardMover, WeightedShards
 from incidents.errors import NotFoundError
 from incidents.incident.commands import get_incident
 from incidents.incident.create import create_incident, new_summary
@@ -47,6 +47,9 @@ STAGE = ShardConfig(PEAK, WeightedShards({"OPEN": PEAK, "CLOSED": 32}), 16)
 FAST = GrowthPolicy(cooldown_seconds=0, max_jitter_seconds=0, cache_seconds=0)
 PAGE = 25
 MOVER_PAGE = 100
+MOVER_UNITS = 800.0
+"""The mover's pace for the bench (the stage's default is 100 write units a second: a tenth
+of a partition; 800 keeps the bench short and still binds)."""
 FLOORS = {Family.SUMMARIES: 2, Family.OPEN: 1}
 """Write requests an item's move needs at least: a summary is copied and deleted; a list
 entry is re-pointed by one update (billed as the table's write plus a delete and a put in
@@ -178,7 +181,7 @@ def shrink(
     spec = family.move_spec()
     mover = ShardMover(
         counts, mover_client, store.table_name, TABLE_SCHEMA, spec.version_attribute, MOVER_PAGE,
-        index=spec.index, hashed=spec.hashed, settle_after_seconds=0,
+        index=spec.index, hashed=spec.hashed, settle_after_seconds=0, pace=Pace(MOVER_UNITS),
     )  # fmt: skip
     walker = Walker(store, caller)
     misses = moved = 0
@@ -209,6 +212,7 @@ def shrink(
         "seconds": round(time.perf_counter() - started, 1),
         "moving_seconds": round(moving, 1),
         "per_second": round(moved / moving) if moving else 0,
+        "write_units_per_second": round(units.write / moving) if moving else 0,
         "read_units_per_item": round(units.read / moved, 2) if moved else 0,
         "write_units_per_item": round(units.write / moved, 2) if moved else 0,
         "writes_per_item": round(units.writes / moved, 2) if moved else 0,
@@ -249,14 +253,17 @@ def report(results: dict[str, Any]) -> None:
         print(f"{INCIDENTS} open incidents, halved back to 1 (six halvings) while a walker pages")
         print(f"its open list ({PAGE} a page, oldest first) and point reads sample them.")
         print()
-        print("| family | moved | items/s | read units/item | write units/item "
+        print(f"The mover's pace: {MOVER_UNITS:.0f} write units a second.")
+        print()
+        print("| family | moved | items/s | write units/s | read units/item | write units/item "
               "| write requests/item (floor) | repeats | missing | 404s |")  # fmt: skip
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for family in (Family.OPEN, Family.SUMMARIES):
             row = results[family.value]
             walk = row["walk"]
             print(
                 f"| {family.value} | {row['moved']} | {row['per_second']} "
+                f"| {row['write_units_per_second']} "
                 f"| {row['read_units_per_item']} | {row['write_units_per_item']} "
                 f"| {row['writes_per_item']} ({row['floor']}) "
                 f"| {walk['repeats']} | {walk['missing']} "

@@ -14,7 +14,12 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from dynashard import GrowthPolicy, WeightedShards, validate_shard_count
+from dynashard import (
+    DEFAULT_WRITE_UNITS_PER_SECOND,
+    GrowthPolicy,
+    WeightedShards,
+    validate_shard_count,
+)
 from incidents.keys import DEFAULT_STATE_SHARDS, DEFAULT_SUMMARY_SHARDS, ShardConfig
 from incidents.models import State
 
@@ -24,6 +29,7 @@ PARTICIPANT_DEFAULT_SHARDS = "PARTICIPANT_DEFAULT_SHARDS"
 PARTICIPANT_MAX_SHARDS = "PARTICIPANT_MAX_SHARDS"
 CORS_ALLOWED_ORIGINS = "CORS_ALLOWED_ORIGINS"
 EVENT_RETENTION_DAYS = "EVENT_RETENTION_DAYS"
+SHARD_MOVER_WRITE_UNITS = "SHARD_MOVER_WRITE_UNITS"
 
 
 class SettingsError(ValueError):
@@ -132,6 +138,19 @@ def event_retention_days(env: Mapping[str, str]) -> int | None:
     if days < 1:
         raise SettingsError(f"{EVENT_RETENTION_DAYS} must be at least 1 day, got {days}")
     return days
+
+
+def mover_write_units(env: Mapping[str, str]) -> int:
+    """The shard mover's pace in write units a second (`SHARD_MOVER_WRITE_UNITS`)."""
+    units = _integer(env, SHARD_MOVER_WRITE_UNITS, int(DEFAULT_WRITE_UNITS_PER_SECOND))
+    if units < 1:
+        raise SettingsError(f"{SHARD_MOVER_WRITE_UNITS} must be at least 1, got {units}")
+    return units
+
+
+def mover_environment(units: int) -> dict[str, str]:
+    """The variable `mover_write_units` reads."""
+    return {SHARD_MOVER_WRITE_UNITS: str(units)}
 
 
 def retention_environment(days: int | None) -> dict[str, str]:

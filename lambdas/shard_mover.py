@@ -1,7 +1,8 @@
 """The scheduled shard maintenance: every few minutes it halves the counts that are cold
 (`dynashard.cold`: no throttle for an hour, few items written in it), then steps each
 halving still moving (registered by such a halving or by an operator's ``shrink``), oldest
-first, while its invocation has time, a page of items a shard a step; a step that finds
+first, while its invocation has time, a page of items a shard a step, at the stage's pace
+(``shardMoverWriteUnits`` write units a second, slowed by throttling); a step that finds
 the vacated shards empty settles the count, and readers drop to it. One log line and the
 items moved per step; the oldest move's age each run, which an alarm watches (a move that
 makes no progress is stuck).
@@ -9,6 +10,7 @@ makes no progress is stuck).
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -21,6 +23,7 @@ from dynashard import (
     SETTLE_AFTER_SECONDS,
     STOP_SECONDS,
     MoveReport,
+    Pace,
     RegisteredMove,
     ShardMover,
     counted_keys,
@@ -32,8 +35,11 @@ from incidents.cold_shards import COLD, cold_check
 from incidents.store import Store
 from incidents.table import TABLE_SCHEMA
 from lambdas.runtime import logger, metrics, store_without_cursors, tracer
+from lambdas.settings import mover_write_units
 
 PAGE_SIZE = 100
+WRITE_UNITS = mover_write_units(os.environ)
+"""The stage's pace (``shardMoverWriteUnits``): a bad value stops the function at import."""
 SETTLE_AFTER = SETTLE_AFTER_SECONDS
 """A move settles in the first run at least this long after its halving."""
 
@@ -49,7 +55,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
     halved = halve_cold(store, time_left)
     mover = ShardMover(
         store.counts, store.client, store.table_name, TABLE_SCHEMA, page_size=PAGE_SIZE,
-        settle_after_seconds=SETTLE_AFTER,
+        settle_after_seconds=SETTLE_AFTER, pace=Pace(WRITE_UNITS),
     )  # fmt: skip
     moves = registered_moves(store.client, store.table_name, TABLE_SCHEMA)
     oldest = max((move.age_seconds(time.time()) for move in moves), default=0.0)
@@ -83,6 +89,8 @@ def _report(move: RegisteredMove, step: MoveReport) -> None:
     logger.info(
         "shard move step",
         extra={"base": move.key.base, "moved": step.moved, "changed": step.changed,
-               "settled": step.settled},
+               "settled": step.settled, "throttled": step.throttled},
     )  # fmt: skip
     metrics.add_metric(name="ShardItemsMoved", unit=MetricUnit.Count, value=step.moved)
+    if step.throttled:
+        metrics.add_metric(name="ShardMoveThrottles", unit=MetricUnit.Count, value=1)

@@ -15,6 +15,7 @@ from typing import Any
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_logs as logs
 
+from dynashard import DEFAULT_WRITE_UNITS_PER_SECOND
 from incidents.keys import DEFAULT_STATE_SHARDS, DEFAULT_SUMMARY_SHARDS
 from lambdas.routes import Group
 from lambdas.settings import (
@@ -52,6 +53,9 @@ class StageConfig:
     account_concurrency_limit: int = 1000
     table_max_read_request_units: int = 4000
     table_max_write_request_units: int = 2000
+    shard_mover_write_units: int = int(DEFAULT_WRITE_UNITS_PER_SECOND)
+    """The shard mover's pace: write units a second it takes from the partitions it fills
+    (a tenth of one partition's 1,000 by default)."""
     event_retention_days: int | None = None
     """Days the timeline's events are kept (the table's TTL deletes them after); None: for
     ever (the default: a timeline is a record)."""
@@ -103,6 +107,7 @@ class StageConfig:
             "accountConcurrencyLimit": self.account_concurrency_limit,
             "tableMaxReadRequestUnits": self.table_max_read_request_units,
             "tableMaxWriteRequestUnits": self.table_max_write_request_units,
+            "shardMoverWriteUnits": self.shard_mover_write_units,
             **{f"reservedConcurrency.{k}": v for k, v in self.reserved_concurrency.items()},
         }
         for name, value in limits.items():

@@ -12,6 +12,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from lambdas.settings import mover_environment
 from stacks.functions import METRICS_NAMESPACE, FunctionSpec, Runtime, handler_function
 from stacks.monitoring import Monitoring, custom_metric
 from stacks.permissions import SHARD_MOVER_INDEXES, SHARD_MOVER_TABLE_ACTIONS
@@ -44,8 +45,9 @@ class ShardMaintenance(Construct):
             256,
             MOVER_TIMEOUT,
         )
+        pace = mover_environment(runtime.config.shard_mover_write_units)
         self.function, role = handler_function(
-            self, spec, runtime, {"TABLE_NAME": table.table_name}
+            self, spec, runtime, {"TABLE_NAME": table.table_name, **pace}
         )
         role.add_to_policy(
             iam.PolicyStatement(

@@ -14,6 +14,7 @@ import pytest
 from incidents.events_out.delivery_messages import SENDER_MAX_CONCURRENCY
 from incidents.table import TABLE_SCHEMA
 from lambdas.routes import Group
+from lambdas.settings import mover_write_units
 from stacks.config import stage_config
 from stacks.monitoring import LISTS
 from tests.infra.conftest import (
@@ -98,6 +99,7 @@ def test_subscribers_come_from_the_stage_config(dev: Synthesized, ops: Synthesiz
         ("reservedConcurrency", {"queries": 5}, "unknown functions"),
         ("reservedConcurrency", {"teams": 950}, "100 of the account's"),
         ("tableMaxReadRequestUnits", -1, "positive integer"),
+        ("shardMoverWriteUnits", 0, "positive integer"),
     ],
 )
 def test_bad_operations_settings_are_refused(setting: str, value: object, says: str) -> None:
@@ -286,3 +288,11 @@ def test_functions_reserve_the_stages_concurrency(prod: Synthesized) -> None:
     for group in Group:
         properties = function_of(prod, group)[1]["Properties"]
         assert properties["ReservedConcurrentExecutions"] == config.reserved(group)
+
+
+def test_the_shard_mover_runs_at_the_stage_s_pace(tmp_path: Path) -> None:
+    """``shardMoverWriteUnits`` reaches the function, which reads it back at cold start."""
+    synth = synthesize("paced", tmp_path, {"paced": {"shardMoverWriteUnits": 250}})
+    _, function = function_of(synth, "lambdas.shard_mover.handler")
+    environment = function["Properties"]["Environment"]["Variables"]
+    assert mover_write_units(environment) == 250

@@ -33,6 +33,7 @@ from dynashard.keys import (
 )
 from dynashard.mover import SETTLE_AFTER_SECONDS, STOP_SECONDS, MoveReport, ShardMover, run_moves
 from dynashard.moves import MoveSpec, RegisteredMove, registered_moves
+from dynashard.pace import DEFAULT_WRITE_UNITS_PER_SECOND, Pace
 from dynashard.page import Page, PageStats
 from dynashard.rate_limit import Decision, RateLimits, RatePolicy
 from dynashard.retry import RetryPolicy
@@ -56,6 +57,7 @@ from dynashard.throttling import (
 )
 
 __all__ = [
+    "DEFAULT_WRITE_UNITS_PER_SECOND",
     "MAX_SHARD_COUNT",
     "PARTITION_KEY_MAX_BYTES",
     "SEPARATOR",
@@ -80,6 +82,7 @@ __all__ = [
     "KeyKind",
     "MoveReport",
     "MoveSpec",
+    "Pace",
     "Page",
     "PageBudget",
     "PageStats",

@@ -21,14 +21,19 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 import boto3
 
 from dynashard.mover import SETTLE_AFTER_SECONDS, ShardMover
 from dynashard.moves import MoveSpec, registered_moves
+from dynashard.pace import DEFAULT_WRITE_UNITS_PER_SECOND, Pace
 from dynashard.schema import IndexSchema, TableSchema
 from dynashard.shard_counts import GrowthPolicy, ShardCounts
 from dynashard.shard_meta import ShardMeta, ShardMetaKey
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -52,8 +57,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def add_mover_arguments(parser: argparse.ArgumentParser) -> None:
     """The mover's pace and where the table is: ``--page-size``, ``--pause``,
-    ``--settle-after``, ``--endpoint``, ``--region``."""
+    ``--write-units``, ``--settle-after``, ``--endpoint``, ``--region``."""
     parser.add_argument("--page-size", type=int, default=100, help="items a shard a step")
+    parser.add_argument(
+        "--write-units", type=float, default=DEFAULT_WRITE_UNITS_PER_SECOND,
+        help="write units a second the mover takes from the partitions it fills",
+    )  # fmt: skip
     parser.add_argument("--pause", type=float, default=0.2, help="seconds between steps")
     parser.add_argument(
         "--settle-after", type=float, default=SETTLE_AFTER_SECONDS,
@@ -108,12 +117,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         counts.shrink(key, spec)
     print(shown(counts.refresh(key)), flush=True)
     if args.command in ("shrink", "move"):
-        mover = ShardMover(
-            counts, client, args.table, schema, spec.version_attribute, args.page_size,
-            index=spec.index, hashed=spec.hashed, settle_after_seconds=args.settle_after,
-        )  # fmt: skip
-        move_until_settled(mover, key, args.pause)
+        move_until_settled(mover_from(args, counts, client, schema, spec), key, args.pause)
     return 0
+
+
+def mover_from(
+    args: argparse.Namespace,
+    counts: ShardCounts,
+    client: DynamoDBClient,
+    schema: TableSchema,
+    spec: MoveSpec,
+) -> ShardMover:
+    """The mover `add_mover_arguments`' options describe, for keys moved as `spec` says."""
+    return ShardMover(
+        counts, client, args.table, schema, spec.version_attribute, args.page_size,
+        index=spec.index, hashed=spec.hashed, settle_after_seconds=args.settle_after,
+        pace=Pace(args.write_units),
+    )  # fmt: skip
 
 
 def move_until_settled(mover: ShardMover, key: ShardMetaKey, pause: float) -> None:

@@ -10,26 +10,29 @@ one, and the old item is deleted only if it is still the version copied. An upda
 lands between the two makes the delete fail; the next step copies the newer version. A
 point read meanwhile finds the item: it probes the old shard first (`ShardMeta.probe_shards`)
 and the copy exists before the old one goes. A step is idempotent, so the mover resumes
-after a crash at any point; its pace is the caller's (`page_size` items a shard a step).
+after a crash at any point. It writes at its `Pace` (write units a second, 100 by default:
+a tenth of the partition a halving to one shard writes into), and a write DynamoDB
+throttles anyway ends the step and halves the pace: the tenant's writes come first.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
 from dynashard.keys import sharded_key
 from dynashard.moves import RegisteredMove, unregister
+from dynashard.pace import Pace, write_units
 from dynashard.schema import IndexSchema, TableSchema
 from dynashard.shard_counts import ShardCounts
 from dynashard.shard_meta import ShardMeta, ShardMetaKey
 from dynashard.shards import calculated_shard
 from dynashard.streams import Item
-from dynashard.throttling import error_code
+from dynashard.throttling import error_code, is_throttling
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -54,11 +57,13 @@ class MoveReport:
     """Items updated while they were moved: taken again by the next step."""
     settled: bool
     """The upper half was empty: the metadata no longer moves, readers cover the count."""
+    throttled: bool = False
+    """DynamoDB throttled a read or a write: the step ended there and the pace slowed."""
 
     @property
     def waiting(self) -> bool:
         """Nothing left to move, but too soon to settle (`SETTLE_AFTER_SECONDS`)."""
-        return not (self.moved or self.changed or self.settled)
+        return not (self.moved or self.changed or self.settled or self.throttled)
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,8 @@ class ShardMover:
     """The string attribute an item's shard is the hash of (the sort key if None)."""
     settle_after_seconds: float = SETTLE_AFTER_SECONDS
     clock: Callable[[], float] = time.time
+    pace: Pace = field(default_factory=Pace)
+    """Write units a second across every step that shares this pace (`run_moves` does)."""
 
     def step(self, key: ShardMetaKey) -> MoveReport:
         """Move up to `page_size` items of each vacated shard; settle when none is left."""
@@ -88,13 +95,19 @@ class ShardMover:
             return MoveReport(0, 0, settled=True)
         moved = changed = 0
         found = False
-        for shard in range(meta.shard_count, meta.moving_from):
-            for item in self._page(sharded_key(key.base, shard, meta.moving_from)):
-                found = True
-                if self._move(key.base, meta, item):
-                    moved += 1
-                else:
-                    changed += 1
+        try:
+            for shard in range(meta.shard_count, meta.moving_from):
+                for item in self._page(sharded_key(key.base, shard, meta.moving_from)):
+                    found = True
+                    if self._move(key.base, meta, item):
+                        moved += 1
+                    else:
+                        changed += 1
+        except ClientError as error:
+            if not is_throttling(error):
+                raise
+            self.pace.throttled()
+            return MoveReport(moved, changed, settled=False, throttled=True)
         young = self.clock() * 1000 - meta.last_updated < self.settle_after_seconds * 1000
         if found or young:
             return MoveReport(moved, changed, settled=False)
@@ -164,13 +177,26 @@ class ShardMover:
         )
 
     def _write(self, operation: str, **request: Any) -> bool:
-        """One conditional write; False if its condition failed."""
+        """One conditional write at the pace; False if its condition failed.
+
+        The pace is taken before the write for the table's own write units (an estimate
+        from the item's size) and charged after it for what DynamoDB reports it consumed,
+        indexes included.
+        """
+        item = request.get("Item") or request["Key"]
+        estimate = write_units(item)
+        self.pace.take(estimate)
         try:
-            getattr(self.client, operation)(TableName=self.table_name, **request)
+            answer = getattr(self.client, operation)(
+                TableName=self.table_name, ReturnConsumedCapacity="TOTAL", **request
+            )
         except ClientError as error:
             if error_code(error) == "ConditionalCheckFailedException":
                 return False
             raise
+        consumed = answer.get("ConsumedCapacity", {}).get("CapacityUnits")
+        if consumed is not None:
+            self.pace.charge(float(consumed) - estimate)
         return True
 
 

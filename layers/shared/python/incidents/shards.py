@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 
 import boto3
 
-from dynashard import ShardMover, WeightedShards, registered_moves
-from dynashard.admin import add_mover_arguments, move_until_settled, shown
+from dynashard import WeightedShards, registered_moves
+from dynashard.admin import add_mover_arguments, move_until_settled, mover_from, shown
 from incidents.keys import (
     DEFAULT_EVENT_SHARDS,
     DEFAULT_STATE_SHARDS,
@@ -93,12 +93,7 @@ def _run(
         spec = family.move_spec()
         counts.shrink(key, spec)
         print(shown(counts.refresh(key)), flush=True)
-        mover = ShardMover(
-            counts, client, args.table, TABLE_SCHEMA, spec.version_attribute,
-            args.page_size, index=spec.index, hashed=spec.hashed,
-            settle_after_seconds=args.settle_after,
-        )  # fmt: skip
-        move_until_settled(mover, key, args.pause)
+        move_until_settled(mover_from(args, counts, client, TABLE_SCHEMA, spec), key, args.pause)
         return
     print(json.dumps({"family": family.value, **json.loads(shown(counts.refresh(key)))}))
 
