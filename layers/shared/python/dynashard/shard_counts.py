@@ -196,7 +196,7 @@ class ShardCounts:
             while len(self._cache) > MAX_CACHED:
                 del self._cache[next(iter(self._cache))]  # the longest unrefreshed
 
-    def put_request(self, meta: ShardMeta) -> dict[str, Any]:
+    def _first_put(self, meta: ShardMeta) -> dict[str, Any]:
         """A transaction's Put of `meta` as a key's first metadata (refused if it has some)."""
         key = meta.key.table_key(self._schema.partition_key, self._schema.sort_key)
         values = {name: _serializer.serialize(value) for name, value in meta.attributes().items()}
@@ -211,7 +211,7 @@ class ShardCounts:
 
     def put_first(self, meta: ShardMeta) -> ShardMeta:
         """Write `meta` as its key's first metadata, unless it has some; what is stored."""
-        operations = [self.put_request(meta)]
+        operations = [self._first_put(meta)]
         if meta.shard_count > 1:
             operations.append(
                 {"Put": {"TableName": self._table_name, "Item": self._counted(meta.key)}}
