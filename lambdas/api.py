@@ -32,13 +32,13 @@ from dynashard import (
     error_code,
     is_throttling,
 )
-from incidents.errors import DomainError
+from incidents.errors import DomainError, UnauthorizedError
 from incidents.models import ACCOUNT_ID, USER_ID
 from incidents.store import Caller
 from lambdas.cors import request_header, with_cors
 from lambdas.json_body import JsonBodiesOnly, strict_json
 from lambdas.responses import RETRY_AFTER_SECONDS, ErrorCode, documented_responses
-from lambdas.routes import ROUTES, resolver_rule
+from lambdas.routes import ROUTES, resolver_rule, route_of
 from lambdas.runtime import logger, metrics, tracer
 from lambdas.settings import allowed_origins
 
@@ -52,12 +52,6 @@ MAX_MESSAGE = 300
 MAX_LOCATION_PART = 40
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class UnauthorizedError(DomainError):
-    """No valid identity claims: the request did not come through the authorizer."""
-
-    code, status = "unauthorized", 401
 
 
 def error_response(status: int, code: ErrorCode | str, message: str) -> Response[str]:
@@ -293,6 +287,21 @@ def _slash_in_path_parameter(event: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def _too_large(event: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A 413 for a body over its route's `max_body`, before it is parsed."""
+    route = route_of(str(event.get("httpMethod")), str(event.get("resource")))
+    body = event.get("body") or ""
+    if route is None or route.max_body is None or len(body.encode()) <= route.max_body:
+        return None
+    message = f"the body is {len(body.encode()):,} bytes; this route takes {route.max_body:,}"
+    return {
+        "statusCode": 413,
+        "multiValueHeaders": {"Content-Type": [content_types.APPLICATION_JSON]},
+        "body": json.dumps({"code": "payload_too_large", "message": message}),
+        "isBase64Encoded": False,
+    }
+
+
 def lambda_handler(
     app: APIGatewayRestResolver, before: Callable[[LambdaContext], None] | None = None
 ) -> Callable[[dict[str, Any], LambdaContext], dict[str, Any]]:
@@ -305,7 +314,9 @@ def lambda_handler(
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         if before:
             before(context)
-        response = _slash_in_path_parameter(event) or app.resolve(event, context)
+        response = (
+            _slash_in_path_parameter(event) or _too_large(event) or app.resolve(event, context)
+        )
         if not origins:
             return response
         return with_cors(response, request_header(event.get("headers"), "Origin"), origins)

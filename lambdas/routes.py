@@ -15,6 +15,7 @@ class Group(StrEnum):
     INCIDENT_QUERIES = "incident_queries"
     TEAMS = "teams"
     WEBHOOKS = "webhooks"
+    ALERTS = "alerts"
 
     @property
     def handler(self) -> str:
@@ -33,6 +34,10 @@ CREATE = (400, 409, 413, 415)
 """A new thing from a JSON body, with nothing named in the path."""
 ACTION = (400, 404, 409)
 """A change without a body to something named in the path."""
+
+
+ALERT_MAX_BYTES = 512 * 1024
+"""An alert's body at most: PagerDuty's Events API v2 limit, so what it takes we take."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,12 @@ class Route:
     page_tag: bool = False
     """Its first page's ``ETag`` is a digest of the page; ``If-None-Match`` with it is a 304
     while the page would list the same items."""
+    integration_key: bool = False
+    """Called by machines with an integration key (checked by its handler), not by users
+    through the Cognito authorizer."""
+    max_body: int | None = None
+    """Bytes of body it takes at most (a 413 above, before anything is parsed); None: the
+    gateway's and Lambda's own limits."""
 
 
 ROUTES: dict[str, Route] = {
@@ -193,6 +204,45 @@ ROUTES: dict[str, Route] = {
     "test_webhook": Route(
         "POST", "/webhooks/{webhook_id}/test", Group.WEBHOOKS, "Send a test event", 202, ACTION
     ),
+    "create_integration": Route(
+        "POST", "/integrations", Group.ALERTS, "Create an integration", 201, CREATE
+    ),
+    "list_integrations": Route("GET", "/integrations", Group.ALERTS, "The account's integrations"),
+    "get_integration": Route(
+        "GET", "/integrations/{integration_id}", Group.ALERTS, "Get an integration", errors=LOOKUP
+    ),
+    "update_integration": Route(
+        "PATCH",
+        "/integrations/{integration_id}",
+        Group.ALERTS,
+        "Rename, re-route or re-grade an integration",
+        errors=WRITE,
+    ),
+    "delete_integration": Route(
+        "DELETE",
+        "/integrations/{integration_id}",
+        Group.ALERTS,
+        "Delete an integration (its key stops working)",
+        204,
+        ACTION,
+    ),
+    "rotate_integration_key": Route(
+        "POST",
+        "/integrations/{integration_id}/rotate-key",
+        Group.ALERTS,
+        "Rotate an integration's key",
+        errors=ACTION,
+    ),
+    "send_alert": Route(
+        "POST",
+        "/alerts",
+        Group.ALERTS,
+        "Send an alert (an integration key, not a user)",
+        202,
+        CREATE,
+        integration_key=True,
+        max_body=ALERT_MAX_BYTES,
+    ),
     "create_team": Route("POST", "/teams", Group.TEAMS, "Create a team", 201, CREATE),
     "my_teams": Route("GET", "/me/teams", Group.TEAMS, "My teams"),
     "save_profile": Route("PUT", "/me", Group.TEAMS, "Save my profile", errors=CREATE),
@@ -219,3 +269,8 @@ def routes_of(group: Group) -> dict[str, Route]:
 def resolver_rule(route: Route) -> str:
     """The path in Powertools' syntax (``<id>`` instead of ``{id}``)."""
     return route.path.replace("{", "<").replace("}", ">")
+
+
+def route_of(method: str, resource: str) -> Route | None:
+    """The route API Gateway matched (its ``httpMethod`` and ``resource``), if any."""
+    return next((r for r in ROUTES.values() if r.method == method and r.path == resource), None)

@@ -47,6 +47,7 @@ from lambdas.settings import SettingsError, ShardSettings, allowed_origins
 from local.call_log import CallFile, CallRecorder
 from local.clients import create_table, local_client, use_local_credentials
 from local.demo_data import DemoAccount, DemoSize, callers, prepare_demo
+from local.demo_integration import demo_integration_key
 from local.demo_webhooks import DemoWebhook, receiver_webhook
 from local.embedded_dynamodb import MOTO, Engine, backend_from_env, local_engine
 from local.event_pipeline import record_calls
@@ -125,16 +126,18 @@ def example_incident(store: Store, account: DemoAccount) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class Examples:
-    """What the examples name in the first demo account: an open incident and its webhook."""
+    """What the examples name in the first demo account: an open incident, its webhook and
+    an integration's key."""
 
     incident: str
     webhook: DemoWebhook
+    integration_key: str
 
 
 def example_variables(url: str, account: DemoAccount, examples: Examples) -> dict[str, str]:
     """The shell variables the README's and the docs' examples use, as ``make dev`` sets
     them: the first user of the first account, a team of theirs, an incident of theirs,
-    their webhook to the local receiver and its secret."""
+    their webhook to the local receiver and its secret, an integration's key."""
     return {
         "API": url,
         "TOKEN": next(iter(account.tokens)),
@@ -144,7 +147,15 @@ def example_variables(url: str, account: DemoAccount, examples: Examples) -> dic
         "COLLEAGUE": account.users[1].id,
         "WEBHOOK": examples.webhook.id,
         "WEBHOOK_SECRET": examples.webhook.secret,
+        "INTEGRATION_KEY": examples.integration_key,
     }
+
+
+ALERT = {
+    "event_action": "trigger",
+    "dedup_key": "db-1/disk",
+    "payload": {"summary": "disk 95% full on db-1", "source": "db-1", "severity": "critical"},
+}
 
 
 def banner(
@@ -189,6 +200,10 @@ def banner(
         f"  each account has one to {RECEIVER_URL} for incident.resolved; the first's:",
         f"  make receiver SECRET={examples.webhook.secret}   # in another terminal, then:",
         f"  curl -s -X POST {url}/webhooks/{examples.webhook.id}/test {auth}",
+        "",
+        "Alerts in (the first account's integration, routed to its first team):",
+        f"  curl -s -X POST {url}/alerts -H 'Authorization: Bearer {examples.integration_key}' \\",
+        f"    -H 'Content-Type: application/json' -d '{json.dumps(ALERT)}'",
         "",
         "Ctrl-C stops everything.",
     ]
@@ -238,7 +253,8 @@ def _serve(stack: ExitStack) -> None:
     reseed = os.environ.get("DEMO_RESEED") == "1"
     accounts = prepare_demo(store, demo_size(engine), reseed=reseed)
     hooks = [receiver_webhook(store, account) for account in accounts]
-    examples = Examples(example_incident(store, accounts[0]), hooks[0])
+    key = demo_integration_key(store, accounts[0])
+    examples = Examples(example_incident(store, accounts[0]), hooks[0], key)
     store.engine.close()  # the master holds no threads or clients into the fork
     clock.lap("demo data")
     tokens = callers(accounts)

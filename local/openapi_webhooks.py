@@ -27,6 +27,7 @@ HEADERS = {
 ACCOUNT = "acct_2J9dTbWJbHq3ZKm3sYxvV0nE4aR"
 ALICE, BOB = "user_2J9dTcXQk1pN0hB5wUe7rTyZsLm", "user_2J9dTdY2m8vC4nJ6xRf1qWgHkPz"
 INCIDENT = "inc_2J9dTn4Qb1ZkN0aH7cV3mXyPqLs"
+INTEGRATION = "intg_2J9dTq7Kd3WmB8sF1gL5vNcXyRa"
 WEBHOOK = "wh_2J9dTn4Qb1ZkN0aH7cV3mXyPqLs"
 """A well-formed webhook id for the checked-in document's examples."""
 AT = "2026-11-24T08:41:07.120345Z"
@@ -129,6 +130,10 @@ def examples() -> list[TimelineEvent]:
         {"type": "participant.added", "version": 2,
          "participant": {"participant_id": BOB, "role": "responder"}},
         {"type": "note.added", "version": 2, "note": {"text": "Rolled back deploy 4812"}},
+        {"type": "alert.received", "version": 2, "actor": {"user_id": INTEGRATION},
+         "alert": {"integration_id": INTEGRATION, "dedup_key": "checkout/p99",
+                   "summary": "Checkout p99 at 2.4 s", "source": "prometheus",
+                   "severity": "critical", "alerts": 12}},
         {"type": "participant.removed", "version": 2,
          "participant": {"participant_id": BOB, "role": "responder"}},
         {"type": "incident.resolved", "version": 3,

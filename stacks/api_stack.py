@@ -31,6 +31,7 @@ from stacks.monitoring import Monitoring, Watched
 from stacks.nag import (
     COGNITO_MFA,
     COGNITO_PLUS,
+    INTEGRATION_KEY_REASON,
     MANUAL_ROTATION,
     NO_WAF,
     PINNED_RUNTIME,
@@ -49,6 +50,7 @@ MEMORY_MB = {
     Group.INCIDENT_COMMANDS: 512,
     Group.TEAMS: 512,
     Group.WEBHOOKS: 512,
+    Group.ALERTS: 512,
 }
 """Lists fan out over up to 16 threads: more memory buys the CPU to merge them."""
 GATEWAY_ERRORS: dict[apigw.ResponseType, tuple[ErrorCode, str | None]] = {
@@ -165,6 +167,8 @@ class ApiStack(Stack):
         for method in self.api.methods:
             if method.http_method == "OPTIONS":
                 accept(method, PREFLIGHT_AUTH, PREFLIGHT_COGNITO)
+        for method in self.key_methods:
+            accept(method, PREFLIGHT_AUTH, PREFLIGHT_COGNITO, reason=INTEGRATION_KEY_REASON)
 
     def _function(
         self,
@@ -325,24 +329,32 @@ class ApiStack(Stack):
             )
 
     def _routes(self, authorizer: apigw.IAuthorizer) -> None:
-        """Every route of the route table, each behind the authorizer."""
+        """Every route of the route table, each behind the authorizer (but those machines
+        call with an integration key, which their handler checks)."""
         validator = self.api.add_request_validator(
             "Parameters", validate_request_parameters=True, validate_request_body=True
         )
         integrations = {
             group: apigw.LambdaIntegration(function) for group, function in self.functions.items()
         }
+        self.key_methods: list[apigw.Method] = []
         for route in ROUTES.values():
             resource = self.api.root.resource_for_path(route.path)
             parameters = [part[1:-1] for part in route.path.split("/") if part.startswith("{")]
-            resource.add_method(
+            method = resource.add_method(
                 route.method,
                 integrations[route.group],
-                authorizer=authorizer,
-                authorization_type=apigw.AuthorizationType.COGNITO,
+                authorizer=None if route.integration_key else authorizer,
+                authorization_type=(
+                    apigw.AuthorizationType.NONE
+                    if route.integration_key
+                    else apigw.AuthorizationType.COGNITO
+                ),
                 request_validator=validator,
                 request_parameters={f"method.request.path.{p}": True for p in parameters},
             )
+            if route.integration_key:  # its handler checks the key
+                self.key_methods.append(method)
         if self.config.cors_origins:
             # A path no route has: its preflight is answered too (the OPTIONS the CORS
             # options add to every resource), so a browser sends the request and reads the

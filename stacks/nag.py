@@ -20,6 +20,10 @@ PREFLIGHT_AUTH = "AwsSolutions::AwsSolutions-APIG4"
 PREFLIGHT_COGNITO = "AwsSolutions::AwsSolutions-COG4"
 FAILURE_DESTINATION = "AwsSolutions::AwsSolutions-SQS3"
 PREFLIGHT_REASON = "A CORS preflight (OPTIONS) is answered by the gateway, without credentials."
+INTEGRATION_KEY_REASON = (
+    "Monitoring tools send alerts with an integration key, not a Cognito user's token: the "
+    "handler checks the key (stored hashed, revocable) before anything else."
+)
 
 REASONS = {
     CLOUDWATCH_ROLE_POLICY: (
@@ -59,8 +63,9 @@ REASONS = {
 }
 
 
-def accept(construct: IConstruct, *rules: str) -> None:
-    """Acknowledge `rules` on `construct` and its children, with the reasons above."""
+def accept(construct: IConstruct, *rules: str, reason: str | None = None) -> None:
+    """Acknowledge `rules` on `construct` and its children, with the reasons above (or
+    `reason`, where the construct has its own)."""
     Validations.of(construct).acknowledge(
-        *[Acknowledgment(id=rule, reason=REASONS[rule]) for rule in rules]
+        *[Acknowledgment(id=rule, reason=reason or REASONS[rule]) for rule in rules]
     )

@@ -34,11 +34,22 @@ TABLE_ACTIONS: dict[Group, tuple[str, ...]] = {
         "dynamodb:Query",
         "dynamodb:UpdateItem",
     ),
+    Group.ALERTS: (
+        "dynamodb:BatchGetItem",
+        "dynamodb:ConditionCheckItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:Query",
+        "dynamodb:UpdateItem",
+    ),
 }
 """Queries read (point reads of metadata and memberships, fan-out queries); commands also
 write summaries, copies, counters, shard metadata and idempotency records; teams write
 teams, memberships (with the team's member count) and profiles and batch-read teams;
-webhooks write webhooks with the account's count and read their delivery log."""
+webhooks write webhooks with the account's count and read their delivery log; alerts write
+integrations with their keys' lookup items, open incidents (as commands do), count alerts
+(an add to a counter shard, all shards batch-read) and move incidents by their keys."""
 
 PUBLISHER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query")
 """The publisher reads an account's webhooks and an incident's events missing before the

@@ -62,15 +62,21 @@ def test_one_function_per_group_on_python_313_arm64_with_the_layer(dev: Synthesi
         assert log_group["Properties"]["RetentionInDays"] == 30
 
 
-def test_every_route_has_the_cognito_authorizer(dev: Synthesized) -> None:
+def test_every_route_has_the_cognito_authorizer_but_the_alerts_key_route(
+    dev: Synthesized,
+) -> None:
     methods = resources(dev, "AWS::ApiGateway::Method").values()
     routed = [m["Properties"] for m in methods if m["Properties"]["HttpMethod"] != "OPTIONS"]
     assert Counter(m["HttpMethod"] for m in routed) == Counter(r.method for r in ROUTES.values())
     (authorizer_id,) = resources(dev, "AWS::ApiGateway::Authorizer")
+    keyed = [m for m in routed if m["AuthorizationType"] == "NONE"]
+    assert [m["HttpMethod"] for m in keyed] == ["POST"], "POST /alerts only"
+    assert [r.path for r in ROUTES.values() if r.integration_key] == ["/alerts"]
     for method in routed:
-        assert method["AuthorizationType"] == "COGNITO_USER_POOLS"
-        assert method["AuthorizerId"] == {"Ref": authorizer_id}
         assert method["RequestValidatorId"]
+        if method not in keyed:
+            assert method["AuthorizationType"] == "COGNITO_USER_POOLS"
+            assert method["AuthorizerId"] == {"Ref": authorizer_id}
     dev.api.has_resource_properties("AWS::ApiGateway::Authorizer", {"Type": "COGNITO_USER_POOLS"})
 
 

@@ -23,6 +23,8 @@ function describe(event: Event): string {
       return `${event.participant.participant_id} as ${event.participant.role}`;
     case "note.added":
       return event.note.text;
+    case "alert.received":
+      return `${event.alert.alerts} alerts of ${event.alert.dedup_key}: ${event.alert.summary}`;
     default: {
       const unknown: never = event;
       return unknown;

@@ -7,6 +7,7 @@ from dynashard.budget import PageBudget
 from dynashard.capacity import item_size, query_read_units
 from dynashard.cold import ColdPolicy, is_cold
 from dynashard.counted import counted_keys
+from dynashard.counter import ShardedCounter
 from dynashard.cursor import CursorCodec
 from dynashard.errors import (
     DynashardError,
@@ -95,6 +96,7 @@ __all__ = [
     "ShardMetaKey",
     "ShardMetadataError",
     "ShardMover",
+    "ShardedCounter",
     "SortKeyCollisionError",
     "SortKeyRange",
     "Strategy",

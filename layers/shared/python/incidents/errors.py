@@ -96,3 +96,10 @@ class KeyReusedError(DomainError):
     """An Idempotency-Key used before for another kind of request."""
 
     code, status = "idempotency_key_reused", 409
+
+
+class UnauthorizedError(DomainError):
+    """No identity: claims missing (the request did not come through the authorizer), or a
+    key that names no one (unknown, revoked and rotated-away keys alike)."""
+
+    code, status = "unauthorized", 401

@@ -29,6 +29,12 @@ ACCOUNT_ID = rf"^acct_{KSUID}$"
 IncidentId = Annotated[str, StringConstraints(pattern=INCIDENT_ID)]
 TeamId = Annotated[str, StringConstraints(pattern=TEAM_ID)]
 UserId = Annotated[str, StringConstraints(pattern=USER_ID)]
+ACTOR_ID = rf"^(user|intg)_{KSUID}$"
+ActorId = Annotated[
+    str,
+    StringConstraints(pattern=ACTOR_ID),
+    Field(description="a user, or the integration (intg_…) whose alert did it"),
+]
 ParticipantId = Annotated[str, StringConstraints(pattern=PARTICIPANT_ID)]
 EventId = Annotated[str, StringConstraints(pattern=EVENT_ID)]
 """A user or a team: both can take part in an incident."""
@@ -118,7 +124,7 @@ class IncidentSummary(BaseModel):
     title: Title
     status: Status
     severity: Severity
-    created_by: UserId
+    created_by: ActorId
     created_at: Timestamp
     updated_at: Timestamp
     version: int = Field(ge=1)
@@ -209,14 +215,16 @@ class EventType(StrEnum):
     PARTICIPANT_ADDED = "participant.added"
     PARTICIPANT_REMOVED = "participant.removed"
     NOTE_ADDED = "note.added"
+    ALERT_RECEIVED = "alert.received"
 
 
 class Actor(BaseModel):
-    """Who made a change: the user of the authorizer's claims, never a request field."""
+    """Who made a change: the user of the authorizer's claims, or the integration whose key
+    sent the alert; never a request field."""
 
     model_config = ConfigDict(**RESPONSE, frozen=True)
 
-    user_id: UserId
+    user_id: ActorId
 
 
 class FieldChange(BaseModel, Generic[V]):
@@ -325,8 +333,30 @@ class NoteAdded(EventBase):
     note: Note
 
 
+class ReceivedAlert(BaseModel):
+    """The alerts of one integration key that joined an incident: the latest one's words and
+    how many came since the key's previous ``alert.received`` event (a storm writes one
+    event a minute per key, not one per alert; every alert is counted)."""
+
+    model_config = ConfigDict(**RESPONSE, frozen=True)
+
+    integration_id: str
+    dedup_key: str
+    summary: str
+    source: str
+    severity: str = Field(description="critical, error, warning or info, as the alert said")
+    alerts: int = Field(ge=1, description="alerts of this key since its previous such event")
+
+
+class AlertReceived(EventBase):
+    """Alerts joined the incident (a trigger whose key's incident was open)."""
+
+    type: Literal[EventType.ALERT_RECEIVED]
+    alert: ReceivedAlert
+
+
 TimelineEvent = Annotated[
-    IncidentCreated | IncidentChanged | ParticipantChanged | NoteAdded,
+    IncidentCreated | IncidentChanged | ParticipantChanged | NoteAdded | AlertReceived,
     Field(discriminator="type"),
 ]
 """One change to an incident: each kind carries only its own fields, told apart by ``type``."""

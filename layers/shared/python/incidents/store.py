@@ -48,6 +48,13 @@ class Caller:
 
     account_id: str
     user_id: str
+    """A user, or an integration (``intg_…``) acting for its alerts."""
+
+    @property
+    def takes_part(self) -> bool:
+        """Whether what it creates lists it as a participant: a user does; an integration
+        acts (it is the creator and the actor of its events) but takes no part."""
+        return self.user_id.startswith("user_")
 
 
 def new_id(prefix: str) -> str:
@@ -172,10 +179,14 @@ def cancellation_codes(error: ClientError) -> list[str]:
 
 def _cancellation_error(error: ClientError, failures: Sequence[DomainError | None]) -> DomainError:
     codes = cancellation_codes(error)
-    for index, code in enumerate(codes):
-        if code == "ConditionalCheckFailed":
-            failure = failures[index] if index < len(failures) else None
-            return failure or VersionConflictError("the incident changed meanwhile; retry")
+    failed = [
+        failures[index] if index < len(failures) else None
+        for index, code in enumerate(codes)
+        if code == "ConditionalCheckFailed"
+    ]
+    if failed:  # a named failure says more than a version moved (a team gone, a key taken)
+        named = [failure for failure in failed if failure is not None]
+        return named[0] if named else VersionConflictError("the incident changed meanwhile; retry")
     throttled = tuple(index for index, code in enumerate(codes) if code == "ThrottlingError")
     if throttled:
         return ThrottledError("the table is busy; retry with back-off", throttled)

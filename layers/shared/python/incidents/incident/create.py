@@ -4,7 +4,7 @@ in one transaction (`create_incident`); the same items for seeding (`new_inciden
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from dynashard import Item
 from incidents.errors import (
@@ -38,6 +38,8 @@ from incidents.users import user_exists_check
 
 CREATE_ATTEMPTS = 12
 """Transactions a create tries while other creates of the account take the next number."""
+Also = Callable[[IncidentSummary], list[tuple[Item, DomainError | None]]]
+"""More writes for a create's transaction, given its summary, with their errors."""
 GROWTH_ATTEMPTS = 3
 """Transactions throttled on a participant's hot partition: grow its shards, retry, at most."""
 
@@ -58,37 +60,28 @@ def new_summary(caller: Caller, number: int, request: CreateIncident, now: str) 
 
 
 def create_incident(
-    store: Store, caller: Caller, request: CreateIncident, request_key: str | None = None
+    store: Store,
+    caller: Caller,
+    request: CreateIncident,
+    request_key: str | None = None,
+    *,
+    also: Also | None = None,
 ) -> Incident:
     """Summary, details and every participation in one transaction, numbered per account.
 
     With `request_key` (the client's Idempotency-Key) the transaction also writes a guard
     that names the incident: a second create with the same key, whatever path it takes
     (a retry after the idempotency record was lost or expired early), fails on the guard
-    and returns the incident the first one wrote, never a second incident.
+    and returns the incident the first one wrote, never a second incident. `also` adds
+    writes of the caller's to the transaction (an alert's claim on its key), each with the
+    error its failed condition raises.
     """
     digest = request_digest({"command": "create", "body": request.model_dump(mode="json")})
     if request_key is not None:
         existing = _created_once(store, caller, request_key, digest)
         if existing is not None:
             return existing
-    participants = _participants(caller, request)
-    teams = list(dict.fromkeys(request.teams))
-    checks = [
-        user_exists_check(store, caller.account_id, user)
-        for user in dict.fromkeys(request.assignees)
-        if user != caller.user_id
-    ]
-    if len(participants) > MAX_PARTICIPANTS:
-        raise TooManyParticipantsError(
-            f"{len(participants)} participants; an incident has at most {MAX_PARTICIPANTS}"
-        )
-    needed = 3 + len(participants) + len(teams) + len(checks) + (request_key is not None)
-    if needed > MAX_TRANSACTION_ITEMS:
-        raise TooManyParticipantsError(
-            f"{len(participants)} participants and {len(teams)} teams need {needed} "
-            f"operations; one transaction takes {MAX_TRANSACTION_ITEMS}"
-        )
+    participants, teams, checks = _checked_participants(store, caller, request, request_key)
     body = details_body(request.details)
     account = caller.account_id
     now = timestamp(store.clock())
@@ -109,6 +102,7 @@ def create_incident(
             else []
         )
         first, *other_items = new_incident_items(store, account, summary, body, copies)
+        extra = also(summary) if also else []
         operations = [
             store.put_operation(first, new=True),
             *[store.put_operation(item) for item in other_items],
@@ -116,6 +110,7 @@ def create_incident(
             *[store.exists_check(teams_partition(account), team) for team in teams],
             *[check for check, _ in checks],
             *guard,
+            *[operation for operation, _ in extra],
         ]
         failures: list[DomainError | None] = [None] * (2 + len(other_items))
         failures += [NotFoundError(f"team {team} not found") for team in teams]
@@ -123,6 +118,7 @@ def create_incident(
         failures += [AlreadyCreatedError("created by an earlier request with this key")] * len(
             guard
         )
+        failures += [error for _, error in extra]
         check_item_sizes(operations)
         try:
             store.transact(operations, failures)
@@ -145,6 +141,31 @@ def create_incident(
     else:
         raise VersionConflictError("the account's incident numbers keep moving; retry")
     return Incident(summary=summary, details=request.details, participants=copies)
+
+
+def _checked_participants(
+    store: Store, caller: Caller, request: CreateIncident, request_key: str | None
+) -> tuple[dict[str, set[Role]], list[str], list[tuple[Item, DomainError]]]:
+    """The participants with their roles, the teams, and a check that each assignee exists;
+    `TooManyParticipantsError` if they would not fit one incident or one transaction."""
+    participants = _participants(caller, request)
+    teams = list(dict.fromkeys(request.teams))
+    checks: list[tuple[Item, DomainError]] = [
+        user_exists_check(store, caller.account_id, user)
+        for user in dict.fromkeys(request.assignees)
+        if user != caller.user_id
+    ]
+    if len(participants) > MAX_PARTICIPANTS:
+        raise TooManyParticipantsError(
+            f"{len(participants)} participants; an incident has at most {MAX_PARTICIPANTS}"
+        )
+    needed = 3 + len(participants) + len(teams) + len(checks) + (request_key is not None)
+    if needed > MAX_TRANSACTION_ITEMS:
+        raise TooManyParticipantsError(
+            f"{len(participants)} participants and {len(teams)} teams need {needed} "
+            f"operations; one transaction takes {MAX_TRANSACTION_ITEMS}"
+        )
+    return participants, teams, checks
 
 
 def _hot_families(
@@ -199,7 +220,7 @@ def new_incident_items(
 
 
 def _participants(caller: Caller, request: CreateIncident) -> dict[str, set[Role]]:
-    roles: dict[str, set[Role]] = {caller.user_id: {Role.CREATOR}}
+    roles: dict[str, set[Role]] = {caller.user_id: {Role.CREATOR}} if caller.takes_part else {}
     for user in request.assignees:
         roles.setdefault(user, set()).add(Role.ASSIGNEE)
     for team in request.teams:

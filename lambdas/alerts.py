@@ -1,0 +1,91 @@
+"""Events in over HTTP: the account's integrations (any user of the account manages them),
+and ``POST /alerts``, which monitoring tools call with an integration key instead of a
+user's token (``Authorization: Bearer <key>``, or ``routing_key`` in the body as
+PagerDuty's Events API v2 takes it)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Path
+
+from incidents.alerts import integrations as commands
+from incidents.alerts.ingest import ingest_alert
+from incidents.alerts.models import (
+    INTEGRATION_ID,
+    AlertAccepted,
+    AlertEvent,
+    Integration,
+    IntegrationChanges,
+    IntegrationList,
+    IntegrationWithKey,
+    NewIntegration,
+)
+from incidents.errors import UnauthorizedError
+from lambdas.api import answer, caller, lambda_handler, new_resolver, no_content, route
+from lambdas.cors import request_header
+from lambdas.runtime import store
+
+IntegrationId = Annotated[str, Path(pattern=INTEGRATION_ID)]
+BEARER = "bearer "
+
+app = new_resolver()
+
+
+@route(app, "create_integration")
+def create_integration(body: NewIntegration) -> Response[IntegrationWithKey]:
+    """A new integration; the answer holds its key (shown only here and on rotation)."""
+    created = commands.create_integration(store(), caller(app), body)
+    return answer(app, created, status=201, location=f"/integrations/{created.id}")
+
+
+@route(app, "list_integrations")
+def list_integrations() -> IntegrationList:
+    """The account's integrations, oldest first."""
+    return IntegrationList(items=commands.list_integrations(store(), caller(app)))
+
+
+@route(app, "get_integration")
+def get_integration(integration_id: IntegrationId) -> Integration:
+    """One integration (never its key)."""
+    return commands.get_integration(store(), caller(app), integration_id)
+
+
+@route(app, "update_integration")
+def update_integration(integration_id: IntegrationId, body: IntegrationChanges) -> Integration:
+    """Change its name, its team or its default severity."""
+    return commands.update_integration(store(), caller(app), integration_id, body)
+
+
+@route(app, "delete_integration")
+def delete_integration(integration_id: IntegrationId) -> Response[None]:
+    """Delete it; its key stops working at once."""
+    commands.delete_integration(store(), caller(app), integration_id)
+    return no_content()
+
+
+@route(app, "rotate_integration_key")
+def rotate_integration_key(integration_id: IntegrationId) -> IntegrationWithKey:
+    """A new key; the old one stops working at once."""
+    return commands.rotate_key(store(), caller(app), integration_id)
+
+
+@route(app, "send_alert")
+def send_alert(body: AlertEvent) -> Response[AlertAccepted]:
+    """Open, join, acknowledge or resolve the incident of the alert's ``dedup_key``."""
+    key = _bearer() or body.routing_key
+    if not key:
+        raise UnauthorizedError("send the integration key as Authorization: Bearer <key>")
+    who, integration = commands.authenticate(store(), key)
+    return answer(app, ingest_alert(store(), who, integration, body), status=202)
+
+
+def _bearer() -> str | None:
+    header = request_header(app.current_event.headers, "Authorization")
+    if header.lower().startswith(BEARER):
+        return header[len(BEARER) :].strip() or None
+    return None
+
+
+handler = lambda_handler(app)

@@ -1,0 +1,1 @@
+"""Events in: integrations (keys monitoring tools send alerts with) and alert ingestion."""

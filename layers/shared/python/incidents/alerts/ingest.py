@@ -1,0 +1,352 @@
+"""Alerts in: a trigger opens an incident for its key or joins the key's open one; an
+acknowledge or a resolve moves the key's incident. Exactly once per alert under retries and
+races, and cheap on a hot key.
+
+- **One incident per key**: the key's item (``<acct>#alertkey``, 16 shards by key) names
+  its incident. The create that opens one claims the item in its own transaction
+  (absent, or still naming the resolved incident it replaces), so of 100 racing first
+  triggers one opens the incident and the others, refused, join it.
+- **Exactly once**: each alert writes a *seen* item (a digest of the integration and the
+  body, kept `SEEN_SECONDS`) in the transaction that counts it; a retry of the same body
+  fails there and answers what the first one did.
+- **Hot keys**: a joining alert is two writes in one transaction, the seen item and an add
+  to the incident's sharded alert counter (`dynashard.ShardedCounter`, 8 items): no write
+  to the incident itself. Its timeline gets one ``alert.received`` event per key a minute
+  at most (`EVENT_EVERY`), naming how many alerts came since the last one; the claim on
+  that minute is a conditional write on the key's item, so racing alerts write one event.
+- **Order**: an acknowledge or a resolve whose ``payload.timestamp`` is older than the
+  key's incident was opened is for an earlier incident of the key and moves nothing
+  (``ignored``); a trigger after the key's incident was resolved, by an alert or a person,
+  opens a new incident.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from dynashard import Item, ShardedCounter, build_key, calculated_shard, sharded_key
+from incidents.alerts.models import (
+    SEVERITIES,
+    AlertAccepted,
+    AlertEvent,
+    AlertSeverity,
+    AlertStatus,
+    EventAction,
+    Integration,
+)
+from incidents.errors import DomainError, VersionConflictError
+from incidents.incident.commands import CHANGE_ATTEMPTS, load_summary, update_incident
+from incidents.incident.create import create_incident
+from incidents.items import deserialize, serialize
+from incidents.keyed import request_digest
+from incidents.models import EventType, IncidentSummary, Status, timestamp
+from incidents.requests import CreateIncident, UpdateIncident
+from incidents.store import Caller, Store, new_id
+from incidents.table import TABLE_SCHEMA
+from incidents.timeline.events import change_operations, pause_before_retry, require_counted
+
+KEY_SHARDS = 16
+SEEN_SHARDS = 16
+SEEN_SECONDS = 300
+"""A body seen again within this window is a retry of the same alert."""
+EVENT_EVERY = timedelta(minutes=1)
+COUNTER_SHARDS = 8
+OPEN_ATTEMPTS = 4
+
+
+class KeyTakenError(DomainError):
+    """Another trigger opened the key's incident first (never leaves this module)."""
+
+
+class SeenError(DomainError):
+    """This alert was counted before (never leaves this module)."""
+
+
+@dataclass(frozen=True)
+class KeyState:
+    """What the key's item says."""
+
+    incident_id: str
+    opened_at: str
+    last_event_at: str
+    counted_at_event: int
+
+
+@dataclass(frozen=True)
+class AlertKey:
+    """One integration's dedup key, in its account, with the store to reach it."""
+
+    store: Store
+    caller: Caller
+    integration: Integration
+    dedup_key: str
+
+    @property
+    def account(self) -> str:
+        return self.caller.account_id
+
+    def item_key(self) -> tuple[str, str]:
+        """(PK, SK) of the key's item: ``<acct>#alertkey#<shard>``, ``<integration>#<key>``."""
+        base, sort_key = (
+            build_key(self.account, "alertkey"),
+            f"{self.integration.id}#{self.dedup_key}",
+        )
+        shard = calculated_shard(base, sort_key, KEY_SHARDS)
+        return sharded_key(base, shard, KEY_SHARDS), sort_key
+
+    def state(self) -> KeyState | None:
+        """What the key's item says (strongly consistent), None before its first trigger."""
+        item = self.store.get(*self.item_key())
+        if item is None:
+            return None
+        values = deserialize(item)
+        return KeyState(
+            incident_id=values["incident_id"],
+            opened_at=values["opened_at"],
+            last_event_at=values["last_event_at"],
+            counted_at_event=int(values.get("counted_at_event", 1)),
+        )
+
+    def answer(self, status: AlertStatus, incident_id: str | None) -> AlertAccepted:
+        return AlertAccepted(status=status, dedup_key=self.dedup_key, incident_id=incident_id)
+
+
+def ingest_alert(
+    store: Store, caller: Caller, integration: Integration, alert: AlertEvent
+) -> AlertAccepted:
+    """Apply one alert of `integration` (acting as `caller`); what it did."""
+    key = AlertKey(store, caller, integration, alert.dedup_key or new_id("alert"))
+    if alert.event_action is EventAction.TRIGGER:
+        return _trigger(key, alert)
+    return _move(key, alert)
+
+
+def alert_count(store: Store, account: str, incident_id: str) -> int:
+    """How many alerts the incident received (the one that opened it included)."""
+    return _counter(store).total(_count_base(account, incident_id))
+
+
+def _trigger(key: AlertKey, alert: AlertEvent) -> AlertAccepted:
+    store, account = key.store, key.account
+    digest = request_digest(
+        {"integration": key.integration.id, "alert": alert.model_dump(mode="json")}
+    )
+    for _ in range(OPEN_ATTEMPTS):
+        seen = _seen_answer(store, account, digest)
+        if seen is not None:
+            return seen
+        state = key.state()
+        if state is not None and _is_open(key, state.incident_id):
+            return _join(key, alert, digest, state)
+        try:
+            return _open(key, alert, digest, state)
+        except (KeyTakenError, SeenError):
+            continue  # another trigger opened it, or this one did: read again
+    raise VersionConflictError("the alert's key keeps changing; retry")
+
+
+def _open(
+    key: AlertKey, alert: AlertEvent, digest: str, replaced: KeyState | None
+) -> AlertAccepted:
+    """A new incident for the key, claiming the key in the create's transaction."""
+    payload = _triggered(alert)
+    integration, store = key.integration, key.store
+    request = CreateIncident(
+        title=payload.summary,
+        severity=integration.default_severity or SEVERITIES[payload.severity],
+        details={"alert": _described(key, alert)},
+        teams=[integration.team_id] if integration.team_id else [],
+    )
+    values = {
+        "incident_id": "",
+        "opened_at": timestamp(payload.timestamp or store.clock()),
+        "last_event_at": timestamp(store.clock()),
+    }
+
+    def claim(summary: IncidentSummary) -> list[tuple[Item, DomainError | None]]:
+        answer = key.answer(AlertStatus.OPENED, summary.id)
+        return [
+            (_claim_key(key, {**values, "incident_id": summary.id}, replaced),
+             KeyTakenError("the key's incident was opened by another trigger")),
+            (_seen_put(store, key.account, digest, answer), SeenError("this alert was counted")),
+            (_counter(store).add(_count_base(key.account, summary.id)), None),
+        ]  # fmt: skip
+
+    incident = create_incident(store, key.caller, request, also=claim)
+    return key.answer(AlertStatus.OPENED, incident.summary.id)
+
+
+def _join(key: AlertKey, alert: AlertEvent, digest: str, state: KeyState) -> AlertAccepted:
+    """Count the alert on the key's open incident (and, once a minute, note it)."""
+    store = key.store
+    answer = key.answer(AlertStatus.ATTACHED, state.incident_id)
+    base = _count_base(key.account, state.incident_id)
+    try:
+        store.transact(
+            [_seen_put(store, key.account, digest, answer), _counter(store).add(base)],
+            [SeenError("this alert was counted"), None],
+        )
+    except SeenError:
+        return _seen_answer(store, key.account, digest) or answer
+    _note_alerts(key, alert, state)
+    return answer
+
+
+def _note_alerts(key: AlertKey, alert: AlertEvent, state: KeyState) -> None:
+    """An ``alert.received`` event, if the key's last one is `EVENT_EVERY` old and this
+    alert wins the claim on the next."""
+    store, now = key.store, key.store.clock()
+    if state.last_event_at > timestamp(now - EVENT_EVERY):
+        return
+    total = alert_count(store, key.account, state.incident_id)
+    if not _claim_event(key, state, now, total):
+        return
+    payload = _triggered(alert)
+    received = {
+        "integration_id": key.integration.id,
+        "dedup_key": key.dedup_key,
+        "summary": payload.summary,
+        "source": payload.source,
+        "severity": payload.severity.value,
+        "alerts": max(1, total - state.counted_at_event),
+    }
+    for attempt in range(CHANGE_ATTEMPTS):
+        counted = require_counted(store, key.caller, state.incident_id)
+        operations, _ = change_operations(
+            store, key.caller, counted, EventType.ALERT_RECEIVED, alert=received
+        )
+        try:
+            store.transact(operations, [None] * len(operations))
+            return
+        except VersionConflictError:
+            pause_before_retry(attempt)
+
+
+def _move(key: AlertKey, alert: AlertEvent) -> AlertAccepted:
+    """An acknowledge or a resolve: the key's incident moves, unless the alert is older."""
+    state = key.state()
+    sent = alert.payload.timestamp if alert.payload else None
+    if state is None or (sent is not None and timestamp(sent) < state.opened_at):
+        return key.answer(AlertStatus.IGNORED, None)
+    current = load_summary(key.store, key.caller, state.incident_id)
+    resolve = alert.event_action is EventAction.RESOLVE
+    if current.status is Status.RESOLVED and not resolve:
+        return key.answer(AlertStatus.IGNORED, None)
+    if current.status is not Status.RESOLVED:
+        status = Status.RESOLVED if resolve else Status.ACKNOWLEDGED
+        update_incident(key.store, key.caller, state.incident_id, UpdateIncident(status=status))
+    done = AlertStatus.RESOLVED if resolve else AlertStatus.ACKNOWLEDGED
+    return key.answer(done, state.incident_id)
+
+
+@dataclass(frozen=True)
+class Triggered:
+    """A trigger's payload, its required fields present."""
+
+    summary: str
+    source: str
+    severity: AlertSeverity
+    timestamp: datetime | None
+
+
+def _triggered(alert: AlertEvent) -> Triggered:
+    payload = alert.payload
+    if payload is None or not (payload.summary and payload.source and payload.severity):
+        raise AssertionError("a trigger's payload is validated complete")
+    return Triggered(payload.summary, payload.source, payload.severity, payload.timestamp)
+
+
+def _is_open(key: AlertKey, incident_id: str) -> bool:
+    return load_summary(key.store, key.caller, incident_id).status is not Status.RESOLVED
+
+
+def _described(key: AlertKey, alert: AlertEvent) -> dict[str, Any]:
+    """The alert as the incident's details keep it."""
+    payload = alert.payload
+    return {
+        "integration_id": key.integration.id,
+        "dedup_key": key.dedup_key,
+        **(payload.model_dump(mode="json", exclude_none=True) if payload else {}),
+        "links": [link.model_dump(exclude_none=True) for link in alert.links],
+    }
+
+
+def _claim_key(key: AlertKey, values: dict[str, Any], replaced: KeyState | None) -> Item:
+    """The Put that makes the key name a new incident: where it names none, or still names
+    the resolved one it replaces."""
+    pk, sk = key.item_key()
+    put: dict[str, Any] = {
+        "TableName": key.store.table_name,
+        "Item": serialize({"PK": pk, "SK": sk, "Type": "alert_key", **values,
+                           "counted_at_event": 1}),
+    }  # fmt: skip
+    if replaced is None:
+        put["ConditionExpression"] = "attribute_not_exists(PK)"
+    else:
+        put["ConditionExpression"] = "incident_id = :replaced"
+        put["ExpressionAttributeValues"] = {":replaced": {"S": replaced.incident_id}}
+    return {"Put": put}
+
+
+def _claim_event(key: AlertKey, state: KeyState, now: datetime, total: int) -> bool:
+    """Whether this alert writes the key's next ``alert.received`` event (one racer does)."""
+    pk, sk = key.item_key()
+    client = key.store.client
+    try:
+        client.update_item(
+            TableName=key.store.table_name,
+            Key={"PK": {"S": pk}, "SK": {"S": sk}},
+            UpdateExpression="SET last_event_at = :now, counted_at_event = :total",
+            ConditionExpression="last_event_at = :seen AND incident_id = :incident",
+            ExpressionAttributeValues={
+                ":now": {"S": timestamp(now)},
+                ":total": {"N": str(total)},
+                ":seen": {"S": state.last_event_at},
+                ":incident": {"S": state.incident_id},
+            },
+        )
+    except client.exceptions.ConditionalCheckFailedException:
+        return False
+    return True
+
+
+def _seen_item(account: str, digest: str) -> tuple[str, str]:
+    base = build_key(account, "alertseen")
+    return sharded_key(base, calculated_shard(base, digest, SEEN_SHARDS), SEEN_SHARDS), digest
+
+
+def _seen_put(store: Store, account: str, digest: str, answer: AlertAccepted) -> Item:
+    """The Put of an alert's seen item: where none is, or where one has lapsed."""
+    pk, sk = _seen_item(account, digest)
+    now = int(store.clock().timestamp())
+    values = {"PK": pk, "SK": sk, "Type": "alert_seen", "ExpiresAt": now + SEEN_SECONDS,
+              **answer.model_dump(mode="json")}  # fmt: skip
+    return {
+        "Put": {
+            "TableName": store.table_name,
+            "Item": serialize(values),
+            "ConditionExpression": "attribute_not_exists(PK) OR ExpiresAt < :now",
+            "ExpressionAttributeValues": {":now": {"N": str(now)}},
+        }
+    }
+
+
+def _seen_answer(store: Store, account: str, digest: str) -> AlertAccepted | None:
+    """The answer an earlier delivery of this alert got, within the window."""
+    item = store.get(*_seen_item(account, digest))
+    if item is None or int(item["ExpiresAt"]["N"]) < int(store.clock().timestamp()):
+        return None
+    values = deserialize(item)
+    return AlertAccepted(
+        status=values["status"], dedup_key=values["dedup_key"], incident_id=values["incident_id"]
+    )
+
+
+def _counter(store: Store) -> ShardedCounter:
+    return ShardedCounter(store.client, store.table_name, TABLE_SCHEMA, COUNTER_SHARDS)
+
+
+def _count_base(account: str, incident_id: str) -> str:
+    return build_key(account, incident_id, "alerts")

@@ -1,0 +1,220 @@
+"""Integrations: an account's keys for alert ingestion, each routed to a team.
+
+A key is 32 random bytes, shown once (on creation and rotation) and stored only as its
+SHA-256: a stolen table does not give working keys, and a key that high in entropy needs no
+slow hash. A key finds its integration by one point read of ``integrationkey#<hash>``,
+which is not under any account (the key is all a monitoring tool sends); an unknown key
+and a revoked one take exactly the same path (that read finds nothing) and the same answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import timedelta
+from typing import Any
+
+from dynashard import Item, build_key
+from incidents.alerts.models import (
+    Integration,
+    IntegrationChanges,
+    IntegrationWithKey,
+    NewIntegration,
+)
+from incidents.errors import DomainError, NotFoundError, UnauthorizedError
+from incidents.items import deserialize, serialize
+from incidents.keys import teams_partition
+from incidents.models import timestamp
+from incidents.store import Caller, Store, new_id
+
+KEY_PREFIX = "ik_"
+LOOKUP_SK = "integrationkey"
+LAST_USED_EVERY = timedelta(minutes=1)
+"""`last_used_at` moves at most this often (a storm does not write it per alert)."""
+STORED = ("name", "team_id", "default_severity", "key_hint", "created_at", "last_used_at")
+
+
+def integrations_partition(account: str) -> str:
+    """``<acct>#integration``: the account's integrations."""
+    return build_key(account, "integration")
+
+
+def key_lookup(key: str) -> tuple[str, str]:
+    """(PK, SK) of the item a key finds its integration by."""
+    return _lookup_of(_hash(key))
+
+
+def _lookup_of(key_hash: str) -> tuple[str, str]:
+    return build_key("integrationkey", key_hash), LOOKUP_SK
+
+
+def new_key() -> str:
+    """A fresh integration key."""
+    return KEY_PREFIX + secrets.token_urlsafe(32)
+
+
+def create_integration(store: Store, caller: Caller, request: NewIntegration) -> IntegrationWithKey:
+    """The integration, its key's lookup item and (if named) a check that its team exists,
+    in one transaction."""
+    key = new_key()
+    shown = IntegrationWithKey(
+        id=new_id("intg"),
+        name=request.name,
+        team_id=request.team_id,
+        default_severity=request.default_severity,
+        key_hint=key[-4:],
+        created_at=timestamp(store.clock()),
+        last_used_at=None,
+        key=key,
+    )
+    operations = [
+        store.put_operation(_integration_item(caller.account_id, shown, key), new=True),
+        store.put_operation(_lookup_item(caller.account_id, shown.id, key), new=True),
+    ]
+    failures: list[DomainError | None] = [None, None]
+    if request.team_id is not None:
+        operations.append(store.exists_check(teams_partition(caller.account_id), request.team_id))
+        failures.append(NotFoundError(f"team {request.team_id} not found"))
+    store.transact(operations, failures)
+    return shown
+
+
+def list_integrations(store: Store, caller: Caller) -> list[Integration]:
+    """Every integration of the caller's account, oldest first."""
+    items = store.query_partition(integrations_partition(caller.account_id))
+    return [_integration(item) for item in items]
+
+
+def get_integration(store: Store, caller: Caller, integration_id: str) -> Integration:
+    """One integration of the caller's account, or 404."""
+    return _integration(_stored(store, caller.account_id, integration_id))
+
+
+def update_integration(
+    store: Store, caller: Caller, integration_id: str, changes: IntegrationChanges
+) -> Integration:
+    """Change its name, team or default severity (the team must exist)."""
+    stored = _stored(store, caller.account_id, integration_id)
+    fields = changes.model_dump(exclude_unset=True)
+    item = serialize({**deserialize(stored), **fields})
+    operations = [_replace(store, item, stored)]
+    failures: list[DomainError | None] = [NotFoundError(f"integration {integration_id} not found")]
+    if fields.get("team_id") is not None:
+        operations.append(store.exists_check(teams_partition(caller.account_id), fields["team_id"]))
+        failures.append(NotFoundError(f"team {fields['team_id']} not found"))
+    store.transact(operations, failures)
+    return _integration(item)
+
+
+def rotate_key(store: Store, caller: Caller, integration_id: str) -> IntegrationWithKey:
+    """A new key for the integration; the old one stops working at once."""
+    stored = _stored(store, caller.account_id, integration_id)
+    key = new_key()
+    old = deserialize(stored)
+    item = serialize({**old, "key_hash": _hash(key), "key_hint": key[-4:]})
+    store.transact(
+        [
+            _replace(store, item, stored),
+            store.put_operation(_lookup_item(caller.account_id, integration_id, key), new=True),
+            {"Delete": {"TableName": store.table_name, "Key": _key(*_lookup_of(old["key_hash"]))}},
+        ],
+        [NotFoundError(f"integration {integration_id} not found"), None, None],
+    )
+    return IntegrationWithKey(**_integration(item).model_dump(), key=key)
+
+
+def delete_integration(store: Store, caller: Caller, integration_id: str) -> None:
+    """Delete it and its key (which stops working at once)."""
+    stored = deserialize(_stored(store, caller.account_id, integration_id))
+    pk = integrations_partition(caller.account_id)
+    store.transact(
+        [
+            {"Delete": {"TableName": store.table_name, "Key": _key(pk, integration_id)}},
+            {
+                "Delete": {
+                    "TableName": store.table_name,
+                    "Key": _key(*_lookup_of(stored["key_hash"])),
+                }
+            },
+        ],
+        [None, None],
+    )
+
+
+def authenticate(store: Store, key: str) -> tuple[Caller, Integration]:
+    """The integration `key` belongs to, acting as itself in its account; the same
+    `UnauthorizedError` for a key that never existed and one revoked or rotated away."""
+    lookup = store.get(*key_lookup(key), consistent=False)
+    if lookup is None:
+        raise UnauthorizedError("unknown or revoked integration key")
+    account, integration_id = lookup["account_id"]["S"], lookup["integration_id"]["S"]
+    stored = store.get(integrations_partition(account), integration_id, consistent=False)
+    if stored is None:
+        raise UnauthorizedError("unknown or revoked integration key")
+    integration = _integration(stored)
+    _mark_used(store, account, integration)
+    return Caller(account_id=account, user_id=integration.id), integration
+
+
+def _mark_used(store: Store, account: str, integration: Integration) -> None:
+    now = store.clock()
+    if integration.last_used_at and integration.last_used_at > timestamp(now - LAST_USED_EVERY):
+        return
+    store.client.update_item(
+        TableName=store.table_name,
+        Key=_key(integrations_partition(account), integration.id),
+        UpdateExpression="SET last_used_at = :now",
+        ConditionExpression="attribute_exists(PK)",
+        ExpressionAttributeValues={":now": {"S": timestamp(now)}},
+    )
+
+
+def _stored(store: Store, account: str, integration_id: str) -> Item:
+    item = store.get(integrations_partition(account), integration_id)
+    if item is None:
+        raise NotFoundError(f"integration {integration_id} not found")
+    return item
+
+
+def _replace(store: Store, item: Item, stored: Item) -> Item:
+    """A transaction's Put of `item` over `stored`, if no one changed it since."""
+    return {
+        "Put": {
+            "TableName": store.table_name,
+            "Item": item,
+            "ConditionExpression": "key_hash = :seen",
+            "ExpressionAttributeValues": {":seen": stored["key_hash"]},
+        }
+    }
+
+
+def _integration_item(account: str, integration: Integration, key: str) -> Item:
+    values: dict[str, Any] = {
+        "PK": integrations_partition(account),
+        "SK": integration.id,
+        "Type": "integration",
+        "key_hash": _hash(key),
+        **integration.model_dump(include=set(STORED)),
+    }
+    return serialize(values)
+
+
+def _lookup_item(account: str, integration_id: str, key: str) -> Item:
+    pk, sk = key_lookup(key)
+    return serialize(
+        {"PK": pk, "SK": sk, "Type": "integration_key", "account_id": account,
+         "integration_id": integration_id}
+    )  # fmt: skip
+
+
+def _integration(item: Item) -> Integration:
+    values = deserialize(item)
+    return Integration.model_validate({"id": values["SK"], **{n: values.get(n) for n in STORED}})
+
+
+def _hash(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _key(pk: str, sk: str) -> Item:
+    return {"PK": {"S": pk}, "SK": {"S": sk}}

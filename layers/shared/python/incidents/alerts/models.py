@@ -1,0 +1,182 @@
+"""What monitoring tools send (PagerDuty's Events API v2 shape, so Alertmanager's and
+EventBridge's PagerDuty settings work unchanged) and what integrations are."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from incidents.models import KSUID, RESPONSE, Severity, TeamId
+from incidents.requests import CleanName, CleanTitle
+
+INTEGRATION_ID = rf"^intg_{KSUID}$"
+DEDUP_KEY_MAX = 255
+"""PagerDuty's limit for a dedup key."""
+SOURCE_MAX = 255
+
+
+class EventAction(StrEnum):
+    """What an alert asks for."""
+
+    TRIGGER = "trigger"
+    ACKNOWLEDGE = "acknowledge"
+    RESOLVE = "resolve"
+
+
+class AlertSeverity(StrEnum):
+    """PagerDuty's severities, each mapped to one of ours (`SEVERITIES`)."""
+
+    CRITICAL = "critical"
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+SEVERITIES = {
+    AlertSeverity.CRITICAL: Severity.SEV1,
+    AlertSeverity.ERROR: Severity.SEV2,
+    AlertSeverity.WARNING: Severity.SEV3,
+    AlertSeverity.INFO: Severity.SEV4,
+}
+"""critical is SEV1, error SEV2, warning SEV3, info SEV4 (SEV5 is for people to choose)."""
+
+DedupKey = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=DEDUP_KEY_MAX)
+]
+
+
+class AlertPayload(BaseModel):
+    """What happened: a trigger needs summary, source and severity; an acknowledge or a
+    resolve reads only the timestamp."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    summary: CleanTitle | None = None
+    source: Annotated[str, StringConstraints(min_length=1, max_length=SOURCE_MAX)] | None = None
+    severity: AlertSeverity | None = None
+    timestamp: datetime | None = None
+    """When the monitoring tool saw it; orders an acknowledge or resolve against the key's
+    incident (one from before the incident opened moves nothing)."""
+    component: str | None = None
+    group: str | None = None
+    custom_details: dict[str, Any] | None = None
+
+
+class Link(BaseModel):
+    """A link to show with the alert."""
+
+    href: Annotated[str, StringConstraints(min_length=1, max_length=2048)]
+    text: str | None = None
+
+
+class AlertEvent(BaseModel):
+    """One alert, as PagerDuty's Events API v2 takes it (``routing_key`` is the integration
+    key, or send it as ``Authorization: Bearer``)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    routing_key: str | None = None
+    event_action: EventAction
+    dedup_key: DedupKey | None = None
+    payload: AlertPayload | None = None
+    links: list[Link] = Field(default_factory=list, max_length=20)
+
+    @model_validator(mode="after")
+    def _complete(self) -> AlertEvent:
+        if self.event_action is EventAction.TRIGGER:
+            missing = [
+                name
+                for name in ("summary", "source", "severity")
+                if self.payload is None or getattr(self.payload, name) is None
+            ]
+            if missing:
+                raise ValueError(f"payload: a trigger needs {', '.join(missing)}")
+        if self.event_action is not EventAction.TRIGGER and self.dedup_key is None:
+            raise ValueError(f"dedup_key: an {self.event_action.value} names the alert's key")
+        return self
+
+
+class AlertStatus(StrEnum):
+    """What an alert did."""
+
+    OPENED = "opened"
+    """A trigger opened a new incident."""
+    ATTACHED = "attached"
+    """A trigger joined the key's open incident."""
+    ACKNOWLEDGED = "acknowledged"
+    RESOLVED = "resolved"
+    IGNORED = "ignored"
+    """An acknowledge or resolve with no open incident for its key, or older than it."""
+
+
+class AlertAccepted(BaseModel):
+    """The answer to an alert (202)."""
+
+    model_config = RESPONSE
+
+    status: AlertStatus
+    dedup_key: str
+    incident_id: str | None
+    """The incident the alert opened, joined or moved; null when it moved none."""
+
+
+class NewIntegration(BaseModel):
+    """An integration: a key that monitoring tools send alerts with, routed to a team."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: CleanName
+    team_id: TeamId | None = None
+    default_severity: Severity | None = None
+    """The severity of the incidents it opens, whatever the alert says (none: the alert's)."""
+
+
+class IntegrationChanges(BaseModel):
+    """Fields of an integration to change: at least one (``null`` clears the team or the
+    default severity)."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1})
+
+    name: CleanName | None = None
+    team_id: TeamId | None = None
+    default_severity: Severity | None = None
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> IntegrationChanges:
+        if not self.model_fields_set:
+            raise ValueError("name it: at least one of name, team_id, default_severity")
+        if "name" in self.model_fields_set and self.name is None:
+            raise ValueError("name: an integration keeps a name")
+        return self
+
+
+class Integration(BaseModel):
+    """An integration as the API shows it (the key only on creation and rotation)."""
+
+    model_config = RESPONSE
+
+    id: str
+    name: str
+    team_id: str | None
+    default_severity: Severity | None
+    key_hint: str
+    """The key's last four characters, to tell keys apart."""
+    created_at: str
+    last_used_at: str | None
+
+
+class IntegrationWithKey(Integration):
+    """An integration with its key: shown once, when created or rotated."""
+
+    key: str
+
+
+class IntegrationList(BaseModel):
+    """The account's integrations, oldest first (never their keys)."""
+
+    model_config = RESPONSE
+
+    items: list[Integration]

@@ -1,0 +1,202 @@
+"""Events in (issue 39, points 1-3 in the domain): integrations and their keys, and alerts
+that open, join, acknowledge and resolve incidents, on DynamoDB Local."""
+
+from __future__ import annotations
+
+import dataclasses
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from incidents.alerts.ingest import alert_count, ingest_alert
+from incidents.alerts.integrations import (
+    authenticate,
+    create_integration,
+    delete_integration,
+    get_integration,
+    list_integrations,
+    rotate_key,
+    update_integration,
+)
+from incidents.alerts.models import (
+    AlertEvent,
+    AlertStatus,
+    IntegrationChanges,
+    IntegrationWithKey,
+    NewIntegration,
+)
+from incidents.errors import NotFoundError, UnauthorizedError
+from incidents.incident.commands import load_summary
+from incidents.incident.queries import PageRequest
+from incidents.models import EventType, Severity, Status
+from incidents.requests import CreateTeam
+from incidents.store import Caller, Store, new_id
+from incidents.team_commands import create_team
+from incidents.timeline.queries import EventRequest, incident_timeline
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def alice() -> Caller:
+    return Caller(new_id("acct"), new_id("user"))
+
+
+@pytest.fixture
+def integration(store: Store, alice: Caller) -> IntegrationWithKey:
+    team = create_team(store, alice, CreateTeam(name="Payments"))
+    return create_integration(store, alice, NewIntegration(name="prometheus", team_id=team.id))
+
+
+def trigger(key: str | None = None, summary: str = "disk full", **payload: Any) -> AlertEvent:
+    body = {"summary": summary, "source": "db-1", "severity": "critical", **payload}
+    return AlertEvent.model_validate(
+        {"event_action": "trigger", "payload": body, **({"dedup_key": key} if key else {})}
+    )
+
+
+def action(name: str, key: str, **payload: Any) -> AlertEvent:
+    return AlertEvent.model_validate(
+        {"event_action": name, "dedup_key": key, **({"payload": payload} if payload else {})}
+    )
+
+
+def send(store: Store, key: str, alert: AlertEvent) -> Any:
+    caller, integration = authenticate(store, key)
+    return ingest_alert(store, caller, integration, alert)
+
+
+def events(store: Store, caller: Caller, incident_id: str) -> list[Any]:
+    return incident_timeline(
+        store, caller, incident_id, EventRequest(PageRequest(limit=100, descending=False))
+    ).items
+
+
+def test_an_integration_s_key_is_shown_once_stored_hashed_rotated_and_revoked(
+    store: Store, alice: Caller, integration: IntegrationWithKey, dynamodb: Any
+) -> None:
+    caller, found = authenticate(store, integration.key)
+    assert caller == Caller(alice.account_id, integration.id)
+    assert found.last_used_at is None, "read before this use was marked"
+    assert get_integration(store, alice, integration.id).last_used_at is not None
+    assert [i.id for i in list_integrations(store, alice)] == [integration.id]
+    items = dynamodb.scan(TableName=store.table_name)["Items"]
+    assert integration.key not in repr(items), "the key itself is never stored"
+    renamed = update_integration(
+        store, alice, integration.id, IntegrationChanges(default_severity=Severity.SEV2)
+    )
+    assert (renamed.name, renamed.default_severity) == ("prometheus", Severity.SEV2)
+    rotated = rotate_key(store, alice, integration.id)
+    assert rotated.key != integration.key
+    assert rotated.key_hint == rotated.key[-4:]
+    with pytest.raises(UnauthorizedError):
+        authenticate(store, integration.key)
+    assert authenticate(store, rotated.key)[1].id == integration.id
+    delete_integration(store, alice, integration.id)
+    with pytest.raises(UnauthorizedError):
+        authenticate(store, rotated.key)
+    with pytest.raises(UnauthorizedError):
+        authenticate(store, "ik_" + "x" * 43)
+    with pytest.raises(NotFoundError):
+        get_integration(store, alice, integration.id)
+
+
+def test_an_integration_routes_only_to_a_team_of_its_account(store: Store, alice: Caller) -> None:
+    with pytest.raises(NotFoundError, match="team"):
+        create_integration(store, alice, NewIntegration(name="x", team_id=new_id("team")))
+    assert list_integrations(store, alice) == []
+    other = Caller(new_id("acct"), new_id("user"))
+    team = create_team(store, other, CreateTeam(name="theirs"))
+    with pytest.raises(NotFoundError, match="team"):
+        create_integration(store, alice, NewIntegration(name="x", team_id=team.id))
+
+
+def test_a_trigger_opens_one_incident_per_key_and_counts_every_alert(
+    store: Store, alice: Caller, integration: IntegrationWithKey
+) -> None:
+    opened = send(store, integration.key, trigger("db-1/disk"))
+    assert opened.status is AlertStatus.OPENED
+    summary = load_summary(store, alice, opened.incident_id)
+    assert (summary.title, summary.severity) == ("disk full", Severity.SEV1)
+    assert summary.created_by == integration.id
+    joined = send(store, integration.key, trigger("db-1/disk", "disk still full"))
+    assert (joined.status, joined.incident_id) == (AlertStatus.ATTACHED, opened.incident_id)
+    retried = send(store, integration.key, trigger("db-1/disk", "disk still full"))
+    assert retried == joined, "the same body again is a retry: the first answer"
+    assert alert_count(store, alice.account_id, opened.incident_id) == 2
+    other = send(store, integration.key, trigger("db-2/disk"))
+    assert other.incident_id != opened.incident_id
+    generated = send(store, integration.key, trigger())
+    assert generated.dedup_key.startswith("alert_"), "a key is generated and returned"
+
+
+def test_acknowledge_and_resolve_move_the_key_s_incident_then_a_trigger_opens_a_new_one(
+    store: Store, alice: Caller, integration: IntegrationWithKey
+) -> None:
+    first = send(store, integration.key, trigger("k"))
+    acked = send(store, integration.key, action("acknowledge", "k"))
+    assert (acked.status, acked.incident_id) == (AlertStatus.ACKNOWLEDGED, first.incident_id)
+    assert load_summary(store, alice, first.incident_id).status is Status.ACKNOWLEDGED
+    resolved = send(store, integration.key, action("resolve", "k"))
+    assert resolved.status is AlertStatus.RESOLVED
+    assert load_summary(store, alice, first.incident_id).status is Status.RESOLVED
+    moves = [e for e in events(store, alice, first.incident_id) if e.seq > 1]
+    assert [e.actor.user_id for e in moves] == [integration.id, integration.id]
+    again = send(store, integration.key, trigger("k"))
+    assert again.status is AlertStatus.OPENED
+    assert again.incident_id != first.incident_id
+    assert send(store, integration.key, action("acknowledge", "unknown")).incident_id is None
+
+
+def test_an_acknowledge_older_than_the_key_s_incident_moves_nothing(
+    store: Store, alice: Caller, integration: IntegrationWithKey
+) -> None:
+    now = datetime.now(UTC)
+    opened = send(store, integration.key, trigger("late", timestamp=now.isoformat()))
+    stale = send(
+        store,
+        integration.key,
+        action("resolve", "late", timestamp=(now - timedelta(minutes=5)).isoformat()),
+    )
+    assert (stale.status, stale.incident_id) == (AlertStatus.IGNORED, None)
+    assert load_summary(store, alice, opened.incident_id).status is Status.TRIGGERED
+
+
+def test_racing_first_triggers_of_one_key_open_one_incident(
+    store: Store, alice: Caller, integration: IntegrationWithKey
+) -> None:
+    def fire(n: int) -> Any:
+        return send(store, integration.key, trigger("storm", custom_details={"n": n}))
+
+    with ThreadPoolExecutor(16) as pool:
+        answers = list(pool.map(fire, range(100)))
+    incidents = {answer.incident_id for answer in answers}
+    assert len(incidents) == 1, incidents
+    assert sorted(a.status for a in answers).count(AlertStatus.OPENED) == 1
+    assert alert_count(store, alice.account_id, incidents.pop()) == 100
+
+
+def test_a_storm_notes_its_alerts_on_the_timeline_once_a_minute(
+    store: Store, alice: Caller, integration: IntegrationWithKey
+) -> None:
+    now = [datetime(2026, 11, 26, 8, 0, tzinfo=UTC)]
+    timed = dataclasses.replace(store, clock=lambda: now[0])
+    opened = send(timed, integration.key, trigger("noisy"))
+    for second in (10, 20, 70, 80, 140):
+        now[0] = datetime(2026, 11, 26, 8, 0, tzinfo=UTC) + timedelta(seconds=second)
+        send(timed, integration.key, trigger("noisy", f"noise at {second}"))
+    received = [
+        e for e in events(store, alice, opened.incident_id) if e.type is EventType.ALERT_RECEIVED
+    ]
+    assert [e.alert.alerts for e in received] == [3, 2], "3 by 70 s, 2 more by 140 s"
+    assert [e.alert.summary for e in received] == ["noise at 70", "noise at 140"]
+    assert alert_count(store, alice.account_id, opened.incident_id) == 6
+
+
+def test_a_trigger_without_summary_names_the_missing_fields() -> None:
+    with pytest.raises(ValueError, match="summary, source"):
+        AlertEvent.model_validate({"event_action": "trigger", "payload": {"severity": "info"}})
+    with pytest.raises(ValueError, match="dedup_key"):
+        AlertEvent.model_validate({"event_action": "resolve"})

@@ -1,0 +1,176 @@
+"""Integrations and ``POST /alerts`` through the alerts handler (issue 39, points 1-2 over
+HTTP): a user manages the account's integrations; a monitoring tool sends alerts with the
+key, as a bearer token or as PagerDuty's ``routing_key``."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from incidents.alerts.ingest import AlertKey
+from incidents.alerts.integrations import authenticate
+from incidents.store import Caller, new_id
+from lambdas import runtime
+from lambdas.routes import ALERT_MAX_BYTES
+from tests.api_harness import Api, Reply
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def alice() -> Caller:
+    return Caller(new_id("acct"), new_id("user"))
+
+
+def new_integration(api: Api, who: Caller, **body: Any) -> dict[str, Any]:
+    reply = api.call("create_integration", who, body={"name": "prometheus", **body})
+    assert reply.status == 201, reply.body
+    assert reply.headers["Location"].endswith(f"/integrations/{reply.body['id']}")
+    return reply.body  # type: ignore[no-any-return]
+
+
+def alert(api: Api, key: str | None, **body: Any) -> Reply:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return api.call("send_alert", None, body=body, headers=headers)
+
+
+def trigger(api: Api, key: str, dedup_key: str, summary: str = "disk full") -> Reply:
+    payload = {"summary": summary, "source": "db-1", "severity": "error"}
+    return alert(api, key, event_action="trigger", dedup_key=dedup_key, payload=payload)
+
+
+def test_an_integration_s_life_over_http(api: Api, alice: Caller) -> None:
+    team = api.call("create_team", alice, body={"name": "Payments"}).body
+    created = new_integration(api, alice, team_id=team["id"], default_severity="SEV2")
+    assert created["key"].startswith("ik_")
+    assert created["key_hint"] == created["key"][-4:]
+    shown = api.call("get_integration", alice, {"integration_id": created["id"]}).body
+    assert "key" not in shown
+    assert shown["team_id"] == team["id"]
+    listed = api.call("list_integrations", alice).body["items"]
+    assert [i["id"] for i in listed] == [created["id"]]
+    path = {"integration_id": created["id"]}
+    renamed = api.call("update_integration", alice, path, body={"name": "alertmanager"})
+    assert (renamed.status, renamed.body["name"]) == (200, "alertmanager")
+    empty = api.call("update_integration", alice, path, body={})
+    assert (empty.status, empty.body["code"]) == (400, "validation_error")
+    rotated = api.call("rotate_integration_key", alice, path).body
+    assert trigger(api, created["key"], "k").status == 401
+    assert trigger(api, rotated["key"], "k").status == 202
+    assert api.call("delete_integration", alice, path).status == 204
+    gone = trigger(api, rotated["key"], "k")
+    assert (gone.status, gone.body["code"]) == (401, "unauthorized")
+    assert api.call("get_integration", alice, path).status == 404
+
+
+def test_another_account_never_sees_an_integration(api: Api, alice: Caller) -> None:
+    created = new_integration(api, alice)
+    mallory = Caller(new_id("acct"), new_id("user"))
+    path = {"integration_id": created["id"]}
+    assert api.call("get_integration", mallory, path).status == 404
+    assert api.call("delete_integration", mallory, path).status == 404
+    assert api.call("list_integrations", mallory).body["items"] == []
+    missing_team = api.call(
+        "create_integration", alice, body={"name": "x", "team_id": new_id("team")}
+    )
+    assert (missing_team.status, missing_team.body["code"]) == (404, "not_found")
+
+
+def test_alerts_open_join_acknowledge_and_resolve_an_incident(api: Api, alice: Caller) -> None:
+    key = new_integration(api, alice)["key"]
+    opened = trigger(api, key, "db-1/disk")
+    assert opened.status == 202, opened.body
+    assert opened.body["status"] == "opened"
+    incident = opened.body["incident_id"]
+    summary = api.call("get_incident", alice, {"incident_id": incident}).body["summary"]
+    assert (summary["title"], summary["severity"]) == ("disk full", "SEV2")
+    joined = alert(
+        api,
+        None,
+        routing_key=key,
+        event_action="trigger",
+        dedup_key="db-1/disk",
+        payload={"summary": "still full", "source": "db-1", "severity": "error"},
+    )
+    assert (joined.status, joined.body["incident_id"]) == (202, incident)
+    assert joined.body["status"] == "attached"
+    acked = alert(api, key, event_action="acknowledge", dedup_key="db-1/disk")
+    assert acked.body == {"status": "acknowledged", "dedup_key": "db-1/disk",
+                          "incident_id": incident}  # fmt: skip
+    resolved = alert(api, key, event_action="resolve", dedup_key="db-1/disk")
+    assert resolved.body["status"] == "resolved"
+    summary = api.call("get_incident", alice, {"incident_id": incident}).body["summary"]
+    assert summary["status"] == "RESOLVED"
+    unknown = alert(api, key, event_action="resolve", dedup_key="never-sent")
+    assert (unknown.status, unknown.body["incident_id"]) == (202, None)
+
+
+def test_a_key_s_alerts_reach_the_timeline_once_a_minute(api: Api, alice: Caller) -> None:
+    key = new_integration(api, alice)["key"]
+    incident = trigger(api, key, "noisy").body["incident_id"]
+    _last_event_minutes_ago(key, "noisy", 2)
+    trigger(api, key, "noisy", "noise again")
+    trigger(api, key, "noisy", "and again")
+    reply = api.call("incident_timeline", alice, {"incident_id": incident})
+    received = [e for e in reply.body["items"] if e["type"] == "alert.received"]
+    assert [(e["alert"]["alerts"], e["alert"]["summary"]) for e in received] == [
+        (1, "noise again")
+    ], "one event for the minute; the alert after it is counted, not noted"
+
+
+def _last_event_minutes_ago(key: str, dedup_key: str, minutes: int) -> None:
+    """Move the key's last ``alert.received`` back in time (as if a minute had passed)."""
+    store = runtime.store()
+    caller, integration = authenticate(store, key)
+    pk, sk = AlertKey(store, caller, integration, dedup_key).item_key()
+    then = datetime.now(UTC) - timedelta(minutes=minutes)
+    store.client.update_item(
+        TableName=store.table_name,
+        Key={"PK": {"S": pk}, "SK": {"S": sk}},
+        UpdateExpression="SET last_event_at = :then",
+        ExpressionAttributeValues={":then": {"S": then.strftime("%Y-%m-%dT%H:%M:%S.%fZ")}},
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ({"event_action": "trigger", "payload": {"summary": "x"}}, "source, severity"),
+        ({"event_action": "explode", "dedup_key": "k"}, "event_action"),
+        ({"event_action": "resolve"}, "dedup_key"),
+        (
+            {
+                "event_action": "trigger",
+                "payload": {"summary": "x", "source": "s", "severity": "fatal"},
+            },
+            "severity",
+        ),
+    ],
+)
+def test_a_bad_alert_is_a_400_naming_the_field(
+    api: Api, alice: Caller, body: dict[str, Any], says: str
+) -> None:
+    key = new_integration(api, alice)["key"]
+    reply = alert(api, key, **body)
+    assert (reply.status, reply.body["code"]) == (400, "validation_error")
+    assert says in reply.body["message"]
+
+
+def test_an_unknown_key_and_no_key_are_the_same_401(api: Api) -> None:
+    body = {"event_action": "resolve", "dedup_key": "k"}
+    unknown = alert(api, "ik_" + "A" * 43, **body)
+    missing = alert(api, None, **body)
+    assert unknown.status == missing.status == 401
+    assert unknown.body["code"] == missing.body["code"] == "unauthorized"
+
+
+def test_an_alert_above_the_size_limit_is_a_413_and_writes_nothing(api: Api, alice: Caller) -> None:
+    key = new_integration(api, alice)["key"]
+    details = {"blob": "x" * ALERT_MAX_BYTES}
+    payload = {"summary": "big", "source": "s", "severity": "info", "custom_details": details}
+    reply = alert(api, key, event_action="trigger", dedup_key="big", payload=payload)
+    assert (reply.status, reply.body["code"]) == (413, "payload_too_large")
+    listed = api.call("account_incidents", alice, query={"state": ["OPEN"]}).body["items"]
+    assert listed == []
