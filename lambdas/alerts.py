@@ -5,11 +5,15 @@ PagerDuty's Events API v2 takes it)."""
 
 from __future__ import annotations
 
+import functools
+import os
+from collections.abc import Mapping
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
+from dynashard import RateLimits, RatePolicy
 from incidents.alerts import integrations as commands
 from incidents.alerts.ingest import ingest_alert
 from incidents.alerts.models import (
@@ -22,13 +26,26 @@ from incidents.alerts.models import (
     IntegrationWithKey,
     NewIntegration,
 )
-from incidents.errors import UnauthorizedError
-from lambdas.api import answer, caller, lambda_handler, new_resolver, no_content, route
+from incidents.errors import RateLimitedError, UnauthorizedError
+from incidents.table import TABLE_SCHEMA
+from lambdas.api import (
+    answer,
+    caller,
+    lambda_handler,
+    new_resolver,
+    no_content,
+    route,
+)
 from lambdas.cors import request_header
-from lambdas.runtime import store
+from lambdas.runtime import dynamodb, store, table_name
+from lambdas.settings import alerts_per_minute
 
 IntegrationId = Annotated[str, Path(pattern=INTEGRATION_ID)]
 BEARER = "bearer "
+ALERTS_QUOTA = "alerts"
+BUCKET_WRITES_PER_SECOND = 500
+"""Writes a second one bucket item takes before the quota is spread over more (half of a
+partition's 1,000)."""
 
 app = new_resolver()
 
@@ -78,7 +95,33 @@ def send_alert(body: AlertEvent) -> Response[AlertAccepted]:
     if not key:
         raise UnauthorizedError("send the integration key as Authorization: Bearer <key>")
     who, integration = commands.authenticate(store(), key)
-    return answer(app, ingest_alert(store(), who, integration, body), status=202)
+    decision = rate_limits().take(who.account_id, ALERTS_QUOTA, alerts_policy(os.environ))
+    if not decision.allowed:
+        raise RateLimitedError(
+            f'rate limit "{decision.policy.name}": {decision.policy.limit} alerts a minute per '
+            f"account; retry in {decision.retry_after} s",
+            decision.headers(),
+        )
+    accepted = answer(app, ingest_alert(store(), who, integration, body), status=202)
+    accepted.headers.update(decision.headers())
+    return accepted
+
+
+def alerts_policy(env: Mapping[str, str]) -> RatePolicy:
+    """The stage's quota of alerts a minute per account (`ALERTS_PER_MINUTE`), one bucket
+    item up to `BUCKET_WRITES_PER_SECOND`, more shards above."""
+    limit = alerts_per_minute(env)
+    per_second = limit / 60
+    shards = 1
+    while per_second / shards > BUCKET_WRITES_PER_SECOND and shards * 2 <= limit:
+        shards *= 2
+    return RatePolicy(ALERTS_QUOTA, limit, 60, shards)
+
+
+@functools.cache
+def rate_limits() -> RateLimits:
+    """The container's limiter, on the stage's table."""
+    return RateLimits(dynamodb(), table_name(), TABLE_SCHEMA)
 
 
 def _bearer() -> str | None:

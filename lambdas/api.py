@@ -32,7 +32,7 @@ from dynashard import (
     error_code,
     is_throttling,
 )
-from incidents.errors import DomainError, UnauthorizedError
+from incidents.errors import DomainError, RateLimitedError, UnauthorizedError
 from incidents.models import ACCOUNT_ID, USER_ID
 from incidents.store import Caller
 from lambdas.cors import request_header, with_cors
@@ -134,7 +134,10 @@ def no_content() -> Response[None]:
 
 
 def _domain(error: DomainError) -> Response[str]:
-    return error_response(error.status, error.code, str(error))
+    response = error_response(error.status, error.code, str(error))
+    if isinstance(error, RateLimitedError):
+        response.headers.update(error.headers)
+    return response
 
 
 def _invalid(error: RequestValidationError) -> Response[str]:

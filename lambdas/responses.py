@@ -41,6 +41,7 @@ class ErrorCode(StrEnum):
     HEADERS_TOO_LARGE = "headers_too_large"
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
     THROTTLED = "throttled"
+    RATE_LIMITED = "rate_limited"
     INTERNAL_ERROR = "internal_error"
     UNAVAILABLE = "unavailable"
 
@@ -107,7 +108,8 @@ ERROR_STATUSES: dict[int, ErrorStatus] = {
         "send the body as application/json",
     ),
     429: ErrorStatus(
-        "throttled; retry after Retry-After seconds",
+        "throttled, or over the account's rate limit (rate_limited, naming the policy, with "
+        "RateLimit-Policy and RateLimit headers); retry after Retry-After seconds",
         ErrorCode.THROTTLED,
         "too many requests; retry after Retry-After seconds",
     ),

@@ -30,6 +30,9 @@ PARTICIPANT_MAX_SHARDS = "PARTICIPANT_MAX_SHARDS"
 CORS_ALLOWED_ORIGINS = "CORS_ALLOWED_ORIGINS"
 EVENT_RETENTION_DAYS = "EVENT_RETENTION_DAYS"
 SHARD_MOVER_WRITE_UNITS = "SHARD_MOVER_WRITE_UNITS"
+ALERTS_PER_MINUTE = "ALERTS_PER_MINUTE"
+DEFAULT_ALERTS_PER_MINUTE = 6000
+"""An account's alerts a minute: a storm of 5,000 a minute passes, a runaway loop does not."""
 
 
 class SettingsError(ValueError):
@@ -146,6 +149,14 @@ def mover_write_units(env: Mapping[str, str]) -> int:
     if units < 1:
         raise SettingsError(f"{SHARD_MOVER_WRITE_UNITS} must be at least 1, got {units}")
     return units
+
+
+def alerts_per_minute(env: Mapping[str, str]) -> int:
+    """An account's alert quota a minute (`ALERTS_PER_MINUTE`)."""
+    limit = _integer(env, ALERTS_PER_MINUTE, DEFAULT_ALERTS_PER_MINUTE)
+    if limit < 1:
+        raise SettingsError(f"{ALERTS_PER_MINUTE} must be at least 1, got {limit}")
+    return limit
 
 
 def mover_environment(units: int) -> dict[str, str]:

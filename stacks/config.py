@@ -19,6 +19,8 @@ from dynashard import DEFAULT_WRITE_UNITS_PER_SECOND
 from incidents.keys import DEFAULT_STATE_SHARDS, DEFAULT_SUMMARY_SHARDS
 from lambdas.routes import Group
 from lambdas.settings import (
+    ALERTS_PER_MINUTE,
+    DEFAULT_ALERTS_PER_MINUTE,
     SettingsError,
     ShardSettings,
     allowed_origins,
@@ -53,6 +55,8 @@ class StageConfig:
     account_concurrency_limit: int = 1000
     table_max_read_request_units: int = 4000
     table_max_write_request_units: int = 2000
+    alerts_per_minute: int = DEFAULT_ALERTS_PER_MINUTE
+    """Each account's alerts a minute (``POST /alerts``); above it, 429 ``rate_limited``."""
     shard_mover_write_units: int = int(DEFAULT_WRITE_UNITS_PER_SECOND)
     """The shard mover's pace: write units a second it takes from the partitions it fills
     (a tenth of one partition's 1,000 by default)."""
@@ -108,6 +112,7 @@ class StageConfig:
             "tableMaxReadRequestUnits": self.table_max_read_request_units,
             "tableMaxWriteRequestUnits": self.table_max_write_request_units,
             "shardMoverWriteUnits": self.shard_mover_write_units,
+            "alertsPerMinute": self.alerts_per_minute,
             **{f"reservedConcurrency.{k}": v for k, v in self.reserved_concurrency.items()},
         }
         for name, value in limits.items():
@@ -139,6 +144,7 @@ class StageConfig:
             **self.shards().to_environment(),
             **origins_environment(self.cors_origins),
             **retention_environment(self.event_retention_days),
+            ALERTS_PER_MINUTE: str(self.alerts_per_minute),
         }
 
     @property

@@ -174,3 +174,22 @@ def test_an_alert_above_the_size_limit_is_a_413_and_writes_nothing(api: Api, ali
     assert (reply.status, reply.body["code"]) == (413, "payload_too_large")
     listed = api.call("account_incidents", alice, query={"state": ["OPEN"]}).body["items"]
     assert listed == []
+
+
+def test_an_account_over_its_alert_quota_gets_429s_and_another_account_does_not(
+    api: Api, alice: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ALERTS_PER_MINUTE", "5")
+    key = new_integration(api, alice)["key"]
+    replies = [trigger(api, key, f"k{n}") for n in range(7)]
+    assert [reply.status for reply in replies] == [202] * 5 + [429] * 2
+    assert replies[0].headers["RateLimit-Policy"] == '"alerts";q=5;w=60'
+    assert [r.headers["RateLimit"].split(";")[1] for r in replies[:5]] == [
+        "r=4", "r=3", "r=2", "r=1", "r=0"
+    ]  # fmt: skip
+    refused = replies[-1]
+    assert refused.body["code"] == "rate_limited"
+    assert 'rate limit "alerts": 5 alerts a minute' in refused.body["message"]
+    assert 1 <= int(refused.headers["Retry-After"]) <= 12, "one request's interval: 60 s / 5"
+    bob = Caller(new_id("acct"), new_id("user"))
+    assert trigger(api, new_integration(api, bob)["key"], "k").status == 202, "bob's own quota"

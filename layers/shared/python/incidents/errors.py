@@ -103,3 +103,14 @@ class UnauthorizedError(DomainError):
     key that names no one (unknown, revoked and rotated-away keys alike)."""
 
     code, status = "unauthorized", 401
+
+
+class RateLimitedError(DomainError):
+    """Over a quota: the answer carries the quota's ``RateLimit-Policy``, ``RateLimit`` and
+    ``Retry-After`` headers."""
+
+    code, status = "rate_limited", 429
+
+    def __init__(self, message: str, headers: dict[str, str]) -> None:
+        super().__init__(message)
+        self.headers = headers
