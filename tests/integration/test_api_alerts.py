@@ -4,7 +4,9 @@ key, as a bearer token or as PagerDuty's ``routing_key``."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +19,7 @@ from lambdas.routes import ALERT_MAX_BYTES
 from tests.api_harness import Api, Reply
 
 pytestmark = pytest.mark.integration
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 @pytest.fixture
@@ -193,3 +196,23 @@ def test_an_account_over_its_alert_quota_gets_429s_and_another_account_does_not(
     assert 1 <= int(refused.headers["Retry-After"]) <= 12, "one request's interval: 60 s / 5"
     bob = Caller(new_id("acct"), new_id("user"))
     assert trigger(api, new_integration(api, bob)["key"], "k").status == 202, "bob's own quota"
+
+
+def test_alertmanager_s_pagerduty_receiver_works_unchanged(api: Api, alice: Caller) -> None:
+    """A body as Alertmanager's ``pagerduty_configs`` sends it (Events API v2, the key as
+    ``routing_key``, a summary past the title's 200 characters, empty strings for unset
+    fields, its own ``client`` fields), pointed at ``POST /alerts`` by its ``url``."""
+    key = new_integration(api, alice)["key"]
+    recorded = json.loads((DATA / "alertmanager_pagerduty.json").read_text())
+    firing = {**recorded, "routing_key": key}
+    opened = api.call("send_alert", None, body=firing)
+    assert (opened.status, opened.body["status"]) == (202, "opened"), opened.body
+    path = {"incident_id": opened.body["incident_id"]}
+    incident = api.call("get_incident", alice, path).body
+    assert incident["summary"]["title"].startswith("[FIRING:2] DiskAlmostFull")
+    assert len(incident["summary"]["title"]) == 200, "clipped to a title, with an ellipsis"
+    assert incident["details"]["alert"]["source"] == "Alertmanager"
+    resolved = {**firing, "event_action": "resolve"}
+    reply = api.call("send_alert", None, body=resolved)
+    assert (reply.status, reply.body["status"]) == (202, "resolved")
+    assert api.call("get_incident", alice, path).body["summary"]["status"] == "RESOLVED"

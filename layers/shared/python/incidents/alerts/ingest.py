@@ -35,6 +35,7 @@ from incidents.alerts.models import (
     AlertStatus,
     EventAction,
     Integration,
+    title_of,
 )
 from incidents.errors import DomainError, VersionConflictError
 from incidents.incident.commands import CHANGE_ATTEMPTS, load_summary, update_incident
@@ -154,7 +155,7 @@ def _open(
     payload = _triggered(alert)
     integration, store = key.integration, key.store
     request = CreateIncident(
-        title=payload.summary,
+        title=title_of(payload.summary),
         severity=integration.default_severity or SEVERITIES[payload.severity],
         details={"alert": _described(key, alert)},
         teams=[integration.team_id] if integration.team_id else [],
@@ -207,7 +208,7 @@ def _note_alerts(key: AlertKey, alert: AlertEvent, state: KeyState) -> None:
     received = {
         "integration_id": key.integration.id,
         "dedup_key": key.dedup_key,
-        "summary": payload.summary,
+        "summary": title_of(payload.summary),
         "source": payload.source,
         "severity": payload.severity.value,
         "alerts": max(1, total - state.counted_at_event),

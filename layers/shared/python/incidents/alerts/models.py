@@ -9,11 +9,13 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from incidents.models import KSUID, RESPONSE, Severity, TeamId
-from incidents.requests import CleanName, CleanTitle
+from incidents.models import KSUID, RESPONSE, TITLE_MAX, Severity, TeamId
+from incidents.requests import CleanName, OneLine, documented, stored_text
 
 INTEGRATION_ID = rf"^intg_{KSUID}$"
 DEDUP_KEY_MAX = 255
+SUMMARY_MAX = 1024
+"""PagerDuty's limit for a summary; an incident's title keeps its first `TITLE_MAX`."""
 """PagerDuty's limit for a dedup key."""
 SOURCE_MAX = 255
 
@@ -43,6 +45,7 @@ SEVERITIES = {
 }
 """critical is SEV1, error SEV2, warning SEV3, info SEV4 (SEV5 is for people to choose)."""
 
+AlertSummary = Annotated[str, OneLine, stored_text(SUMMARY_MAX), documented(SUMMARY_MAX)]
 DedupKey = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=DEDUP_KEY_MAX)
 ]
@@ -54,7 +57,7 @@ class AlertPayload(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    summary: CleanTitle | None = None
+    summary: AlertSummary | None = None
     source: Annotated[str, StringConstraints(min_length=1, max_length=SOURCE_MAX)] | None = None
     severity: AlertSeverity | None = None
     timestamp: datetime | None = None
@@ -180,3 +183,8 @@ class IntegrationList(BaseModel):
     model_config = RESPONSE
 
     items: list[Integration]
+
+
+def title_of(summary: str) -> str:
+    """An incident's title from an alert's summary: the summary, clipped to `TITLE_MAX`."""
+    return summary if len(summary) <= TITLE_MAX else summary[: TITLE_MAX - 1] + "…"
