@@ -16,6 +16,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 from dynashard import RateLimits, RatePolicy
 from incidents.alerts import integrations as commands
 from incidents.alerts.ingest import ingest_alert
+from incidents.alerts.integrations import KEY_PREFIX
 from incidents.alerts.models import (
     INTEGRATION_ID,
     AlertAccepted,
@@ -125,10 +126,12 @@ def rate_limits() -> RateLimits:
 
 
 def _bearer() -> str | None:
-    header = request_header(app.current_event.headers, "Authorization")
+    """The key in ``Authorization``: ``Bearer <key>``, or the bare key (an EventBridge
+    connection's API key sends the secret as the header's whole value)."""
+    header = request_header(app.current_event.headers, "Authorization").strip()
     if header.lower().startswith(BEARER):
         return header[len(BEARER) :].strip() or None
-    return None
+    return header if header.startswith(KEY_PREFIX) else None
 
 
 handler = lambda_handler(app)

@@ -24,6 +24,7 @@ from constructs import Construct
 from lambdas.cors import EXPOSED_HEADERS, MAX_AGE_SECONDS, REQUEST_HEADERS
 from lambdas.responses import RETRY_AFTER_SECONDS, ErrorCode
 from lambdas.routes import ROUTES, Group
+from stacks.alarm_alerts import AlarmAlerts
 from stacks.config import StageConfig
 from stacks.event_delivery import EventDelivery, Sources
 from stacks.functions import METRICS_NAMESPACE, FunctionSpec, Runtime, handler_function
@@ -147,6 +148,13 @@ class ApiStack(Stack):
             runtime=Runtime(code, layer, config),
             monitoring=self.monitoring,
         )
+        if config.alarm_integration_key_secret:
+            AlarmAlerts(
+                self,
+                "AlarmAlerts",
+                api_url=self.api.url,
+                key_secret_name=config.alarm_integration_key_secret,
+            )
         self._accept_findings()
         CfnOutput(self, "ApiUrl", value=self.api.url)
         CfnOutput(self, "UserPoolId", value=self.user_pool.user_pool_id)

@@ -55,6 +55,9 @@ class StageConfig:
     account_concurrency_limit: int = 1000
     table_max_read_request_units: int = 4000
     table_max_write_request_units: int = 2000
+    alarm_integration_key_secret: str | None = None
+    """The Secrets Manager secret holding an integration's key: with it, the account's
+    CloudWatch alarms trigger and resolve alerts through ``POST /alerts`` (none: off)."""
     alerts_per_minute: int = DEFAULT_ALERTS_PER_MINUTE
     """Each account's alerts a minute (``POST /alerts``); above it, 429 ``rate_limited``."""
     shard_mover_write_units: int = int(DEFAULT_WRITE_UNITS_PER_SECOND)
