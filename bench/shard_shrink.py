@@ -25,6 +25,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from bench.consumed import Units
 from bench.local_store import local_store
 from bench.report import recording_tables, save
 from dynashard import GrowthPolicy, Pace, ShardMover, WeightedShards
@@ -54,35 +55,6 @@ FLOORS = {Family.SUMMARIES: 2, Family.OPEN: 1}
 """Write requests an item's move needs at least: a summary is copied and deleted; a list
 entry is re-pointed by one update (billed as the table's write plus a delete and a put in
 GSI2). Its read is its share of a page of the shard (`MOVER_PAGE` items a Query)."""
-
-
-READS = frozenset({"GetItem", "Query", "BatchGetItem"})
-
-
-class Units:
-    """Sums the ``ConsumedCapacity`` of a client's requests, asking for it on each."""
-
-    def __init__(self, client: Any) -> None:
-        self.read = self.write = 0.0
-        self.requests = self.writes = 0
-        client.meta.events.register("before-parameter-build.dynamodb", self._ask)
-        client.meta.events.register("after-call.dynamodb", self._add)
-
-    def _ask(self, params: dict[str, Any], **_: Any) -> None:
-        params.setdefault("ReturnConsumedCapacity", "TOTAL")
-
-    def _add(self, parsed: dict[str, Any], model: Any, **_: Any) -> None:
-        self.requests += 1
-        consumed = parsed.get("ConsumedCapacity") or []
-        units = sum(
-            float(entry.get("CapacityUnits", 0) or 0)
-            for entry in (consumed if isinstance(consumed, list) else [consumed])
-        )
-        if model.name in READS:
-            self.read += units
-        else:
-            self.write += units
-            self.writes += 1
 
 
 @contextmanager

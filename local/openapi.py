@@ -18,7 +18,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate_swagger_html
 
 from incidents.events_out.webhook_models import NOTHING_YET
-from lambdas.routes import Group
+from lambdas.routes import ROUTES, Group
 from local.clients import use_local_credentials
 from local.demo_data import DemoSize, demo_accounts
 from local.openapi_webhooks import WEBHOOK, add_webhooks
@@ -33,7 +33,13 @@ SECURITY_SCHEME = {
         "in": "header",
         "name": "Authorization",
         "description": "A Cognito ID token (locally: a dev token printed by make dev).",
-    }
+    },
+    "IntegrationKey": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "An integration's key (ik_…), for POST /alerts only; or send it as "
+        "the body's routing_key, or as the whole Authorization header.",
+    },
 }
 
 
@@ -133,6 +139,7 @@ def openapi_document(examples: Mapping[str, str] | None = None) -> dict[str, Any
     merged["components"]["schemas"] = dict(sorted(merged["components"]["schemas"].items()))
     merged["components"]["securitySchemes"] = SECURITY_SCHEME
     merged["security"] = [{"Authorization": []}]
+    _integration_key_routes(merged)
     _add_links(merged)
     _no_null_parameters(merged)
     _standard_bounds(merged)
@@ -143,6 +150,14 @@ def openapi_document(examples: Mapping[str, str] | None = None) -> dict[str, Any
     _request_defaults_described(merged)
     add_webhooks(merged)
     return merged
+
+
+def _integration_key_routes(document: dict[str, Any]) -> None:
+    """The routes machines call with an integration key say so (their handler checks it)."""
+    for route in ROUTES.values():
+        if route.integration_key:
+            operation = document["paths"][route.path][route.method.lower()]
+            operation["security"] = [{"IntegrationKey": []}]
 
 
 BOUNDS = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum"}

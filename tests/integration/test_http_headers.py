@@ -93,12 +93,14 @@ def test_every_201_says_where_what_it_created_is(api: Api, alice: Caller) -> Non
         "add_member", alice, {"team_id": team.body["id"]}, body={"user_id": bob.user_id}
     )
     webhook = api.call("create_webhook", alice, body={"url": "https://hooks.example.com/in"})
+    integration = api.call("create_integration", alice, body={"name": "prometheus"})
     created = {
         "create_incident": (incident, f"/incidents/{incident_id}"),
         "add_note": (note, f"/incidents/{incident_id}/timeline"),
         "create_team": (team, f"/teams/{team.body['id']}"),
         "add_member": (member, f"/teams/{team.body['id']}/members/{bob.user_id}"),
         "create_webhook": (webhook, f"/webhooks/{webhook.body.get('id')}"),
+        "create_integration": (integration, f"/integrations/{integration.body.get('id')}"),
     }
     assert set(created) == {name for name, route in ROUTES.items() if route.status == 201}
     for name, (reply, location) in created.items():
