@@ -15,11 +15,12 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from dynashard import RateLimits, RatePolicy
 from incidents.alerts import integrations as commands
-from incidents.alerts.ingest import ingest_alert
+from incidents.alerts.ingest import alert_count, ingest_alert
 from incidents.alerts.integrations import KEY_PREFIX
 from incidents.alerts.models import (
     INTEGRATION_ID,
     AlertAccepted,
+    AlertCount,
     AlertEvent,
     Integration,
     IntegrationChanges,
@@ -28,6 +29,8 @@ from incidents.alerts.models import (
     NewIntegration,
 )
 from incidents.errors import RateLimitedError, UnauthorizedError
+from incidents.incident.commands import load_summary
+from incidents.models import INCIDENT_ID
 from incidents.table import TABLE_SCHEMA
 from lambdas.api import (
     answer,
@@ -42,6 +45,7 @@ from lambdas.runtime import dynamodb, store, table_name
 from lambdas.settings import alerts_per_minute
 
 IntegrationId = Annotated[str, Path(pattern=INTEGRATION_ID)]
+IncidentId = Annotated[str, Path(pattern=INCIDENT_ID)]
 BEARER = "bearer "
 ALERTS_QUOTA = "alerts"
 BUCKET_WRITES_PER_SECOND = 500
@@ -87,6 +91,16 @@ def delete_integration(integration_id: IntegrationId) -> Response[None]:
 def rotate_integration_key(integration_id: IntegrationId) -> IntegrationWithKey:
     """A new key; the old one stops working at once."""
     return commands.rotate_key(store(), caller(app), integration_id)
+
+
+@route(app, "incident_alerts")
+def incident_alerts(incident_id: IncidentId) -> AlertCount:
+    """How many alerts the incident received: its counter's shards, one batch read."""
+    who = caller(app)
+    load_summary(store(), who, incident_id)  # 404 outside the caller's account
+    return AlertCount(
+        incident_id=incident_id, alerts=alert_count(store(), who.account_id, incident_id)
+    )
 
 
 @route(app, "send_alert")

@@ -233,6 +233,13 @@ ROUTES: dict[str, Route] = {
         "Rotate an integration's key",
         errors=ACTION,
     ),
+    "incident_alerts": Route(
+        "GET",
+        "/incidents/{incident_id}/alerts",
+        Group.ALERTS,
+        "How many alerts an incident received",
+        errors=LOOKUP,
+    ),
     "send_alert": Route(
         "POST",
         "/alerts",

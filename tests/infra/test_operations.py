@@ -100,6 +100,7 @@ def test_subscribers_come_from_the_stage_config(dev: Synthesized, ops: Synthesiz
         ("reservedConcurrency", {"teams": 950}, "100 of the account's"),
         ("tableMaxReadRequestUnits", -1, "positive integer"),
         ("shardMoverWriteUnits", 0, "positive integer"),
+        ("alertsPerMinute", 0, "positive integer"),
     ],
 )
 def test_bad_operations_settings_are_refused(setting: str, value: object, says: str) -> None:

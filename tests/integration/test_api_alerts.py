@@ -216,3 +216,17 @@ def test_alertmanager_s_pagerduty_receiver_works_unchanged(api: Api, alice: Call
     reply = api.call("send_alert", None, body=resolved)
     assert (reply.status, reply.body["status"]) == (202, "resolved")
     assert api.call("get_incident", alice, path).body["summary"]["status"] == "RESOLVED"
+
+
+def test_an_incident_s_alert_count_is_exact_and_the_account_s_own(api: Api, alice: Caller) -> None:
+    key = new_integration(api, alice)["key"]
+    incident = trigger(api, key, "counted").body["incident_id"]
+    trigger(api, key, "counted", "again")
+    trigger(api, key, "counted", "again")  # a retry of the same body: counted once
+    path = {"incident_id": incident}
+    assert api.call("incident_alerts", alice, path).body == {"incident_id": incident, "alerts": 2}
+    person = api.call("create_incident", alice, body={"title": "by hand"}).body["summary"]["id"]
+    by_hand = api.call("incident_alerts", alice, {"incident_id": person}).body
+    assert by_hand["alerts"] == 0
+    mallory = Caller(new_id("acct"), new_id("user"))
+    assert api.call("incident_alerts", mallory, path).status == 404

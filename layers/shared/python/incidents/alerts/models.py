@@ -188,3 +188,13 @@ class IntegrationList(BaseModel):
 def title_of(summary: str) -> str:
     """An incident's title from an alert's summary: the summary, clipped to `TITLE_MAX`."""
     return summary if len(summary) <= TITLE_MAX else summary[: TITLE_MAX - 1] + "…"
+
+
+class AlertCount(BaseModel):
+    """How many alerts an incident received (the one that opened it included; 0 for one a
+    person opened)."""
+
+    model_config = RESPONSE
+
+    incident_id: str
+    alerts: int
