@@ -131,20 +131,20 @@ def alert_count(store: Store, account: str, incident_id: str) -> int:
 
 def _trigger(key: AlertKey, alert: AlertEvent) -> AlertAccepted:
     store, account = key.store, key.account
-    digest = request_digest(
-        {"integration": key.integration.id, "alert": alert.model_dump(mode="json")}
-    )
+    body = alert.model_dump(mode="json", exclude={"routing_key"})  # the key: however sent
+    digest = request_digest({"integration": key.integration.id, "alert": body})
     for _ in range(OPEN_ATTEMPTS):
-        seen = _seen_answer(store, account, digest)
-        if seen is not None:
-            return seen
         state = key.state()
         if state is not None and _is_open(key, state.incident_id):
             return _join(key, alert, digest, state)
         try:
             return _open(key, alert, digest, state)
-        except (KeyTakenError, SeenError):
-            continue  # another trigger opened it, or this one did: read again
+        except SeenError:  # a retry of an alert that was counted: its first answer
+            seen = _seen_answer(store, account, digest)
+            if seen is not None:
+                return seen
+        except KeyTakenError:  # another trigger opened the key's incident: join it
+            continue
     raise VersionConflictError("the alert's key keeps changing; retry")
 
 
