@@ -205,7 +205,7 @@ ROUTES: dict[str, Route] = {
         "POST", "/webhooks/{webhook_id}/test", Group.WEBHOOKS, "Send a test event", 202, ACTION
     ),
     "create_integration": Route(
-        "POST", "/integrations", Group.ALERTS, "Create an integration", 201, CREATE
+        "POST", "/integrations", Group.ALERTS, "Create an integration", 201, (*CREATE, 404)
     ),
     "list_integrations": Route("GET", "/integrations", Group.ALERTS, "The account's integrations"),
     "get_integration": Route(

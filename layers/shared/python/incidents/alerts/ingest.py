@@ -166,12 +166,15 @@ def _open(
         "last_event_at": timestamp(store.clock()),
     }
 
+    gone = replaced.incident_id if replaced else None
+
     def claim(summary: IncidentSummary) -> list[tuple[Item, DomainError | None]]:
         answer = key.answer(AlertStatus.OPENED, summary.id)
         return [
             (_claim_key(key, {**values, "incident_id": summary.id}, replaced),
              KeyTakenError("the key's incident was opened by another trigger")),
-            (_seen_put(store, key.account, digest, answer), SeenError("this alert was counted")),
+            (_seen_put(store, key.account, digest, answer, gone),
+             SeenError("this alert was counted")),
             (_counter(store).add(_count_base(key.account, summary.id)), None),
         ]  # fmt: skip
 
@@ -318,18 +321,27 @@ def _seen_item(account: str, digest: str) -> tuple[str, str]:
     return sharded_key(base, calculated_shard(base, digest, SEEN_SHARDS), SEEN_SHARDS), digest
 
 
-def _seen_put(store: Store, account: str, digest: str, answer: AlertAccepted) -> Item:
-    """The Put of an alert's seen item: where none is, or where one has lapsed."""
+def _seen_put(
+    store: Store, account: str, digest: str, answer: AlertAccepted, replaced: str | None = None
+) -> Item:
+    """The Put of an alert's seen item: where none is, where one has lapsed, or where one
+    names the resolved incident this trigger replaces (the same body after a resolve is a
+    new alert, not a retry: a flapping check sends the same words again)."""
     pk, sk = _seen_item(account, digest)
     now = int(store.clock().timestamp())
     values = {"PK": pk, "SK": sk, "Type": "alert_seen", "ExpiresAt": now + SEEN_SECONDS,
               **answer.model_dump(mode="json")}  # fmt: skip
+    condition = "attribute_not_exists(PK) OR ExpiresAt < :now"
+    bound: dict[str, Any] = {":now": {"N": str(now)}}
+    if replaced is not None:
+        condition += " OR incident_id = :replaced"
+        bound[":replaced"] = {"S": replaced}
     return {
         "Put": {
             "TableName": store.table_name,
             "Item": serialize(values),
-            "ConditionExpression": "attribute_not_exists(PK) OR ExpiresAt < :now",
-            "ExpressionAttributeValues": {":now": {"N": str(now)}},
+            "ConditionExpression": condition,
+            "ExpressionAttributeValues": bound,
         }
     }
 

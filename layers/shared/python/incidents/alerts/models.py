@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from incidents.models import KSUID, RESPONSE, TITLE_MAX, Severity, TeamId
+from incidents.models import KSUID, RESPONSE, TITLE_MAX, Severity, TeamId, Timestamp
 from incidents.requests import CleanName, OneLine, documented, stored_text
 
 INTEGRATION_ID = rf"^intg_{KSUID}$"
@@ -167,8 +167,8 @@ class Integration(BaseModel):
     default_severity: Severity | None
     key_hint: str
     """The key's last four characters, to tell keys apart."""
-    created_at: str
-    last_used_at: str | None
+    created_at: Timestamp
+    last_used_at: Timestamp | None
 
 
 class IntegrationWithKey(Integration):
