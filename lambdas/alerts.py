@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.openapi.params import Path
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
 from dynashard import RateLimits, RatePolicy
 from incidents.alerts import integrations as commands
@@ -21,12 +21,13 @@ from incidents.alerts.models import (
     INTEGRATION_ID,
     AlertAccepted,
     AlertCount,
-    AlertEvent,
     Integration,
     IntegrationChanges,
     IntegrationList,
     IntegrationWithKey,
+    MoveAlert,
     NewIntegration,
+    TriggerAlert,
 )
 from incidents.errors import RateLimitedError, UnauthorizedError
 from incidents.incident.commands import load_summary
@@ -46,6 +47,7 @@ from lambdas.settings import alerts_per_minute
 
 IntegrationId = Annotated[str, Path(pattern=INTEGRATION_ID)]
 IncidentId = Annotated[str, Path(pattern=INCIDENT_ID)]
+AlertBody = Annotated[TriggerAlert | MoveAlert, Body(discriminator="event_action")]
 BEARER = "bearer "
 ALERTS_QUOTA = "alerts"
 BUCKET_WRITES_PER_SECOND = 500
@@ -104,7 +106,7 @@ def incident_alerts(incident_id: IncidentId) -> AlertCount:
 
 
 @route(app, "send_alert")
-def send_alert(body: AlertEvent) -> Response[AlertAccepted]:
+def send_alert(body: AlertBody) -> Response[AlertAccepted]:
     """Open, join, acknowledge or resolve the incident of the alert's ``dedup_key``."""
     key = _bearer() or body.routing_key
     if not key:

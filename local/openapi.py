@@ -140,6 +140,7 @@ def openapi_document(examples: Mapping[str, str] | None = None) -> dict[str, Any
     merged["components"]["securitySchemes"] = SECURITY_SCHEME
     merged["security"] = [{"Authorization": []}]
     _integration_key_routes(merged)
+    _name_inline_bodies(merged)
     _add_links(merged)
     _no_null_parameters(merged)
     _standard_bounds(merged)
@@ -153,11 +154,37 @@ def openapi_document(examples: Mapping[str, str] | None = None) -> dict[str, Any
 
 
 def _integration_key_routes(document: dict[str, Any]) -> None:
-    """The routes machines call with an integration key say so (their handler checks it)."""
+    """The routes machines call with an integration key say so (their handler checks it);
+    the header is optional there, as the key may come in the body (``routing_key``)."""
     for route in ROUTES.values():
         if route.integration_key:
             operation = document["paths"][route.path][route.method.lower()]
-            operation["security"] = [{"IntegrationKey": []}]
+            operation["security"] = [{"IntegrationKey": []}, {}]
+
+
+INLINE_BODIES = {
+    "send_alert": (
+        "AlertEvent",
+        "One alert, as PagerDuty's Events API v2 takes it: a trigger, or an acknowledge or "
+        "resolve of its dedup_key, told apart by event_action.",
+    )
+}
+"""Request bodies Powertools writes inline (a discriminated union): names, descriptions."""
+
+
+def _name_inline_bodies(document: dict[str, Any]) -> None:
+    """Each inline request body as a component of its own, so generated clients name its
+    type (``AlertEvent``) instead of ``Body``."""
+    schemas = document["components"]["schemas"]
+    for operation in _operations(document).values():
+        named = INLINE_BODIES.get(operation.get("operationId", ""))
+        if named is None:
+            continue
+        name, description = named
+        media = operation["requestBody"]["content"]["application/json"]
+        schemas[name] = {**media["schema"], "title": name, "description": description}
+        media["schema"] = {"$ref": f"#/components/schemas/{name}"}
+    document["components"]["schemas"] = dict(sorted(schemas.items()))
 
 
 BOUNDS = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum"}

@@ -140,7 +140,7 @@ def _last_event_minutes_ago(key: str, dedup_key: str, minutes: int) -> None:
 @pytest.mark.parametrize(
     ("body", "says"),
     [
-        ({"event_action": "trigger", "payload": {"summary": "x"}}, "source, severity"),
+        ({"event_action": "trigger", "payload": {"summary": "x"}}, "payload.source"),
         ({"event_action": "explode", "dedup_key": "k"}, "event_action"),
         ({"event_action": "resolve"}, "dedup_key"),
         (

@@ -31,10 +31,11 @@ from incidents.alerts.models import (
     SEVERITIES,
     AlertAccepted,
     AlertEvent,
-    AlertSeverity,
     AlertStatus,
     EventAction,
     Integration,
+    MoveAlert,
+    TriggerAlert,
     title_of,
 )
 from incidents.errors import DomainError, VersionConflictError
@@ -119,7 +120,7 @@ def ingest_alert(
 ) -> AlertAccepted:
     """Apply one alert of `integration` (acting as `caller`); what it did."""
     key = AlertKey(store, caller, integration, alert.dedup_key or new_id("alert"))
-    if alert.event_action is EventAction.TRIGGER:
+    if isinstance(alert, TriggerAlert):
         return _trigger(key, alert)
     return _move(key, alert)
 
@@ -129,7 +130,7 @@ def alert_count(store: Store, account: str, incident_id: str) -> int:
     return _counter(store).total(_count_base(account, incident_id))
 
 
-def _trigger(key: AlertKey, alert: AlertEvent) -> AlertAccepted:
+def _trigger(key: AlertKey, alert: TriggerAlert) -> AlertAccepted:
     store, account = key.store, key.account
     body = alert.model_dump(mode="json", exclude={"routing_key"})  # the key: however sent
     digest = request_digest({"integration": key.integration.id, "alert": body})
@@ -149,10 +150,10 @@ def _trigger(key: AlertKey, alert: AlertEvent) -> AlertAccepted:
 
 
 def _open(
-    key: AlertKey, alert: AlertEvent, digest: str, replaced: KeyState | None
+    key: AlertKey, alert: TriggerAlert, digest: str, replaced: KeyState | None
 ) -> AlertAccepted:
     """A new incident for the key, claiming the key in the create's transaction."""
-    payload = _triggered(alert)
+    payload = alert.payload
     integration, store = key.integration, key.store
     request = CreateIncident(
         title=title_of(payload.summary),
@@ -182,7 +183,7 @@ def _open(
     return key.answer(AlertStatus.OPENED, incident.summary.id)
 
 
-def _join(key: AlertKey, alert: AlertEvent, digest: str, state: KeyState) -> AlertAccepted:
+def _join(key: AlertKey, alert: TriggerAlert, digest: str, state: KeyState) -> AlertAccepted:
     """Count the alert on the key's open incident (and, once a minute, note it)."""
     store = key.store
     answer = key.answer(AlertStatus.ATTACHED, state.incident_id)
@@ -198,7 +199,7 @@ def _join(key: AlertKey, alert: AlertEvent, digest: str, state: KeyState) -> Ale
     return answer
 
 
-def _note_alerts(key: AlertKey, alert: AlertEvent, state: KeyState) -> None:
+def _note_alerts(key: AlertKey, alert: TriggerAlert, state: KeyState) -> None:
     """An ``alert.received`` event, if the key's last one is `EVENT_EVERY` old and this
     alert wins the claim on the next."""
     store, now = key.store, key.store.clock()
@@ -207,7 +208,7 @@ def _note_alerts(key: AlertKey, alert: AlertEvent, state: KeyState) -> None:
     total = alert_count(store, key.account, state.incident_id)
     if not _claim_event(key, state, now, total):
         return
-    payload = _triggered(alert)
+    payload = alert.payload
     received = {
         "integration_id": key.integration.id,
         "dedup_key": key.dedup_key,
@@ -228,7 +229,7 @@ def _note_alerts(key: AlertKey, alert: AlertEvent, state: KeyState) -> None:
             pause_before_retry(attempt)
 
 
-def _move(key: AlertKey, alert: AlertEvent) -> AlertAccepted:
+def _move(key: AlertKey, alert: MoveAlert) -> AlertAccepted:
     """An acknowledge or a resolve: the key's incident moves, unless the alert is older."""
     state = key.state()
     sent = alert.payload.timestamp if alert.payload else None
@@ -245,34 +246,16 @@ def _move(key: AlertKey, alert: AlertEvent) -> AlertAccepted:
     return key.answer(done, state.incident_id)
 
 
-@dataclass(frozen=True)
-class Triggered:
-    """A trigger's payload, its required fields present."""
-
-    summary: str
-    source: str
-    severity: AlertSeverity
-    timestamp: datetime | None
-
-
-def _triggered(alert: AlertEvent) -> Triggered:
-    payload = alert.payload
-    if payload is None or not (payload.summary and payload.source and payload.severity):
-        raise AssertionError("a trigger's payload is validated complete")
-    return Triggered(payload.summary, payload.source, payload.severity, payload.timestamp)
-
-
 def _is_open(key: AlertKey, incident_id: str) -> bool:
     return load_summary(key.store, key.caller, incident_id).status is not Status.RESOLVED
 
 
-def _described(key: AlertKey, alert: AlertEvent) -> dict[str, Any]:
+def _described(key: AlertKey, alert: TriggerAlert) -> dict[str, Any]:
     """The alert as the incident's details keep it."""
-    payload = alert.payload
     return {
         "integration_id": key.integration.id,
         "dedup_key": key.dedup_key,
-        **(payload.model_dump(mode="json", exclude_none=True) if payload else {}),
+        **alert.payload.model_dump(mode="json", exclude_none=True),
         "links": [link.model_dump(exclude_none=True) for link in alert.links],
     }
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, model_validator
 
 from incidents.models import KSUID, RESPONSE, TITLE_MAX, Severity, TeamId, Timestamp
 from incidents.requests import CleanName, OneLine, documented, stored_text
@@ -51,21 +51,29 @@ DedupKey = Annotated[
 ]
 
 
-class AlertPayload(BaseModel):
-    """What happened: a trigger needs summary, source and severity; an acknowledge or a
-    resolve reads only the timestamp."""
+class TriggerPayload(BaseModel):
+    """What happened."""
 
     model_config = ConfigDict(extra="ignore")
 
-    summary: AlertSummary | None = None
-    source: Annotated[str, StringConstraints(min_length=1, max_length=SOURCE_MAX)] | None = None
-    severity: AlertSeverity | None = None
+    summary: AlertSummary
+    source: Annotated[str, StringConstraints(min_length=1, max_length=SOURCE_MAX)]
+    severity: AlertSeverity
     timestamp: datetime | None = None
-    """When the monitoring tool saw it; orders an acknowledge or resolve against the key's
-    incident (one from before the incident opened moves nothing)."""
+    """When the monitoring tool saw it."""
     component: str | None = None
     group: str | None = None
     custom_details: dict[str, Any] | None = None
+
+
+class MovePayload(BaseModel):
+    """An acknowledge's or a resolve's payload: only its time is read."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    timestamp: datetime | None = None
+    """When the monitoring tool saw it: one older than the key's incident is for an earlier
+    incident of the key, and moves nothing."""
 
 
 class Link(BaseModel):
@@ -75,31 +83,37 @@ class Link(BaseModel):
     text: str | None = None
 
 
-class AlertEvent(BaseModel):
-    """One alert, as PagerDuty's Events API v2 takes it (``routing_key`` is the integration
-    key, or send it as ``Authorization: Bearer``)."""
+class AlertBase(BaseModel):
+    """What every alert may carry (fields PagerDuty's API takes and this one does not read,
+    such as ``client`` or ``images``, are ignored)."""
 
     model_config = ConfigDict(extra="ignore")
 
     routing_key: str | None = None
-    event_action: EventAction
-    dedup_key: DedupKey | None = None
-    payload: AlertPayload | None = None
+    """The integration key, if not sent as ``Authorization``."""
     links: list[Link] = Field(default_factory=list, max_length=20)
 
-    @model_validator(mode="after")
-    def _complete(self) -> AlertEvent:
-        if self.event_action is EventAction.TRIGGER:
-            missing = [
-                name
-                for name in ("summary", "source", "severity")
-                if self.payload is None or getattr(self.payload, name) is None
-            ]
-            if missing:
-                raise ValueError(f"payload: a trigger needs {', '.join(missing)}")
-        if self.event_action is not EventAction.TRIGGER and self.dedup_key is None:
-            raise ValueError(f"dedup_key: an {self.event_action.value} names the alert's key")
-        return self
+
+class TriggerAlert(AlertBase):
+    """Something is wrong: open the key's incident, or join it."""
+
+    event_action: Literal[EventAction.TRIGGER]
+    dedup_key: DedupKey | None = None
+    """The alert's key (one incident per key while it is open); generated when absent."""
+    payload: TriggerPayload
+
+
+class MoveAlert(AlertBase):
+    """Acknowledge or resolve the key's incident."""
+
+    event_action: Literal[EventAction.ACKNOWLEDGE, EventAction.RESOLVE]
+    dedup_key: DedupKey
+    payload: MovePayload | None = None
+
+
+AlertEvent = Annotated[TriggerAlert | MoveAlert, Field(discriminator="event_action")]
+"""One alert, as PagerDuty's Events API v2 takes it, told apart by ``event_action``."""
+ALERT_EVENTS: TypeAdapter[AlertEvent] = TypeAdapter(AlertEvent)
 
 
 class AlertStatus(StrEnum):
@@ -137,11 +151,20 @@ class NewIntegration(BaseModel):
     """The severity of the incidents it opens, whatever the alert says (none: the alert's)."""
 
 
+def _name_not_null(schema: dict[str, Any]) -> None:
+    """The document says what the validator checks: at least one field; a name, if sent,
+    is not null (the team and the severity may be cleared with null)."""
+    name = schema["properties"]["name"]
+    name.pop("default", None)
+    name.update(next(c for c in name.pop("anyOf") if c.get("type") != "null"))
+    schema["minProperties"] = 1
+
+
 class IntegrationChanges(BaseModel):
     """Fields of an integration to change: at least one (``null`` clears the team or the
     default severity)."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1})
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_name_not_null)
 
     name: CleanName | None = None
     team_id: TeamId | None = None
