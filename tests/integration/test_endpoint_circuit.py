@@ -29,7 +29,14 @@ from incidents.events_out.delivery_messages import DeliveryMessage, DrainJob
 from incidents.events_out.endpoints import EndpointPolicy, Outcome
 from incidents.events_out.sender import Sender
 from incidents.events_out.webhook_models import NewWebhook
-from incidents.events_out.webhooks import create_webhook, load_webhook, update_stored
+from incidents.events_out.webhooks import (
+    create_webhook,
+    delete_webhook,
+    list_webhooks,
+    load_webhook,
+    update_stored,
+)
+from incidents.incident.queries import PageRequest
 from incidents.models import EventType
 from incidents.store import Caller, Store, new_id
 from lambdas import sender as handler_module
@@ -237,3 +244,16 @@ def test_after_a_probe_given_up_the_next_failing_delivery_probes(
     most = run(h, 600)
     assert most <= BATCH  # constant: see the first test
     assert len(set(h.attempted)) == 6, "each parked one probed in turn, none lost"
+
+
+def test_a_delivery_parked_after_its_webhook_was_deleted_writes_nothing(store: Store) -> None:
+    """The sender loaded the webhook, then a user deleted it, then the delivery was to be
+    parked: the park's count once went onto the deleted webhook's key, and the account's
+    webhook list failed on that half-written item (500), found by schemathesis."""
+    caller = Caller(new_id("acct"), new_id("user"))
+    request = NewWebhook(url="https://hooks.example.com/in")
+    hook = create_webhook(store, caller, request, EndpointPolicy())
+    delete_webhook(store, caller, hook.id)
+    assert not circuit.park(store, delivery(caller, hook.id, new_id("inc"), 1))
+    assert load_webhook(store, caller.account_id, hook.id) is None
+    assert list_webhooks(store, caller, PageRequest()).items == []

@@ -178,5 +178,5 @@ def _visible(char: str) -> bool:
         or _in(DEFAULT_IGNORABLE, ord(char))
         or _in(FORMAT, ord(char))  # format characters (zero-width, BOM)
         or category[0] in "MZ"  # marks (alone), separators
-        or category == "Cn"  # unassigned
-    )
+    )  # an unassigned code point counts as visible: it shows as a box, and a newer runtime
+    # (Python 3.13 on Lambda knows Unicode 15.1, 3.11 here 14.0) may know it as a letter

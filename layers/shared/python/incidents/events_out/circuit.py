@@ -32,7 +32,7 @@ from incidents.events_out.delivery_messages import (
 from incidents.events_out.webhook_models import TEST_EVENT
 from incidents.events_out.webhooks import StoredWebhook, load_webhook, update_stored, webhook_key
 from incidents.keys import parked_incident_prefix, parked_partition, parked_sort_key
-from incidents.store import Store
+from incidents.store import Store, cancellation_codes
 
 PAGE = 100
 """Parked deliveries sent back per drain message."""
@@ -71,9 +71,11 @@ def _incident_parked(store: Store, message: DeliveryMessage) -> bool:
     return bool(response.get("Items"))
 
 
-def park(store: Store, message: DeliveryMessage) -> None:
+def park(store: Store, message: DeliveryMessage) -> bool:
     """Keep `message` in the webhook's parked partition and count it, in one transaction
-    (the count tells a drain that something was parked while it read)."""
+    (the count tells a drain that something was parked while it read); False, parking
+    nothing, if the webhook was deleted meanwhile (its count is never written onto a key
+    with no webhook: a list would read that as a broken webhook)."""
     expires = int((store.clock() + timedelta(days=KEPT_DAYS)).timestamp())
     item = {
         "PK": {"S": parked_partition(message.account_id, message.webhook_id)},
@@ -86,11 +88,21 @@ def park(store: Store, message: DeliveryMessage) -> None:
         "TableName": store.table_name,
         "Key": webhook_key(message.account_id, message.webhook_id),
         "UpdateExpression": "ADD parked :one",
+        "ConditionExpression": "attribute_exists(PK)",
         "ExpressionAttributeValues": {":one": {"N": "1"}},
     }
-    store.client.transact_write_items(
-        TransactItems=[{"Put": {"TableName": store.table_name, "Item": item}}, {"Update": count}]
-    )
+    try:
+        store.client.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": store.table_name, "Item": item}},
+                {"Update": count},
+            ]
+        )
+    except store.client.exceptions.TransactionCanceledException as error:
+        if "ConditionalCheckFailed" not in cancellation_codes(error):
+            raise
+        return False
+    return True
 
 
 def drain(store: Store, queue: DeliveryQueue, job: DrainJob) -> None:

@@ -96,6 +96,15 @@ class Sender:
     delays: tuple[int, ...] = RETRY_DELAYS
     """The schedule (the fault tests shorten it)."""
 
+    def _parked(self, message: DeliveryMessage) -> Attempted:
+        """Park `message` behind its endpoint's probe (a drain follows if the circuit closed
+        meanwhile); nothing if the webhook was deleted meanwhile."""
+        if not park(self.store, message):
+            return Attempted(None)
+        again = load_webhook(self.store, message.account_id, message.webhook_id)
+        closed = again is not None and not again.failing_since
+        return Attempted(None, drain=self._drain(message) if closed else None)
+
     def deliver(self, message: DeliveryMessage) -> Attempted:
         """Attempt `message` if its next attempt is due (else say how long it still waits),
         log it, count it, and say what follows."""
@@ -103,10 +112,7 @@ class Sender:
         if hook is None or not hook.webhook.enabled or not hook.wants(message.type):
             return Attempted(None)
         if parks(self.store, hook, message):
-            park(self.store, message)
-            again = load_webhook(self.store, message.account_id, message.webhook_id)
-            closed = again is not None and not again.failing_since
-            return Attempted(None, drain=self._drain(message) if closed else None)
+            return self._parked(message)
         made = load_attempts(self.store, message)
         waiting = made.wait_from(self.store.clock())
         if waiting is not None:  # back before its time (a wait longer than SQS allows)
@@ -144,8 +150,8 @@ class Sender:
         )
         disabled = health is Health.DISABLED
         if retry_in is not None and health is Health.BEHIND_PROBE:
-            park(self.store, message)  # its retry waits in the table, not in flight
-            retry_in = None
+            park(self.store, message)  # its retry waits in the table, not in flight (or
+            retry_in = None  # the webhook was deleted meanwhile: none is due)
         gave_up = status is DeliveryStatus.FAILED and hook.probe == message.group()
         if gave_up and not disabled:  # the next parked delivery probes the endpoint
             update_stored(self.store, message.account_id, hook.webhook.id, {}, ["probe"])
