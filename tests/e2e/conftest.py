@@ -119,12 +119,27 @@ def delivered_bodies(local_api: LocalApi) -> list[dict[str, Any]]:
         for method, path, body in story(local_api, token, colleague):
             status, answer = local_api.request(method, path, token, body)
             assert status < 300, (method, path, answer)
+        for method, path, body, who in alerts(local_api, token):
+            status, answer = local_api.request(method, path, who, body)
+            assert status < 300, (method, path, answer)
         status, _ = local_api.request("POST", f"/webhooks/{hook['id']}/test", token)
         assert status == 202
         wanted = {*EventType, "webhook.test"}
         wait_for(lambda: {r.body["type"] for r in receiver.accepted()} >= wanted, 20, "every type")
         local_api.request("DELETE", f"/webhooks/{hook['id']}", token)
     return [delivery.body for delivery in receiver.accepted()]
+
+
+def alerts(local_api: LocalApi, token: str) -> Iterator[tuple[str, str, Any, str]]:
+    """An integration's two alerts of one key: the second joins the first's incident (an
+    ``alert.received``); each request with whose ``Authorization`` it is sent."""
+    status, integration = local_api.request("POST", "/integrations", token, {"name": "story"})
+    assert status == 201, integration
+    bearer = f"Bearer {integration['key']}"
+    for summary in ("disk 95% full", "disk 97% full"):
+        payload = {"summary": summary, "source": "db-1", "severity": "warning"}
+        body = {"event_action": "trigger", "dedup_key": "db-1/disk", "payload": payload}
+        yield "POST", "/alerts", body, bearer
 
 
 def story(local_api: LocalApi, token: str, colleague: str) -> Iterator[tuple[str, str, Any]]:

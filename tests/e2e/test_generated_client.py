@@ -271,6 +271,8 @@ def test_every_delivered_body_parses_into_the_generated_models(
             assert event.note.text == sent["note"]["text"]
         if isinstance(event, m.IncidentChanged):
             assert event.changes.to_dict() == sent["changes"]
+        if isinstance(event, m.AlertReceived):
+            assert event.alert.to_dict() == sent["alert"]
     assert kinds == {
         "incident.created": m.IncidentCreated,
         "incident.updated": m.IncidentChanged,
@@ -278,6 +280,7 @@ def test_every_delivered_body_parses_into_the_generated_models(
         "incident.reopened": m.IncidentChanged,
         "participant.added": m.ParticipantChanged,
         "participant.removed": m.ParticipantChanged,
+        "alert.received": m.AlertReceived,
         "note.added": m.NoteAdded,
     }
 

@@ -191,8 +191,8 @@ def test_a_storm_notes_its_alerts_on_the_timeline_once_a_minute(
     received = [
         e for e in events(store, alice, opened.incident_id) if e.type is EventType.ALERT_RECEIVED
     ]
-    assert [e.alert.alerts for e in received] == [3, 2], "3 by 70 s, 2 more by 140 s"
-    assert [e.alert.summary for e in received] == ["noise at 70", "noise at 140"]
+    assert [e.alert.alerts for e in received] == [1, 2, 2], "at once, then once a minute"
+    assert [e.alert.summary for e in received] == ["noise at 10", "noise at 70", "noise at 140"]
     assert alert_count(store, alice.account_id, opened.incident_id) == 6
 
 

@@ -208,7 +208,7 @@ def _number(value: float) -> dict[str, str]:
 def _decision(policy: RatePolicy, now: float, tat: float, admitted: bool) -> Decision:
     """What the answer says, from the shard's arrival time after the request (admitted) or
     as it stands (refused)."""
-    ahead = max(0.0, tat - now)
+    ahead = max(0.0, round(tat - now))  # whole ms: the stored µs would make 12 s read 13
     reset = math.ceil(ahead / 1000)
     if not admitted:
         retry = max(1, math.ceil((ahead - policy.tolerance_ms) / 1000))

@@ -12,7 +12,8 @@ races, and cheap on a hot key.
 - **Hot keys**: a joining alert is two writes in one transaction, the seen item and an add
   to the incident's sharded alert counter (`dynashard.ShardedCounter`, 8 items): no write
   to the incident itself. Its timeline gets one ``alert.received`` event per key a minute
-  at most (`EVENT_EVERY`), naming how many alerts came since the last one; the claim on
+  at most (`EVENT_EVERY`; the first alert to join writes one at once), naming how many
+  alerts came since the last one; the claim on
   that minute is a conditional write on the key's item, so racing alerts write one event.
 - **Order**: an acknowledge or a resolve whose ``payload.timestamp`` is older than the
   key's incident was opened is for an earlier incident of the key and moves nothing
@@ -55,6 +56,8 @@ SEEN_SECONDS = 300
 """A body seen again within this window is a retry of the same alert."""
 EVENT_EVERY = timedelta(minutes=1)
 COUNTER_SHARDS = 8
+NEVER = ""
+"""A key's last ``alert.received`` before its first: earlier than any timestamp."""
 OPEN_ATTEMPTS = 4
 
 
@@ -164,7 +167,7 @@ def _open(
     values = {
         "incident_id": "",
         "opened_at": timestamp(payload.timestamp or store.clock()),
-        "last_event_at": timestamp(store.clock()),
+        "last_event_at": NEVER,  # the first alert to join writes an event at once
     }
 
     gone = replaced.incident_id if replaced else None
