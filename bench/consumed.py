@@ -16,12 +16,23 @@ class Units:
     def __init__(self, client: Any) -> None:
         self.read = self.write = 0.0
         self.requests = self.writes = 0
+        self.transacted = 0
+        """Items written in transactions (DynamoDB bills each twice; Local reports once)."""
+        self._transactions = 0
         self._lock = threading.Lock()
         client.meta.events.register("before-parameter-build.dynamodb", self._ask)
         client.meta.events.register("after-call.dynamodb", self._add)
 
-    def _ask(self, params: dict[str, Any], **_: Any) -> None:
+    def _ask(self, params: dict[str, Any], model: Any, **_: Any) -> None:
         params.setdefault("ReturnConsumedCapacity", "TOTAL")
+        if model.name == "TransactWriteItems":
+            with self._lock:
+                self.transacted += len(params.get("TransactItems", []))
+
+    def billed_small_writes(self) -> int:
+        """Write units by DynamoDB's rules for items under 1 KB: one a plain write, two an
+        item of a transaction."""
+        return self.writes - self._transactions + 2 * self.transacted
 
     def _add(self, parsed: dict[str, Any], model: Any, **_: Any) -> None:
         consumed = parsed.get("ConsumedCapacity") or []
@@ -36,3 +47,4 @@ class Units:
             else:
                 self.write += units
                 self.writes += 1
+                self._transactions += model.name == "TransactWriteItems"
