@@ -47,7 +47,7 @@ from lambdas.settings import SettingsError, ShardSettings, allowed_origins
 from local.call_log import CallFile, CallRecorder
 from local.clients import create_table, local_client, use_local_credentials
 from local.demo_data import DemoAccount, DemoSize, callers, prepare_demo
-from local.demo_integration import demo_integration_key
+from local.demo_integration import DemoIntegration, demo_integration
 from local.demo_webhooks import DemoWebhook, receiver_webhook
 from local.embedded_dynamodb import MOTO, Engine, backend_from_env, local_engine
 from local.event_pipeline import record_calls
@@ -131,7 +131,7 @@ class Examples:
 
     incident: str
     webhook: DemoWebhook
-    integration_key: str
+    integration: DemoIntegration
 
 
 def example_variables(url: str, account: DemoAccount, examples: Examples) -> dict[str, str]:
@@ -147,7 +147,7 @@ def example_variables(url: str, account: DemoAccount, examples: Examples) -> dic
         "COLLEAGUE": account.users[1].id,
         "WEBHOOK": examples.webhook.id,
         "WEBHOOK_SECRET": examples.webhook.secret,
-        "INTEGRATION_KEY": examples.integration_key,
+        "INTEGRATION_KEY": examples.integration.key,
     }
 
 
@@ -202,7 +202,7 @@ def banner(
         f"  curl -s -X POST {url}/webhooks/{examples.webhook.id}/test {auth}",
         "",
         "Alerts in (the first account's integration, routed to its first team):",
-        f"  curl -s -X POST {url}/alerts -H 'Authorization: Bearer {examples.integration_key}' \\",
+        f"  curl -s -X POST {url}/alerts -H 'Authorization: Bearer {examples.integration.key}' \\",
         f"    -H 'Content-Type: application/json' -d '{json.dumps(ALERT)}'",
         "",
         "Ctrl-C stops everything.",
@@ -253,8 +253,8 @@ def _serve(stack: ExitStack) -> None:
     reseed = os.environ.get("DEMO_RESEED") == "1"
     accounts = prepare_demo(store, demo_size(engine), reseed=reseed)
     hooks = [receiver_webhook(store, account) for account in accounts]
-    key = demo_integration_key(store, accounts[0])
-    examples = Examples(example_incident(store, accounts[0]), hooks[0], key)
+    integration = demo_integration(store, accounts[0])
+    examples = Examples(example_incident(store, accounts[0]), hooks[0], integration)
     store.engine.close()  # the master holds no threads or clients into the fork
     clock.lap("demo data")
     tokens = callers(accounts)
@@ -311,7 +311,14 @@ def worker_gateway(
     `examples` (a demo incident and webhook) are the served document's examples."""
     handlers = {g: importlib.import_module(f"lambdas.{g.value}").handler for g in Group}
     known = (
-        {"incident_id": examples.incident, "webhook_id": examples.webhook.id} if examples else None
+        {
+            "incident_id": examples.incident,
+            "webhook_id": examples.webhook.id,
+            "integration_id": examples.integration.id,
+            "routing_key": examples.integration.key,
+        }
+        if examples
+        else None
     )
     gateway = LocalGateway(handlers, tokens, known)
     call_log = os.environ.get("AWS_CALL_LOG")

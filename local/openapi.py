@@ -286,7 +286,7 @@ def _demo_examples(document: dict[str, Any], known: Mapping[str, str]) -> None:
         "since": DEMO_SINCE,
         "until": DEMO_UNTIL,
         "webhook_id": WEBHOOK,  # make dev's document names its demo webhook instead
-        **known,
+        **{name: value for name, value in known.items() if name != "routing_key"},
     }
     bodies: dict[str, dict[str, Any]] = {
         "create_incident": {
@@ -308,6 +308,18 @@ def _demo_examples(document: dict[str, Any], known: Mapping[str, str]) -> None:
             "description": "make dev's receiver",
         },
         "update_webhook": {"enabled": True},
+        "create_integration": {"name": "Alertmanager", "team_id": team},
+        "update_integration": {"default_severity": "SEV2"},
+        "send_alert": {
+            "routing_key": known.get("routing_key", "ik_…"),  # make dev's, in its document
+            "event_action": "trigger",
+            "dedup_key": "db-1/disk",
+            "payload": {
+                "summary": "disk 95% full on db-1",
+                "source": "db-1",
+                "severity": "critical",
+            },
+        },
     }
     bodies["replay_webhook"] = {"since": NOTHING_YET}
     for operation_id, operation in _operations(document).items():

@@ -179,14 +179,10 @@ def cancellation_codes(error: ClientError) -> list[str]:
 
 def _cancellation_error(error: ClientError, failures: Sequence[DomainError | None]) -> DomainError:
     codes = cancellation_codes(error)
-    failed = [
-        failures[index] if index < len(failures) else None
-        for index, code in enumerate(codes)
-        if code == "ConditionalCheckFailed"
-    ]
-    if failed:  # a named failure says more than a version moved (a team gone, a key taken)
-        named = [failure for failure in failed if failure is not None]
-        return named[0] if named else VersionConflictError("the incident changed meanwhile; retry")
+    for index, code in enumerate(codes):
+        if code == "ConditionalCheckFailed":
+            failure = failures[index] if index < len(failures) else None
+            return failure or VersionConflictError("the incident changed meanwhile; retry")
     throttled = tuple(index for index, code in enumerate(codes) if code == "ThrottlingError")
     if throttled:
         return ThrottledError("the table is busy; retry with back-off", throttled)
