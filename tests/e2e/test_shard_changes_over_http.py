@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from dynashard import ShardMover
+from dynashard import Pace, ShardMover
 from incidents.keys import ShardConfig
 from incidents.table import TABLE_SCHEMA
 from incidents.tenant_shards import OPERATOR, Family, build_tenant_shards
@@ -21,6 +21,9 @@ from tests.e2e.conftest import LocalApi
 
 pytestmark = pytest.mark.integration
 FAMILIES = (Family.OPEN, Family.SUMMARIES, Family.EVENTS)
+UNHURRIED = Pace(10_000)
+"""This test is about exactness, not pace (`tests/integration/test_mover_pace.py`): the
+default 100 write units a second would make the account's events take most of the wait."""
 SETTLE_WAIT_SECONDS = 40
 """The mover settles 15 s after a halving (the servers' cached counts); a margin on top."""
 
@@ -88,7 +91,7 @@ def test_an_accounts_counts_change_while_it_is_used_over_http(
         shards.counts(family).shrink(key, spec)
         movers.append((key, ShardMover(
             shards.counts(family), client, local_api.table, TABLE_SCHEMA, spec.version_attribute,
-            2, index=spec.index, hashed=spec.hashed,
+            2, index=spec.index, hashed=spec.hashed, pace=UNHURRIED,
         )))  # fmt: skip
     step = 0
     while cursor:
