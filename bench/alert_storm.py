@@ -42,9 +42,10 @@ from local.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
 
 ALERTS, SECONDS, SENDERS = 5_000, 60.0, 16
 HOT_KEYS, QUIET_KEYS = 10, 50
-FLOOR_WRITE_UNITS = 5
-"""An alert that joins an open incident: the quota's write (1) and one transaction of two
-items, its seen item and a counter shard's add (2 x 2: a transaction bills each item twice)."""
+FLOOR_WRITE_UNITS = 6
+"""An alert that joins an open incident: the two quotas' writes (its key's and its
+account's, 1 each) and one transaction of two items, its seen item and a counter shard's add
+(2 x 2: a transaction bills each item twice)."""
 ISOLATION_QUOTA, ISOLATION_SECONDS = 300, 20.0
 TABLE = "alert-storm"
 
@@ -61,6 +62,7 @@ def main() -> None:
             "POWERTOOLS_TRACE_DISABLED": "true",
             "POWERTOOLS_LOG_LEVEL": "ERROR",
             "ALERTS_PER_MINUTE": str(ALERTS * 2),
+            "INTEGRATION_ALERTS_PER_MINUTE": str(ALERTS * 2),
         }
         os.environ.update(environment)
         from lambdas import runtime  # noqa: PLC0415 - reads the environment set above
@@ -96,16 +98,18 @@ _CONTAINER: dict[str, Any] = {}
 
 def _container(environment: dict[str, str]) -> None:
     os.environ.update(environment)
-    from lambdas import alerts, runtime  # noqa: PLC0415 - reads the environment set above
+    from lambdas import alerts, quotas, runtime  # noqa: PLC0415 - read the environment set above
 
-    _CONTAINER.update(handler=alerts.handler, units=Units(runtime.dynamodb()))
+    quotas.quotas.cache_clear()
+    _CONTAINER.update(handler=alerts.handler, units=Units(runtime.dynamodb()), quotas=quotas.quotas)
 
 
 def _send(job: tuple[float, str, dict[str, Any], str | None]) -> Sent:
     """One alert at its moment (`at`, on the monotonic clock), with `quota` if given."""
     at, key, body, quota = job
-    if quota is not None:
+    if quota is not None and os.environ["ALERTS_PER_MINUTE"] != quota:
         os.environ["ALERTS_PER_MINUTE"] = quota
+        _CONTAINER["quotas"].cache_clear()
     time.sleep(max(0.0, at - time.monotonic()))
     units: Units = _CONTAINER["units"]
     before = (units.requests, units.write, units.billed_small_writes())

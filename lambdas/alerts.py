@@ -1,19 +1,17 @@
-"""Events in over HTTP: the account's integrations (any user of the account manages them),
+"""Machine access over HTTP: the account's API keys (people manage them), its integrations,
 and ``POST /alerts``, which monitoring tools call with an integration key instead of a
 user's token (``Authorization: Bearer <key>``, or ``routing_key`` in the body as
 PagerDuty's Events API v2 takes it)."""
 
 from __future__ import annotations
 
-import functools
-import os
-from collections.abc import Mapping
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
-from dynashard import RateLimits, RatePolicy
+from incidents.access import api_keys
+from incidents.access.models import API_KEY_ID, ApiKey, ApiKeyList, ApiKeyWithKey, NewApiKey
 from incidents.alerts import integrations as commands
 from incidents.alerts.ingest import alert_count, ingest_alert
 from incidents.alerts.integrations import KEY_PREFIX
@@ -29,10 +27,9 @@ from incidents.alerts.models import (
     NewIntegration,
     TriggerAlert,
 )
-from incidents.errors import RateLimitedError, UnauthorizedError
+from incidents.errors import UnauthorizedError
 from incidents.incident.commands import load_summary
 from incidents.models import INCIDENT_ID
-from incidents.table import TABLE_SCHEMA
 from lambdas.api import (
     answer,
     caller,
@@ -42,17 +39,15 @@ from lambdas.api import (
     route,
 )
 from lambdas.cors import request_header
-from lambdas.runtime import dynamodb, store, table_name
-from lambdas.settings import alerts_per_minute
+from lambdas.quotas import admit, quotas
+from lambdas.runtime import store
 
 IntegrationId = Annotated[str, Path(pattern=INTEGRATION_ID)]
+ApiKeyId = Annotated[str, Path(pattern=API_KEY_ID)]
 IncidentId = Annotated[str, Path(pattern=INCIDENT_ID)]
 AlertBody = Annotated[TriggerAlert | MoveAlert, Body(discriminator="event_action")]
 BEARER = "bearer "
 ALERTS_QUOTA = "alerts"
-BUCKET_WRITES_PER_SECOND = 500
-"""Writes a second one bucket item takes before the quota is spread over more (half of a
-partition's 1,000)."""
 
 app = new_resolver()
 
@@ -95,6 +90,32 @@ def rotate_integration_key(integration_id: IntegrationId) -> IntegrationWithKey:
     return commands.rotate_key(store(), caller(app), integration_id)
 
 
+@route(app, "create_api_key")
+def create_api_key(body: NewApiKey) -> Response[ApiKeyWithKey]:
+    """A new API key; the answer holds the key (shown only here)."""
+    created = api_keys.create_api_key(store(), caller(app), body)
+    return answer(app, created, status=201, location=f"/api-keys/{created.id}")
+
+
+@route(app, "list_api_keys")
+def list_api_keys() -> ApiKeyList:
+    """The account's API keys, oldest first."""
+    return ApiKeyList(items=api_keys.list_api_keys(store(), caller(app)))
+
+
+@route(app, "get_api_key")
+def get_api_key(key_id: ApiKeyId) -> ApiKey:
+    """One API key (never the key itself)."""
+    return api_keys.get_api_key(store(), caller(app), key_id)
+
+
+@route(app, "revoke_api_key")
+def revoke_api_key(key_id: ApiKeyId) -> Response[None]:
+    """Revoke it: it stops working within the authorizer cache's minute."""
+    api_keys.revoke_api_key(store(), caller(app), key_id)
+    return no_content()
+
+
 @route(app, "incident_alerts")
 def incident_alerts(incident_id: IncidentId) -> AlertCount:
     """How many alerts the incident received: its counter's shards, one batch read."""
@@ -112,33 +133,13 @@ def send_alert(body: AlertBody) -> Response[AlertAccepted]:
     if not key:
         raise UnauthorizedError("send the integration key as Authorization: Bearer <key>")
     who, integration = commands.authenticate(store(), key)
-    decision = rate_limits().take(who.account_id, ALERTS_QUOTA, alerts_policy(os.environ))
-    if not decision.allowed:
-        raise RateLimitedError(
-            f'rate limit "{decision.policy.name}": {decision.policy.limit} alerts a minute per '
-            f"account; retry in {decision.retry_after} s",
-            decision.headers(),
-        )
+    limits = quotas()
+    headers = admit(
+        who.account_id, [(integration.id, limits.integration), (ALERTS_QUOTA, limits.alerts)]
+    )
     accepted = answer(app, ingest_alert(store(), who, integration, body), status=202)
-    accepted.headers.update(decision.headers())
+    accepted.headers.update(headers)
     return accepted
-
-
-def alerts_policy(env: Mapping[str, str]) -> RatePolicy:
-    """The stage's quota of alerts a minute per account (`ALERTS_PER_MINUTE`), one bucket
-    item up to `BUCKET_WRITES_PER_SECOND`, more shards above."""
-    limit = alerts_per_minute(env)
-    per_second = limit / 60
-    shards = 1
-    while per_second / shards > BUCKET_WRITES_PER_SECOND and shards * 2 <= limit:
-        shards *= 2
-    return RatePolicy(ALERTS_QUOTA, limit, 60, shards)
-
-
-@functools.cache
-def rate_limits() -> RateLimits:
-    """The container's limiter, on the stage's table."""
-    return RateLimits(dynamodb(), table_name(), TABLE_SCHEMA)
 
 
 def _bearer() -> str | None:

@@ -32,20 +32,25 @@ from dynashard import (
     error_code,
     is_throttling,
 )
-from incidents.errors import DomainError, RateLimitedError, UnauthorizedError
+from incidents.access.models import API_KEY_ID
+from incidents.errors import DomainError, ForbiddenError, UnauthorizedError
 from incidents.models import ACCOUNT_ID, USER_ID
 from incidents.store import Caller
 from lambdas.cors import request_header, with_cors
 from lambdas.json_body import JsonBodiesOnly, strict_json
+from lambdas.principal import ACCOUNT, PRINCIPAL, SCOPES
+from lambdas.quotas import admit, quotas
 from lambdas.responses import RETRY_AFTER_SECONDS, ErrorCode, documented_responses
-from lambdas.routes import ROUTES, resolver_rule, route_of
+from lambdas.routes import ROUTE_OF, ROUTES, Route, resolver_rule, scope_of
 from lambdas.runtime import logger, metrics, tracer
 from lambdas.settings import allowed_origins
 
-ACCOUNT_CLAIM = "custom:account_id"
-USER_CLAIM = "custom:user_id"
 _ACCOUNT_PATTERN = re.compile(ACCOUNT_ID)
-_USER_PATTERN = re.compile(USER_ID)
+_PRINCIPAL_PATTERN = re.compile(rf"{USER_ID}|{API_KEY_ID}")
+API_QUOTA = "api"
+_REQUEST: dict[str, object] = {}
+"""The request being served: its caller and its quota's headers (a container serves one
+request at a time; the handler clears it for each)."""
 
 MAX_MESSAGE = 300
 """Characters of an error message at most: enough to say what is wrong, never a payload."""
@@ -135,8 +140,7 @@ def no_content() -> Response[None]:
 
 def _domain(error: DomainError) -> Response[str]:
     response = error_response(error.status, error.code, str(error))
-    if isinstance(error, RateLimitedError):
-        response.headers.update(error.headers)
+    response.headers.update(error.headers)
     return response
 
 
@@ -226,15 +230,37 @@ def new_resolver(
 
 
 def caller(app: APIGatewayRestResolver) -> Caller:
-    """The caller from the authorizer's claims, never from the request itself; 401 without."""
-    authorizer = app.current_event.request_context.authorizer
-    claims = authorizer.claims
-    account, user = claims.get(ACCOUNT_CLAIM), claims.get(USER_CLAIM)
+    """The caller from the authorizer's context, never from the request itself (401
+    without). An API key must hold the route's scope (403), and each request takes one from
+    its account's ``api`` quota (429); the quota's headers go on the answer."""
+    known = _REQUEST.get("caller")
+    if isinstance(known, Caller):
+        return known
+    event = app.current_event
+    context = event.request_context.authorizer
+    account, principal = context.get(ACCOUNT), context.get(PRINCIPAL)
     if not (isinstance(account, str) and _ACCOUNT_PATTERN.match(account)):
         raise UnauthorizedError("missing or invalid account claim")
-    if not (isinstance(user, str) and _USER_PATTERN.match(user)):
+    if not (isinstance(principal, str) and _PRINCIPAL_PATTERN.match(principal)):
         raise UnauthorizedError("missing or invalid user claim")
-    return Caller(account_id=account, user_id=user)
+    scopes = context.get(SCOPES)
+    if isinstance(scopes, str):
+        _check_scope(ROUTE_OF.get((event.http_method, event.resource)), scopes.split())
+    elif not principal.startswith("user_"):
+        raise UnauthorizedError("missing or invalid user claim")
+    who = Caller(account_id=account, user_id=principal)
+    _REQUEST["headers"] = admit(account, [(API_QUOTA, quotas().api)])
+    _REQUEST["caller"] = who
+    return who
+
+
+def _check_scope(route: Route | None, scopes: list[str]) -> None:
+    """403 for an API key calling a route its scopes do not cover (or one for people)."""
+    needed = scope_of(route) if route else None
+    if needed is None:
+        raise ForbiddenError("API keys cannot call this route; sign in as a person")
+    if needed not in scopes:
+        raise ForbiddenError(f"this API key lacks the scope {needed}")
 
 
 def route(app: APIGatewayRestResolver, name: str) -> Callable[[F], F]:
@@ -292,7 +318,7 @@ def _slash_in_path_parameter(event: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def _too_large(event: Mapping[str, Any]) -> dict[str, Any] | None:
     """A 413 for a body over its route's `max_body`, before it is parsed."""
-    route = route_of(str(event.get("httpMethod")), str(event.get("resource")))
+    route = ROUTE_OF.get((str(event.get("httpMethod")), str(event.get("resource"))))
     body = event.get("body") or ""
     if route is None or route.max_body is None or len(body.encode()) <= route.max_body:
         return None
@@ -303,6 +329,17 @@ def _too_large(event: Mapping[str, Any]) -> dict[str, Any] | None:
         "body": json.dumps({"code": "payload_too_large", "message": message}),
         "isBase64Encoded": False,
     }
+
+
+def _add_headers(response: dict[str, Any], headers: object) -> None:
+    """`headers` (the quota's, if the request took one) on a proxy response, beside its own."""
+    if not isinstance(headers, dict):
+        return
+    multi = response.get("multiValueHeaders")
+    if isinstance(multi, dict):
+        multi.update({name: [value] for name, value in headers.items()})
+    else:
+        response.setdefault("headers", {}).update(headers)
 
 
 def lambda_handler(
@@ -317,9 +354,11 @@ def lambda_handler(
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         if before:
             before(context)
+        _REQUEST.clear()
         response = (
             _slash_in_path_parameter(event) or _too_large(event) or app.resolve(event, context)
         )
+        _add_headers(response, _REQUEST.get("headers"))
         if not origins:
             return response
         return with_cors(response, request_header(event.get("headers"), "Origin"), origins)

@@ -15,7 +15,7 @@ from typing import Any
 
 REQUEST_HEADERS = ["Authorization", "Content-Type", "Idempotency-Key", "If-Match", "If-None-Match"]
 """Headers a browser page sends to the API (what a preflight allows)."""
-EXPOSED_HEADERS = ["ETag", "Location", "Retry-After"]
+EXPOSED_HEADERS = ["ETag", "Location", "Retry-After", "RateLimit", "RateLimit-Policy"]
 """Response headers a browser page may read beyond the safelisted ones."""
 MAX_AGE_SECONDS = 3600
 """How long a browser may reuse a preflight's answer."""

@@ -80,7 +80,9 @@ ERROR_STATUSES: dict[int, ErrorStatus] = {
         "no valid identity claims", ErrorCode.UNAUTHORIZED, "missing or invalid identity claims"
     ),
     403: ErrorStatus(
-        "not a member of the team", ErrorCode.FORBIDDEN, "you are not a member of this team"
+        "an API key without the route's scope (or a person outside the team)",
+        ErrorCode.FORBIDDEN,
+        "this API key lacks the scope incidents:write",
     ),
     404: ErrorStatus(
         "not found in your account",
@@ -164,7 +166,8 @@ def documented_responses(route: Route) -> dict[int, OpenAPIResponse]:
             "description": "If-None-Match names the current version: not changed, no body",
             "headers": {"ETag": tag},
         }
-    for status in sorted({*route.errors, *EVERY_ROUTE}):
+    authorized = () if route.integration_key else (403,)  # a key without its scope
+    for status in sorted({*route.errors, *EVERY_ROUTE, *authorized}):
         error: OpenAPIResponse = {
             "description": ERROR_STATUSES[status].description,
             "content": {"application/json": {"model": ErrorBody, "examples": _example(status)}},

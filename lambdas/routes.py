@@ -9,7 +9,8 @@ from enum import StrEnum
 
 class Group(StrEnum):
     """A handler group: one Lambda function, one module in `lambdas` (``teams`` serves
-    people too: teams, memberships and profiles)."""
+    people too: teams, memberships and profiles; ``alerts`` serves machine access:
+    integrations, alerts and API keys)."""
 
     INCIDENT_COMMANDS = "incident_commands"
     INCIDENT_QUERIES = "incident_queries"
@@ -250,6 +251,16 @@ ROUTES: dict[str, Route] = {
         integration_key=True,
         max_body=ALERT_MAX_BYTES,
     ),
+    "create_api_key": Route(
+        "POST", "/api-keys", Group.ALERTS, "Create an API key (people only)", 201, CREATE
+    ),
+    "list_api_keys": Route("GET", "/api-keys", Group.ALERTS, "The account's API keys"),
+    "get_api_key": Route(
+        "GET", "/api-keys/{key_id}", Group.ALERTS, "Get an API key", errors=LOOKUP
+    ),
+    "revoke_api_key": Route(
+        "DELETE", "/api-keys/{key_id}", Group.ALERTS, "Revoke an API key", 204, LOOKUP
+    ),
     "create_team": Route("POST", "/teams", Group.TEAMS, "Create a team", 201, CREATE),
     "my_teams": Route("GET", "/me/teams", Group.TEAMS, "My teams"),
     "save_profile": Route("PUT", "/me", Group.TEAMS, "Save my profile", errors=CREATE),
@@ -278,6 +289,23 @@ def resolver_rule(route: Route) -> str:
     return route.path.replace("{", "<").replace("}", ">")
 
 
-def route_of(method: str, resource: str) -> Route | None:
-    """The route API Gateway matched (its ``httpMethod`` and ``resource``), if any."""
-    return next((r for r in ROUTES.values() if r.method == method and r.path == resource), None)
+SUBJECTS = {"incidents": "incidents", "events": "incidents", "teams": "teams", "users": "teams"}
+"""The first segment of a path, and the scope subject (``:read`` or ``:write``) it needs."""
+MANAGED = ("webhooks", "integrations")
+"""Path segments whose scope is ``<segment>:manage``, reads and changes alike."""
+
+
+def scope_of(route: Route) -> str | None:
+    """The scope an API key needs to call `route`; None: not for API keys (``/me``,
+    ``/api-keys``: people only; ``/alerts``: integration keys)."""
+    first = route.path.split("/")[1]
+    if first in MANAGED:
+        return f"{first}:manage"
+    subject = SUBJECTS.get(first)
+    if subject is None:
+        return None
+    return f"{subject}:{'read' if route.method == 'GET' else 'write'}"
+
+
+ROUTE_OF: dict[tuple[str, str], Route] = {(r.method, r.path): r for r in ROUTES.values()}
+"""The route API Gateway matched, by its ``httpMethod`` and ``resource``."""

@@ -33,6 +33,22 @@ SHARD_MOVER_WRITE_UNITS = "SHARD_MOVER_WRITE_UNITS"
 ALERTS_PER_MINUTE = "ALERTS_PER_MINUTE"
 DEFAULT_ALERTS_PER_MINUTE = 6000
 """An account's alerts a minute: a storm of 5,000 a minute passes, a runaway loop does not."""
+INTEGRATION_ALERTS_PER_MINUTE = "INTEGRATION_ALERTS_PER_MINUTE"
+DEFAULT_INTEGRATION_ALERTS_PER_MINUTE = 3000
+"""One integration key's alerts a minute: one runaway source cannot spend its account's
+whole quota."""
+AUTHORIZER_CACHE_SECONDS = "AUTHORIZER_CACHE_SECONDS"
+DEFAULT_AUTHORIZER_CACHE_SECONDS = 60
+"""How long API Gateway keeps the authorizer's answer for one ``Authorization`` value: a
+revoked API key works at most this long after."""
+MAX_AUTHORIZER_CACHE_SECONDS = 3600
+"""API Gateway's longest authorizer cache."""
+USER_POOL_ID = "USER_POOL_ID"
+USER_POOL_CLIENT_ID = "USER_POOL_CLIENT_ID"
+"""The pool and app client whose ID tokens the authorizer accepts."""
+API_REQUESTS_PER_MINUTE = "API_REQUESTS_PER_MINUTE"
+DEFAULT_API_REQUESTS_PER_MINUTE = 3000
+"""An account's API requests a minute (people and machine keys together): 50 a second."""
 
 
 class SettingsError(ValueError):
@@ -151,12 +167,48 @@ def mover_write_units(env: Mapping[str, str]) -> int:
     return units
 
 
-def alerts_per_minute(env: Mapping[str, str]) -> int:
-    """An account's alert quota a minute (`ALERTS_PER_MINUTE`)."""
-    limit = _integer(env, ALERTS_PER_MINUTE, DEFAULT_ALERTS_PER_MINUTE)
-    if limit < 1:
-        raise SettingsError(f"{ALERTS_PER_MINUTE} must be at least 1, got {limit}")
-    return limit
+def authorizer_cache_seconds(env: Mapping[str, str]) -> int:
+    """Seconds the authorizer's answers are cached (`AUTHORIZER_CACHE_SECONDS`; 0: never)."""
+    seconds = _integer(env, AUTHORIZER_CACHE_SECONDS, DEFAULT_AUTHORIZER_CACHE_SECONDS)
+    if seconds > MAX_AUTHORIZER_CACHE_SECONDS:
+        raise SettingsError(
+            f"{AUTHORIZER_CACHE_SECONDS} must be at most {MAX_AUTHORIZER_CACHE_SECONDS}, "
+            f"got {seconds}"
+        )
+    return seconds
+
+
+@dataclass(frozen=True)
+class QuotaSettings:
+    """Requests a minute: each account's on the API and on ``POST /alerts``, and each
+    integration key's on ``POST /alerts``."""
+
+    api_requests: int = DEFAULT_API_REQUESTS_PER_MINUTE
+    alerts: int = DEFAULT_ALERTS_PER_MINUTE
+    integration_alerts: int = DEFAULT_INTEGRATION_ALERTS_PER_MINUTE
+
+    def to_environment(self) -> dict[str, str]:
+        """The variables `quota_settings` reads back."""
+        return {variable: str(getattr(self, name)) for name, variable in QUOTA_VARIABLES.items()}
+
+
+def quota_settings(env: Mapping[str, str]) -> QuotaSettings:
+    """The stage's quotas; each at least 1."""
+    defaults = QuotaSettings()
+    values = {}
+    for name, variable in QUOTA_VARIABLES.items():
+        value = _integer(env, variable, getattr(defaults, name))
+        if value < 1:
+            raise SettingsError(f"{variable} must be at least 1, got {value}")
+        values[name] = value
+    return QuotaSettings(**values)
+
+
+QUOTA_VARIABLES = {
+    "api_requests": API_REQUESTS_PER_MINUTE,
+    "alerts": ALERTS_PER_MINUTE,
+    "integration_alerts": INTEGRATION_ALERTS_PER_MINUTE,
+}
 
 
 def mover_environment(units: int) -> dict[str, str]:

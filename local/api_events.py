@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from incidents.store import Caller
-from lambdas.api import ACCOUNT_CLAIM, USER_CLAIM
 from lambdas.routes import ROUTES, Route
 
 LOCAL_API_ID = "local"
@@ -47,10 +45,11 @@ def proxy_event(
     query: Mapping[str, Sequence[str]] | None = None,
     headers: Mapping[str, str] | None = None,
     body: str | None = None,
-    claims: Mapping[str, str] | None = None,
+    authorizer: Mapping[str, str] | None = None,
     stage: str | None = None,
 ) -> dict[str, Any]:
-    """The REST proxy event of one request; `claims` are what the Cognito authorizer adds;
+    """The REST proxy event of one request; `authorizer`, the context the API's authorizer
+    adds (`lambdas.principal.context_of`);
     `stage`, the first segment of an execute-api URL (none locally or on a custom domain)."""
     parameters = dict(path_parameters or {})
     path = route.path.format(**parameters)
@@ -71,7 +70,7 @@ def proxy_event(
         "requestContext": {
             "accountId": "123456789012",
             "apiId": LOCAL_API_ID,
-            "authorizer": {"claims": dict(claims) if claims is not None else None},
+            "authorizer": dict(authorizer or {}),
             "domainName": "127.0.0.1",
             "extendedRequestId": request_id,
             "httpMethod": route.method,
@@ -93,11 +92,6 @@ def proxy_event(
 def json_body(value: Any) -> str:
     """A request body as the client would send it."""
     return json.dumps(value)
-
-
-def claims_of(who: Caller) -> dict[str, str]:
-    """The claims the Cognito authorizer passes on for a user of the pool."""
-    return {ACCOUNT_CLAIM: who.account_id, USER_CLAIM: who.user_id, "sub": str(uuid.uuid4())}
 
 
 @dataclass

@@ -1,12 +1,15 @@
-"""``make dev``'s demo integration: one per first demo account, routed to its first team,
-so ``make dev`` can print a key (``$INTEGRATION_KEY``) and a curl line that triggers an
-alert. Keys are stored hashed: on a kept table the earlier ``make dev``'s integration (found
-by its name) gets a new key, which is the one printed."""
+"""``make dev``'s demo machine access for the first demo account: an integration routed to
+its first team, so ``make dev`` can print a key (``$INTEGRATION_KEY``) and a curl line that
+triggers an alert, and an API key (``$API_KEY``, reading incidents). Keys are stored hashed:
+on a kept table the earlier ``make dev``'s integration (found by its name) gets a new key,
+and its API key is revoked for a new one; the printed keys are the new ones."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from incidents.access.api_keys import create_api_key, list_api_keys, revoke_api_key
+from incidents.access.models import NewApiKey
 from incidents.alerts.integrations import create_integration, list_integrations, rotate_key
 from incidents.alerts.models import NewIntegration
 from incidents.store import Caller, Store
@@ -16,19 +19,29 @@ NAME = "make dev"
 
 
 @dataclass(frozen=True)
-class DemoIntegration:
-    """The account's ``make dev`` integration and a working key of it."""
+class DemoKey:
+    """The id of a ``make dev`` integration or API key, and a key of it that works now."""
 
     id: str
     key: str
 
 
-def demo_integration(store: Store, account: DemoAccount) -> DemoIntegration:
+def demo_integration(store: Store, account: DemoAccount) -> DemoKey:
     """The account's ``make dev`` integration, with a key that works now."""
     caller = Caller(account.account_id, account.users[0].id)
     for integration in list_integrations(store, caller):
         if integration.name == NAME:
-            return DemoIntegration(integration.id, rotate_key(store, caller, integration.id).key)
+            return DemoKey(integration.id, rotate_key(store, caller, integration.id).key)
     request = NewIntegration(name=NAME, team_id=account.teams[0].id)
     created = create_integration(store, caller, request)
-    return DemoIntegration(created.id, created.key)
+    return DemoKey(created.id, created.key)
+
+
+def demo_api_key(store: Store, account: DemoAccount) -> DemoKey:
+    """A ``make dev`` API key of the account that reads incidents (an earlier one revoked)."""
+    caller = Caller(account.account_id, account.users[0].id)
+    for api_key in list_api_keys(store, caller):
+        if api_key.name == NAME:
+            revoke_api_key(store, caller, api_key.id)
+    created = create_api_key(store, caller, NewApiKey(name=NAME, scopes=["incidents:read"]))
+    return DemoKey(created.id, created.key)

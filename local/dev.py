@@ -47,7 +47,7 @@ from lambdas.settings import SettingsError, ShardSettings, allowed_origins
 from local.call_log import CallFile, CallRecorder
 from local.clients import create_table, local_client, use_local_credentials
 from local.demo_data import DemoAccount, DemoSize, callers, prepare_demo
-from local.demo_integration import DemoIntegration, demo_integration
+from local.demo_integration import DemoKey, demo_api_key, demo_integration
 from local.demo_webhooks import DemoWebhook, receiver_webhook
 from local.embedded_dynamodb import MOTO, Engine, backend_from_env, local_engine
 from local.event_pipeline import record_calls
@@ -126,18 +126,20 @@ def example_incident(store: Store, account: DemoAccount) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class Examples:
-    """What the examples name in the first demo account: an open incident, its webhook and
-    an integration's key."""
+    """What the examples name in the first demo account: an open incident, its webhook, an
+    integration's key and an API key."""
 
     incident: str
     webhook: DemoWebhook
-    integration: DemoIntegration
+    integration: DemoKey
+    api_key: DemoKey
 
 
 def example_variables(url: str, account: DemoAccount, examples: Examples) -> dict[str, str]:
     """The shell variables the README's and the docs' examples use, as ``make dev`` sets
     them: the first user of the first account, a team of theirs, an incident of theirs,
-    their webhook to the local receiver and its secret, an integration's key."""
+    their webhook to the local receiver and its secret, an integration's key, an API key
+    that reads incidents."""
     return {
         "API": url,
         "TOKEN": next(iter(account.tokens)),
@@ -148,6 +150,7 @@ def example_variables(url: str, account: DemoAccount, examples: Examples) -> dic
         "WEBHOOK": examples.webhook.id,
         "WEBHOOK_SECRET": examples.webhook.secret,
         "INTEGRATION_KEY": examples.integration.key,
+        "API_KEY": examples.api_key.key,
     }
 
 
@@ -205,6 +208,10 @@ def banner(
         f"  curl -s -X POST {url}/alerts -H 'Authorization: Bearer {examples.integration.key}' \\",
         f"    -H 'Content-Type: application/json' -d '{json.dumps(ALERT)}'",
         "",
+        "A machine (an API key of the first account, scope incidents:read):",
+        f"  curl -s '{url}/incidents?state=OPEN&limit=5' "
+        f"-H 'Authorization: Bearer {examples.api_key.key}'",
+        "",
         "Ctrl-C stops everything.",
     ]
     return "\n".join(lines)
@@ -253,8 +260,12 @@ def _serve(stack: ExitStack) -> None:
     reseed = os.environ.get("DEMO_RESEED") == "1"
     accounts = prepare_demo(store, demo_size(engine), reseed=reseed)
     hooks = [receiver_webhook(store, account) for account in accounts]
-    integration = demo_integration(store, accounts[0])
-    examples = Examples(example_incident(store, accounts[0]), hooks[0], integration)
+    examples = Examples(
+        example_incident(store, accounts[0]),
+        hooks[0],
+        demo_integration(store, accounts[0]),
+        demo_api_key(store, accounts[0]),
+    )
     store.engine.close()  # the master holds no threads or clients into the fork
     clock.lap("demo data")
     tokens = callers(accounts)
@@ -316,6 +327,7 @@ def worker_gateway(
             "webhook_id": examples.webhook.id,
             "integration_id": examples.integration.id,
             "routing_key": examples.integration.key,
+            "key_id": examples.api_key.id,
         }
         if examples
         else None

@@ -1,9 +1,11 @@
 """A local stand-in for API Gateway: requests in, proxy events to the real handlers, their
 responses back out, as a WSGI application that `local.server` serves.
 
-Requests are matched against the shared route table, and the Cognito authorizer is
-emulated with dev tokens: ``Authorization: <token>`` (or ``Bearer <token>``) becomes
-the same claims the deployed API passes on; anything else is a 401, as in the cloud.
+Requests are matched against the shared route table and pass the API's authorizer: an API
+key (``mk_…``) goes through the real authorizer function, and a dev token stands in for a
+Cognito ID token (``Authorization: <token>`` or ``Bearer <token>``); either becomes the
+context the deployed authorizer passes on, cached per header value for the authorizer's
+TTL as API Gateway caches it; anything else is a 401, as in the cloud.
 
 Each worker process holds one `LocalGateway` and serves one event at a time, as a Lambda
 container does: Powertools keeps the event being served on the ``BaseRouter`` class
@@ -15,16 +17,21 @@ from __future__ import annotations
 import base64
 import json
 import os
+import time
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import SplitResult, parse_qs, unquote, urlsplit
 
+from incidents.access.api_keys import KEY_PREFIX
 from incidents.store import Caller
+from lambdas import authorizer
 from lambdas.cors import preflight_headers, request_header, response_headers
+from lambdas.principal import context_of
 from lambdas.routes import ROUTES, Group
-from lambdas.settings import allowed_origins
-from local.api_events import LocalLambdaContext, claims_of, match_route, proxy_event
+from lambdas.settings import allowed_origins, authorizer_cache_seconds
+from local.api_events import LOCAL_API_ID, LOCAL_STAGE, LocalLambdaContext, match_route, proxy_event
+from local.call_log import RUNNING
 from local.openapi import openapi_document, openapi_json, swagger_page
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
@@ -36,6 +43,7 @@ MAX_LAMBDA_PAYLOAD = 6 * 1024 * 1024
 """A synchronous Lambda invocation's payload limit (the body is most of the event)."""
 TOO_LARGE = "the request body is above the API's limit (6 MB)"
 JSON, HTML = "application/json", "text/html; charset=utf-8"
+METHOD_ARN = f"arn:aws:execute-api:us-east-1:123456789012:{LOCAL_API_ID}/{LOCAL_STAGE}/GET/"
 
 
 class LocalGateway:
@@ -47,9 +55,14 @@ class LocalGateway:
         handlers: Mapping[Group, Handler],
         tokens: Mapping[str, Caller],
         examples: Mapping[str, str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        """`examples`: parameter examples of this table's data (Swagger UI prefills them)."""
+        """`tokens`: dev tokens and the people they sign in; `examples`: parameter examples
+        of this table's data (Swagger UI prefills them)."""
         self.handlers = dict(handlers)
+        self.clock = clock
+        self.cache_seconds = authorizer_cache_seconds(os.environ)
+        self._cache: dict[str, tuple[float, dict[str, str]]] = {}
         self.serving: Group | None = None
         """The group whose handler runs now, for the call log."""
         self.tokens = dict(tokens)
@@ -93,8 +106,8 @@ class LocalGateway:
         if found is None:
             return _error(HTTPStatus.NOT_FOUND, "not_found", "no such route")
         _, route, parameters = found
-        caller = self.tokens.get(_token(headers))
-        if caller is None and not route.integration_key:  # its handler checks the key
+        context = None if route.integration_key else self._authorize(headers)
+        if context is None and not route.integration_key:  # its handler checks the key
             return _error(HTTPStatus.UNAUTHORIZED, "unauthorized", "missing or invalid token")
         try:
             text = body.decode() if body else None
@@ -107,7 +120,7 @@ class LocalGateway:
             query=parse_qs(url.query, keep_blank_values=True),
             headers=headers,
             body=text,
-            claims=claims_of(caller) if caller and not route.integration_key else None,
+            authorizer=context,
         )
         self.serving = route.group
         try:
@@ -115,6 +128,34 @@ class LocalGateway:
         finally:
             self.serving = None
         return _from_proxy_response(response)
+
+    def _authorize(self, headers: Mapping[str, str]) -> dict[str, str] | None:
+        """The authorizer's context for the request's ``Authorization`` (None: a 401),
+        from the cache while the header's last Allow is younger than the TTL."""
+        header = request_header(headers, "Authorization")
+        cached = self._cache.get(header)
+        if cached and cached[0] > self.clock():
+            return cached[1]
+        context = self._identify(authorizer.credential(headers))
+        if context is not None and self.cache_seconds:
+            self._cache[header] = (self.clock() + self.cache_seconds, context)
+        return context
+
+    def _identify(self, token: str) -> dict[str, str] | None:
+        person = self.tokens.get(token)
+        if person is not None:
+            return context_of(person)
+        if not token.startswith(KEY_PREFIX):
+            return None
+        event = {"type": "REQUEST", "methodArn": METHOD_ARN, "headers": {"Authorization": token}}
+        running = RUNNING.set("authorizer")
+        try:
+            allowed = authorizer.handler(event)
+        except PermissionError:
+            return None
+        finally:
+            RUNNING.reset(running)
+        return {"principalId": allowed["principalId"], **allowed["context"]}
 
     def __call__(
         self, environ: MutableMapping[str, Any], start_response: StartResponse
@@ -140,10 +181,6 @@ class LocalGateway:
             headers = {**headers, "Content-Length": str(len(payload))}
         start_response(f"{status} {HTTPStatus(status).phrase}", list(headers.items()))
         return [payload]
-
-
-def _token(headers: Mapping[str, str]) -> str:
-    return request_header(headers, "Authorization").removeprefix("Bearer ").strip()
 
 
 def _headers(environ: Mapping[str, Any]) -> dict[str, str]:

@@ -310,6 +310,7 @@ def _demo_examples(document: dict[str, Any], known: Mapping[str, str]) -> None:
         "update_webhook": {"enabled": True},
         "create_integration": {"name": "Alertmanager", "team_id": team},
         "update_integration": {"default_severity": "SEV2"},
+        "create_api_key": {"name": "CI", "scopes": ["incidents:read"]},
         "send_alert": {
             "routing_key": known.get("routing_key", "ik_…"),  # make dev's, in its document
             "event_action": "trigger",

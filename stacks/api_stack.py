@@ -1,6 +1,7 @@
 """API stack: Cognito, the REST API from the route table, one Lambda per handler group.
 
-Every route has the Cognito authorizer; each function gets exactly the table actions of
+Every route but ``POST /alerts`` has the REQUEST authorizer (people's Cognito ID tokens and
+the accounts' API keys, `lambdas.authorizer`); each function gets exactly the table actions of
 its group (`stacks.permissions`), the shared layer, X-Ray tracing and a log group with the
 stage's retention. The cursor signing key is generated into Secrets Manager and read by the
 functions through Powertools Parameters.
@@ -24,6 +25,7 @@ from constructs import Construct
 from lambdas.cors import EXPOSED_HEADERS, MAX_AGE_SECONDS, REQUEST_HEADERS
 from lambdas.responses import RETRY_AFTER_SECONDS, ErrorCode
 from lambdas.routes import ROUTES, Group
+from lambdas.settings import USER_POOL_CLIENT_ID, USER_POOL_ID
 from stacks.alarm_alerts import AlarmAlerts
 from stacks.config import StageConfig
 from stacks.event_delivery import EventDelivery, Sources
@@ -38,14 +40,23 @@ from stacks.nag import (
     PINNED_RUNTIME,
     PREFLIGHT_AUTH,
     PREFLIGHT_COGNITO,
+    REQUEST_AUTHORIZER_REASON,
     XRAY_WILDCARD,
     accept,
 )
-from stacks.permissions import INDEX_READERS, TABLE_ACTIONS
+from stacks.permissions import (
+    AUTHORIZER_TABLE_ACTIONS,
+    INDEX_READERS,
+    QUOTA_KEYS,
+    TABLE_ACTIONS,
+)
 from stacks.shard_maintenance import ShardMaintenance
 from stacks.shared_layer import handler_code, shared_layer
 
 TIMEOUT = Duration.seconds(10)
+AUTHORIZER_TIMEOUT = Duration.seconds(5)
+"""A cold start, the pool's keys fetched once, one point read: well inside API Gateway's
+29 s, and a hung call fails fast as a 500 rather than holding the request."""
 MEMORY_MB = {
     Group.INCIDENT_QUERIES: 1024,
     Group.INCIDENT_COMMANDS: 512,
@@ -74,7 +85,7 @@ F = apigw.AccessLogField
 ACCESS_LOG = {
     "requestId": F.context_request_id(),
     "ip": F.context_identity_source_ip(),
-    "user": F.context_authorizer_claims("custom:user_id"),
+    "user": F.context_authorizer_principal_id(),
     "requestTime": F.context_request_time(),
     "httpMethod": F.context_http_method(),
     "resourcePath": F.context_resource_path(),
@@ -121,17 +132,16 @@ class ApiStack(Stack):
         self.user_pool, client = self._user_pool()
         self.api = self._rest_api()
         self._gateway_errors()
-        self._routes(
-            cognito_authorizer := apigw.CognitoUserPoolsAuthorizer(
-                self, "Authorizer", cognito_user_pools=[self.user_pool]
-            )
-        )
-        self.authorizer = cognito_authorizer
+        self.authorizer = self._request_authorizer(table, Runtime(code, layer, config), client)
+        self._routes(self.authorizer)
         self.monitoring = Monitoring(
             self,
             "Monitoring",
             watched=Watched(table, self.api, self.functions, TIMEOUT, METRICS_NAMESPACE),
             config=config,
+        )
+        self.monitoring.alarm(  # an authorizer that fails answers every request 500
+            "authorizer-errors", self.authorizer_function.metric_errors(), 1, "errors"
         )
         self.events_out = EventDelivery(
             self,
@@ -165,7 +175,7 @@ class ApiStack(Stack):
         for role in self.roles.values():
             accept(role, XRAY_WILDCARD)
         background = [*self.events_out.functions(), *self.shards.functions()]
-        for function in [*self.functions.values(), *background]:
+        for function in [*self.functions.values(), self.authorizer_function, *background]:
             accept(function, PINNED_RUNTIME)
             if function.role and function not in self.functions.values():
                 accept(function.role, XRAY_WILDCARD)
@@ -175,6 +185,8 @@ class ApiStack(Stack):
         for method in self.api.methods:
             if method.http_method == "OPTIONS":
                 accept(method, PREFLIGHT_AUTH, PREFLIGHT_COGNITO)
+            elif method not in self.key_methods:
+                accept(method, PREFLIGHT_COGNITO, reason=REQUEST_AUTHORIZER_REASON)
         for method in self.key_methods:
             accept(method, PREFLIGHT_AUTH, PREFLIGHT_COGNITO, reason=INTEGRATION_KEY_REASON)
 
@@ -203,6 +215,14 @@ class ApiStack(Stack):
         role.add_to_policy(
             iam.PolicyStatement(actions=list(TABLE_ACTIONS[group]), resources=[table.table_arn])
         )
+        if "dynamodb:UpdateItem" not in TABLE_ACTIONS[group]:  # its quota: those items only
+            role.add_to_policy(
+                iam.PolicyStatement(
+                    actions=["dynamodb:UpdateItem"],
+                    resources=[table.table_arn],
+                    conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [QUOTA_KEYS]}},
+                )
+            )
         if group in INDEX_READERS:  # an index is only ever queried
             role.add_to_policy(
                 iam.PolicyStatement(
@@ -220,6 +240,36 @@ class ApiStack(Stack):
         )
         self.roles[group] = role
         return function
+
+    def _request_authorizer(
+        self, table: dynamodb.ITableV2, runtime: Runtime, client: cognito.UserPoolClient
+    ) -> apigw.RequestAuthorizer:
+        """The authorizer of every route but ``POST /alerts``: people's ID tokens and the
+        accounts' API keys, its answer cached per ``Authorization`` value."""
+        spec = FunctionSpec(
+            name="authorizer",
+            handler="lambdas.authorizer.handler",
+            description="incidents API: authorizer (people's tokens, API keys)",
+            memory_mb=512,
+            timeout=AUTHORIZER_TIMEOUT,
+        )
+        environment = {
+            "TABLE_NAME": table.table_name,
+            USER_POOL_ID: self.user_pool.user_pool_id,
+            USER_POOL_CLIENT_ID: client.user_pool_client_id,
+        }
+        function, role = handler_function(self, spec, runtime, environment)
+        role.add_to_policy(
+            iam.PolicyStatement(actions=list(AUTHORIZER_TABLE_ACTIONS), resources=[table.table_arn])
+        )
+        self.authorizer_function, self.authorizer_role = function, role
+        return apigw.RequestAuthorizer(
+            self,
+            "Authorizer",
+            handler=function,
+            identity_sources=[apigw.IdentitySource.header("Authorization")],
+            results_cache_ttl=Duration.seconds(self.config.authorizer_cache_seconds),
+        )
 
     def _user_pool(self) -> tuple[cognito.UserPool, cognito.UserPoolClient]:
         """Users sign in by email; account and user ids are immutable custom attributes
@@ -356,7 +406,7 @@ class ApiStack(Stack):
                 authorization_type=(
                     apigw.AuthorizationType.NONE
                     if route.integration_key
-                    else apigw.AuthorizationType.COGNITO
+                    else apigw.AuthorizationType.CUSTOM
                 ),
                 request_validator=validator,
                 request_parameters={f"method.request.path.{p}": True for p in parameters},

@@ -19,8 +19,12 @@ from dynashard import DEFAULT_WRITE_UNITS_PER_SECOND
 from incidents.keys import DEFAULT_STATE_SHARDS, DEFAULT_SUMMARY_SHARDS
 from lambdas.routes import Group
 from lambdas.settings import (
-    ALERTS_PER_MINUTE,
     DEFAULT_ALERTS_PER_MINUTE,
+    DEFAULT_API_REQUESTS_PER_MINUTE,
+    DEFAULT_AUTHORIZER_CACHE_SECONDS,
+    DEFAULT_INTEGRATION_ALERTS_PER_MINUTE,
+    MAX_AUTHORIZER_CACHE_SECONDS,
+    QuotaSettings,
     SettingsError,
     ShardSettings,
     allowed_origins,
@@ -60,6 +64,13 @@ class StageConfig:
     CloudWatch alarms trigger and resolve alerts through ``POST /alerts`` (none: off)."""
     alerts_per_minute: int = DEFAULT_ALERTS_PER_MINUTE
     """Each account's alerts a minute (``POST /alerts``); above it, 429 ``rate_limited``."""
+    integration_alerts_per_minute: int = DEFAULT_INTEGRATION_ALERTS_PER_MINUTE
+    """Each integration key's alerts a minute (within its account's)."""
+    api_requests_per_minute: int = DEFAULT_API_REQUESTS_PER_MINUTE
+    """Each account's requests a minute on every other route, people and API keys alike."""
+    authorizer_cache_seconds: int = DEFAULT_AUTHORIZER_CACHE_SECONDS
+    """How long API Gateway caches the authorizer's answer for one ``Authorization`` value
+    (0 to 3,600): a revoked API key keeps working at most this long."""
     shard_mover_write_units: int = int(DEFAULT_WRITE_UNITS_PER_SECOND)
     """The shard mover's pace: write units a second it takes from the partitions it fills
     (a tenth of one partition's 1,000 by default)."""
@@ -116,11 +127,19 @@ class StageConfig:
             "tableMaxWriteRequestUnits": self.table_max_write_request_units,
             "shardMoverWriteUnits": self.shard_mover_write_units,
             "alertsPerMinute": self.alerts_per_minute,
+            "integrationAlertsPerMinute": self.integration_alerts_per_minute,
+            "apiRequestsPerMinute": self.api_requests_per_minute,
             **{f"reservedConcurrency.{k}": v for k, v in self.reserved_concurrency.items()},
         }
         for name, value in limits.items():
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"stages.{self.stage}.{name} must be a positive integer")
+        cache = self.authorizer_cache_seconds
+        if not isinstance(cache, int) or not 0 <= cache <= MAX_AUTHORIZER_CACHE_SECONDS:
+            raise ValueError(
+                f"stages.{self.stage}.authorizerCacheSeconds must be 0 to "
+                f"{MAX_AUTHORIZER_CACHE_SECONDS}"
+            )
         if sum(self.reserved_concurrency.values()) > self.account_concurrency_limit - 100:
             raise ValueError(
                 f"stages.{self.stage}.reservedConcurrency: Lambda keeps 100 of the account's "
@@ -147,7 +166,11 @@ class StageConfig:
             **self.shards().to_environment(),
             **origins_environment(self.cors_origins),
             **retention_environment(self.event_retention_days),
-            ALERTS_PER_MINUTE: str(self.alerts_per_minute),
+            **QuotaSettings(
+                api_requests=self.api_requests_per_minute,
+                alerts=self.alerts_per_minute,
+                integration_alerts=self.integration_alerts_per_minute,
+            ).to_environment(),
         }
 
     @property

@@ -24,6 +24,11 @@ INTEGRATION_KEY_REASON = (
     "Monitoring tools send alerts with an integration key, not a Cognito user's token: the "
     "handler checks the key (stored hashed, revocable) before anything else."
 )
+REQUEST_AUTHORIZER_REASON = (
+    "The API's REQUEST authorizer verifies the pool's ID tokens itself (Powertools' JWT "
+    "verifier against the pool's keys) and accepts the account's API keys beside them: "
+    "one authorizer for people and machines (docs/decisions/011)."
+)
 
 REASONS = {
     CLOUDWATCH_ROLE_POLICY: (

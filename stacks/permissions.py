@@ -51,6 +51,14 @@ webhooks write webhooks with the account's count and read their delivery log; al
 integrations with their keys' lookup items, open incidents (as commands do), count alerts
 (an add to a counter shard, all shards batch-read) and move incidents by their keys."""
 
+QUOTA_KEYS = "*#ratelimit#*"
+"""The partition keys of the accounts' quota buckets (`dynashard.rate_limit`): each request
+takes one from its account's, so a group that writes nothing else may update only these."""
+
+AUTHORIZER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:UpdateItem")
+"""The authorizer finds an API key by its lookup item and reads the key (point reads), and
+notes its last use (an update, at most once a minute)."""
+
 PUBLISHER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query")
 """The publisher reads an account's webhooks and an incident's events missing before the
 one it publishes, and reads and moves the incident's published position (its stream read is

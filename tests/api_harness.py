@@ -11,9 +11,10 @@ from typing import Any
 from aws_lambda_powertools.utilities.parser.models import APIGatewayProxyEventModel
 
 from incidents.store import Caller
+from lambdas.principal import context_of
 from lambdas.responses import documented_responses
 from lambdas.routes import ROUTES, Group
-from local.api_events import LocalLambdaContext, claims_of, json_body, proxy_event
+from local.api_events import LocalLambdaContext, json_body, proxy_event
 
 
 @dataclass(frozen=True)
@@ -47,10 +48,11 @@ class Api:
         body: Any = None,
         raw_body: str | None = None,
         headers: Mapping[str, str] | None = None,
-        claims: Mapping[str, str] | None = None,
+        authorizer: Mapping[str, str] | None = None,
         stage: str | None = None,
     ) -> Reply:
-        """Call route `name` as `who` (None: no authorizer claims at all)."""
+        """Call route `name` as `who` (None: no authorizer context at all; `authorizer`: this
+        context instead, an API key's or a forged one)."""
         route = ROUTES[name]
         event = proxy_event(
             route,
@@ -58,7 +60,7 @@ class Api:
             query=query,
             headers=headers,
             body=raw_body if raw_body is not None else (None if body is None else json_body(body)),
-            claims=claims if claims is not None else (claims_of(who) if who else None),
+            authorizer=authorizer if authorizer is not None else (context_of(who) if who else None),
             stage=stage,
         )
         APIGatewayProxyEventModel.model_validate(event)

@@ -1,10 +1,11 @@
 """Swagger UI at ``/docs`` as a front-end developer uses it (headless Chromium): signed in as
 the first demo user, every operation's Try it out → Execute sends its prefilled request and
-shows the API's answer, 2xx for all 37 (the webhook ones prefilled with the demo webhook
+shows the API's answer, 2xx for all 41 (the webhook ones prefilled with the demo webhook
 ``make dev`` registers, the integration ones with its demo integration, the alert with that
-integration's key; they were 404s before). A prefilled value the API refuses (400) or an
-Execute that never sends (an array parameter with a text example used to hang it) fails the
-test. The ``webhooks`` section's entries (what a receiver gets) have nothing to execute."""
+integration's key, the API key ones with its demo API key; they were 404s before). A
+prefilled value the API refuses (400) or an Execute that never sends (an array parameter
+with a text example used to hang it) fails the test. The ``webhooks`` section's entries
+(what a receiver gets) have nothing to execute."""
 
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ from tests.e2e.conftest import LocalApi
 
 pytestmark = pytest.mark.integration
 WAIT_MS = 15_000
-LAST = ("rotate_integration_key", "delete_integration", "delete_webhook")
+LAST = ("rotate_integration_key", "delete_integration", "revoke_api_key", "delete_webhook")
 """Executed after the others, in this order: they rotate the demo integration's key (which
-the alert is prefilled with) and delete it and the demo webhook (as a user clicking them
-would; ``make dev`` makes them again on its next start)."""
+the alert is prefilled with) and delete it, the demo API key and the demo webhook (as a
+user clicking them would; ``make dev`` makes them again on its next start)."""
 
 
 def execute(operation: Locator) -> str:
@@ -53,7 +54,7 @@ def test_every_operation_executes_with_its_prefilled_values(local_api: LocalApi)
         for name in sorted(in_page_order, key=lambda name: last.get(name, 0)):  # stable
             statuses[name] = execute(operations[name])
             urls[name] = operations[name].locator(".request-url pre").first.inner_text()
-        assert len(statuses) == 37, statuses
+        assert len(statuses) == 41, statuses
         failed = {n: s for n, s in statuses.items() if s not in {"200", "201", "202", "204"}}
         assert not failed, (failed, statuses)
         assert not seen.external, seen.external

@@ -17,9 +17,9 @@ from app import build
 from lambdas.routes import Group
 
 CDK_JSON = Path(__file__).resolve().parents[2] / "cdk.json"
-BACKGROUND_FUNCTIONS = ("publisher", "sender", "stream_recovery", "shard_mover")
-"""Functions no route calls: events out's and the shard mover."""
-"""The functions of events out, beside one function per API handler group."""
+BACKGROUND_FUNCTIONS = ("authorizer", "publisher", "sender", "stream_recovery", "shard_mover")
+"""Functions beside one per API handler group: the API's authorizer, events out's and the
+shard mover."""
 
 
 @dataclass(frozen=True)

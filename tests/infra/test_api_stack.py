@@ -62,7 +62,7 @@ def test_one_function_per_group_on_python_313_arm64_with_the_layer(dev: Synthesi
         assert log_group["Properties"]["RetentionInDays"] == 30
 
 
-def test_every_route_has_the_cognito_authorizer_but_the_alerts_key_route(
+def test_every_route_has_the_request_authorizer_but_the_alerts_key_route(
     dev: Synthesized,
 ) -> None:
     methods = resources(dev, "AWS::ApiGateway::Method").values()
@@ -75,9 +75,22 @@ def test_every_route_has_the_cognito_authorizer_but_the_alerts_key_route(
     for method in routed:
         assert method["RequestValidatorId"]
         if method not in keyed:
-            assert method["AuthorizationType"] == "COGNITO_USER_POOLS"
+            assert method["AuthorizationType"] == "CUSTOM"
             assert method["AuthorizerId"] == {"Ref": authorizer_id}
-    dev.api.has_resource_properties("AWS::ApiGateway::Authorizer", {"Type": "COGNITO_USER_POOLS"})
+    dev.api.has_resource_properties(
+        "AWS::ApiGateway::Authorizer",
+        {
+            "Type": "REQUEST",
+            "IdentitySource": "method.request.header.Authorization",
+            "AuthorizerResultTtlInSeconds": 60,
+        },
+    )
+    (authorizer,) = [
+        f["Properties"]
+        for f in resources(dev, "AWS::Lambda::Function").values()
+        if f["Properties"]["Handler"] == "lambdas.authorizer.handler"
+    ]
+    assert set(authorizer["Environment"]["Variables"]) >= {"USER_POOL_ID", "USER_POOL_CLIENT_ID"}
 
 
 def test_routes_and_integrations_follow_the_route_table(dev: Synthesized) -> None:
@@ -98,7 +111,9 @@ def test_routes_and_integrations_follow_the_route_table(dev: Synthesized) -> Non
 def test_each_function_gets_exactly_its_table_actions(dev: Synthesized, group: Group) -> None:
     statements = policy_statements(dev, group)
     table = [
-        s for s in statements if any(str(a).startswith("dynamodb:") for a in _list(s["Action"]))
+        s
+        for s in statements
+        if any(str(a).startswith("dynamodb:") for a in _list(s["Action"])) and "Condition" not in s
     ]
     on_table, *on_indexes = table
     assert sorted(_list(on_table["Action"])) == sorted(TABLE_ACTIONS[group])
@@ -118,10 +133,13 @@ def test_each_function_gets_exactly_its_table_actions(dev: Synthesized, group: G
     assert all("CursorSecret" in json.dumps(s["Resource"]) for s in secret)
 
 
-def test_query_functions_cannot_write(dev: Synthesized) -> None:
-    actions = {
-        a for s in policy_statements(dev, Group.INCIDENT_QUERIES) for a in _list(s["Action"])
-    }
+def test_query_functions_write_only_their_account_s_quota(dev: Synthesized) -> None:
+    statements = policy_statements(dev, Group.INCIDENT_QUERIES)
+    writes = [s for s in statements if "dynamodb:UpdateItem" in _list(s["Action"])]
+    assert [s["Condition"] for s in writes] == [
+        {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["*#ratelimit#*"]}}
+    ]
+    actions = {a for s in statements if s not in writes for a in _list(s["Action"])}
     dynamodb_actions = {a for a in actions if a.startswith("dynamodb:")}
     assert dynamodb_actions <= {"dynamodb:Query", "dynamodb:GetItem", "dynamodb:BatchGetItem"}
 
@@ -196,7 +214,7 @@ def test_gateway_errors_are_json_and_readable_by_the_browser_origin(
             "'http://localhost:3000'"
         ), kind
         exposed = headers["gatewayresponse.header.Access-Control-Expose-Headers"]
-        assert exposed == "'ETag,Location,Retry-After'", kind
+        assert exposed == "'ETag,Location,Retry-After,RateLimit,RateLimit-Policy'", kind
         template = response["ResponseTemplates"]["application/json"]
         assert '"code": "' in template
         assert "$context.error.messageString" in template

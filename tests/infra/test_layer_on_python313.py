@@ -41,7 +41,8 @@ needs_313 = pytest.mark.skipif(
 IMPORT_ALL = (
     "import sys; sys.path[:0] = [{task!r}, {opt!r}]\n"
     "import lambdas.incident_commands, lambdas.incident_queries, lambdas.teams\n"
-    "import lambdas.webhooks, lambdas.publisher, lambdas.sender\n"
+    "import lambdas.webhooks, lambdas.publisher, lambdas.sender, lambdas.alerts\n"
+    "import lambdas.authorizer, jwt, cryptography.hazmat.primitives.asymmetric.rsa\n"
     "import pydantic_core, xxhash\n"
     "loaded = [m for m in list(sys.modules.values()) if getattr(m, '__cached__', None)]\n"
     "ours = [m for m in loaded if m.__file__.startswith(({task!r}, {opt!r}))]\n"
@@ -161,7 +162,7 @@ def test_a_deployed_function_answers_a_browser_with_vary_origin(
         ROUTES["get_profile"],
         {"user_id": "not-a-user-id"},  # refused by validation, before any AWS call
         headers={"Origin": origin},
-        claims={"custom:account_id": "acct_x", "custom:user_id": "user_x"},
+        authorizer={"account_id": "acct_x", "user_id": "user_x"},
     )
     code = INVOKE.format(task=str(task), opt=str(layer))
     done = subprocess.run(

@@ -101,6 +101,8 @@ def test_subscribers_come_from_the_stage_config(dev: Synthesized, ops: Synthesiz
         ("tableMaxReadRequestUnits", -1, "positive integer"),
         ("shardMoverWriteUnits", 0, "positive integer"),
         ("alertsPerMinute", 0, "positive integer"),
+        ("apiRequestsPerMinute", 0, "positive integer"),
+        ("integrationAlertsPerMinute", -5, "positive integer"),
     ],
 )
 def test_bad_operations_settings_are_refused(setting: str, value: object, says: str) -> None:

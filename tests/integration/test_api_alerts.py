@@ -5,12 +5,14 @@ key, as a bearer token or as PagerDuty's ``routing_key``."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from incidents.store import Caller, new_id
+from lambdas.quotas import quotas
 from lambdas.routes import ALERT_MAX_BYTES
 from tests.api_harness import Api, Reply
 
@@ -163,24 +165,47 @@ def test_an_alert_above_the_size_limit_is_a_413_and_writes_nothing(api: Api, ali
     assert listed == []
 
 
-def test_an_account_over_its_alert_quota_gets_429s_and_another_account_does_not(
-    api: Api, alice: Caller, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def small_quotas(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """5 alerts a minute an account, 3 an integration key (the container reads them anew)."""
     monkeypatch.setenv("ALERTS_PER_MINUTE", "5")
-    key = new_integration(api, alice)["key"]
-    replies = [trigger(api, key, f"k{n}") for n in range(7)]
+    monkeypatch.setenv("INTEGRATION_ALERTS_PER_MINUTE", "3")
+    quotas.cache_clear()
+    yield
+    quotas.cache_clear()
+
+
+@pytest.mark.usefixtures("small_quotas")
+def test_an_account_over_its_alert_quota_gets_429s_and_another_account_does_not(
+    api: Api, alice: Caller
+) -> None:
+    keys = [new_integration(api, alice)["key"] for _ in range(3)]
+    replies = [trigger(api, keys[n % 3], f"k{n}") for n in range(7)]
     assert [reply.status for reply in replies] == [202] * 5 + [429] * 2
-    assert replies[0].headers["RateLimit-Policy"] == '"alerts";q=5;w=60'
-    assert replies[0].headers["RateLimit"] == '"alerts";r=4;t=12', "one interval: 60 s / 5"
-    assert [r.headers["RateLimit"].split(";")[1] for r in replies[:5]] == [
+    policies = '"integration";q=3;w=60, "alerts";q=5;w=60'
+    assert replies[0].headers["RateLimit-Policy"] == policies
+    assert replies[0].headers["RateLimit"] == '"integration";r=2;t=20, "alerts";r=4;t=12'
+    assert [r.headers["RateLimit"].split(", ")[1].split(";")[1] for r in replies[:5]] == [
         "r=4", "r=3", "r=2", "r=1", "r=0"
     ]  # fmt: skip
     refused = replies[-1]
     assert refused.body["code"] == "rate_limited"
-    assert 'rate limit "alerts": 5 alerts a minute' in refused.body["message"]
+    assert 'rate limit "alerts": 5 requests a minute' in refused.body["message"]
     assert 1 <= int(refused.headers["Retry-After"]) <= 12, "one request's interval: 60 s / 5"
     bob = Caller(new_id("acct"), new_id("user"))
     assert trigger(api, new_integration(api, bob)["key"], "k").status == 202, "bob's own quota"
+
+
+@pytest.mark.usefixtures("small_quotas")
+def test_one_integration_key_over_its_quota_leaves_the_account_s_other_keys_alone(
+    api: Api, alice: Caller
+) -> None:
+    runaway, other = (new_integration(api, alice)["key"] for _ in range(2))
+    replies = [trigger(api, runaway, f"k{n}") for n in range(4)]
+    assert [reply.status for reply in replies] == [202, 202, 202, 429]
+    assert 'rate limit "integration": 3 requests a minute' in replies[-1].body["message"]
+    assert replies[-1].headers["RateLimit"].startswith('"integration";r=0;')
+    assert trigger(api, other, "k").status == 202, "the account's quota has room left"
 
 
 def test_alertmanager_s_pagerduty_receiver_works_unchanged(api: Api, alice: Caller) -> None:

@@ -82,7 +82,7 @@ def test_cursors_do_not_cross_accounts_routes_or_filters(
         assert (reply.status, reply.body["code"]) == (400, "invalid_cursor"), (name, query)
 
 
-def test_identity_only_comes_from_claims(
+def test_identity_only_comes_from_the_authorizer(
     api: Api, tenants: tuple[Caller, Caller, dict[str, str]]
 ) -> None:
     a, b, _ = tenants
@@ -94,10 +94,12 @@ def test_identity_only_comes_from_claims(
     assert "query.account_id: not a parameter" in refused.body["message"]
     headers = {"X-Account-Id": b.account_id}
     assert api.call("account_incidents", a, headers=headers).body["items"] == []
-    for bad_claims in (
-        {"custom:account_id": "acct_x", "custom:user_id": a.user_id},
-        {"custom:account_id": a.user_id, "custom:user_id": a.user_id},
-        {"custom:account_id": a.account_id, "custom:user_id": a.account_id},
-        {"custom:account_id": f"{a.account_id}#x", "custom:user_id": a.user_id},
+    for forged in (
+        {"account_id": "acct_x", "user_id": a.user_id},
+        {"account_id": a.user_id, "user_id": a.user_id},
+        {"account_id": a.account_id, "user_id": a.account_id},
+        {"account_id": f"{a.account_id}#x", "user_id": a.user_id},
+        {"account_id": a.account_id, "user_id": new_id("key")},  # a key needs its scopes
+        {"custom:account_id": a.account_id, "custom:user_id": a.user_id},  # Cognito's claims
     ):
-        assert api.call("account_incidents", None, claims=bad_claims).status == 401
+        assert api.call("account_incidents", None, authorizer=forged).status == 401

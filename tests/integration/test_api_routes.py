@@ -12,8 +12,9 @@ from dynashard import calculated_shard, sharded_key
 from incidents.store import Caller, new_id
 from lambdas import runtime
 from lambdas.idempotency import RECORD_PREFIX, RECORD_SHARDS
+from lambdas.principal import context_of
 from lambdas.routes import Group, Route
-from local.api_events import LocalLambdaContext, claims_of, proxy_event
+from local.api_events import LocalLambdaContext, proxy_event
 from tests.api_harness import Api
 from tests.people import new_api_user
 
@@ -77,7 +78,7 @@ def test_errors_are_json_with_the_right_status(api: Api, alice: Caller) -> None:
         (api.call("my_incidents", alice, query={"cursor": ["garbage"]}), 400, "invalid_cursor"),
         (api.call("get_incident", None, path), 401, "unauthorized"),
         (
-            api.call("get_incident", None, path, claims={"custom:account_id": alice.account_id}),
+            api.call("get_incident", None, path, authorizer={"account_id": alice.account_id}),
             401,
             "unauthorized",
         ),
@@ -216,7 +217,7 @@ def test_idempotency_key_replays_the_first_result(api: Api, alice: Caller) -> No
 
 def test_unknown_route_is_json_404(api: Api, alice: Caller) -> None:
     event = proxy_event(
-        Route("GET", "/nowhere", Group.TEAMS, "not a route"), claims=claims_of(alice)
+        Route("GET", "/nowhere", Group.TEAMS, "not a route"), authorizer=context_of(alice)
     )
     response = api.handlers[Group.TEAMS](event, LocalLambdaContext())
     assert response["statusCode"] == 404
@@ -368,8 +369,9 @@ def test_an_incident_is_found_by_its_number_with_one_key_read(api: Api, alice: C
         client.meta.events.unregister("provide-client-params.dynamodb", record)
     by_id = api.call("get_incident", alice, {"incident_id": second["summary"]["id"]})  # type: ignore[index]
     assert (found.status, found.body) == (200, by_id.body)
-    assert calls[0] == ("Query", "GSI3"), "the number: one key read on GSI3, no fan-out"
-    assert [name for name, _ in calls[1:]] == ["GetItem", "GetItem", "Query"], "then as by id"
+    assert calls[0] == ("UpdateItem", None), "the account's quota"
+    assert calls[1] == ("Query", "GSI3"), "the number: one key read on GSI3, no fan-out"
+    assert [name for name, _ in calls[2:]] == ["GetItem", "GetItem", "Query"], "then as by id"
     for missing in ("99999", str(number + 1)):
         reply = api.call("get_incident_by_number", alice, {"number": missing})
         assert (reply.status, reply.body["code"]) == (404, "not_found")

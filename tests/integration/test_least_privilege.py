@@ -79,13 +79,14 @@ GRANTED_TO_EVENT_SOURCES = {
 
 FUNCTIONS: dict[str, Group | str] = {
     **{group.value: group for group in Group},
+    "authorizer": "lambdas.authorizer.handler",
     "publisher": "lambdas.publisher.handler",
     "sender": "lambdas.sender.handler",
     "stream-recovery": "lambdas.stream_recovery.handler",
     "shard-mover": "lambdas.shard_mover.handler",
 }
-"""Every function: one per API handler group, events out's publisher, sender and stream
-recovery, and the shard mover."""
+"""Every function: one per API handler group, the API's authorizer, events out's publisher,
+sender and stream recovery, and the shard mover."""
 
 
 @pytest.mark.parametrize("name", list(FUNCTIONS))

@@ -141,8 +141,9 @@ class RateLimits:
 
     def _key(self, tenant: str, key: str, policy: RatePolicy, shard: int) -> Item:
         return {
-            self._schema.partition_key: {"S": build_key(tenant, RATE_LIMIT_SUFFIX)},
-            self._schema.sort_key: {"S": build_key(key, policy.name, str(shard), kind="sort")},
+            # the shard is in the partition key: one partition key takes 1,000 writes a second
+            self._schema.partition_key: {"S": build_key(tenant, RATE_LIMIT_SUFFIX, str(shard))},
+            self._schema.sort_key: {"S": build_key(key, policy.name, kind="sort")},
         }
 
     def _write(

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 
 class DomainError(Exception):
-    """Base class; `code` is the stable machine-readable error code, `status` the HTTP one."""
+    """Base class; `code` is the stable machine-readable error code, `status` the HTTP one,
+    `headers` what the answer carries besides (a quota's, say)."""
 
     code = "bad_request"
     status = 400
+    headers: dict[str, str] = {}  # noqa: RUF012 - never mutated; an instance sets its own
 
 
 class NotFoundError(DomainError):

@@ -29,11 +29,14 @@ ACCOUNT_ID = rf"^acct_{KSUID}$"
 IncidentId = Annotated[str, StringConstraints(pattern=INCIDENT_ID)]
 TeamId = Annotated[str, StringConstraints(pattern=TEAM_ID)]
 UserId = Annotated[str, StringConstraints(pattern=USER_ID)]
-ACTOR_ID = rf"^(user|intg)_{KSUID}$"
+ACTOR_ID = rf"^(user|intg|key)_{KSUID}$"
 ActorId = Annotated[
     str,
     StringConstraints(pattern=ACTOR_ID),
-    Field(description="a user, or the integration (intg_…) whose alert did it"),
+    Field(
+        description="a user, the integration (intg_…) whose alert did it, or the API key "
+        "(key_…) a machine called with"
+    ),
 ]
 ParticipantId = Annotated[str, StringConstraints(pattern=PARTICIPANT_ID)]
 EventId = Annotated[str, StringConstraints(pattern=EVENT_ID)]
@@ -219,8 +222,8 @@ class EventType(StrEnum):
 
 
 class Actor(BaseModel):
-    """Who made a change: the user of the authorizer's claims, or the integration whose key
-    sent the alert; never a request field."""
+    """Who made a change: the user or the API key the authorizer named, or the integration
+    whose key sent the alert; never a request field."""
 
     model_config = ConfigDict(**RESPONSE, frozen=True)
 

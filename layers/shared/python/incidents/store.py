@@ -48,12 +48,13 @@ class Caller:
 
     account_id: str
     user_id: str
-    """A user, or an integration (``intg_…``) acting for its alerts."""
+    """A user, an integration (``intg_…``) acting for its alerts, or an API key (``key_…``)
+    a machine calls with."""
 
     @property
     def takes_part(self) -> bool:
-        """Whether what it creates lists it as a participant: a user does; an integration
-        acts (it is the creator and the actor of its events) but takes no part."""
+        """Whether what it creates lists it as a participant: a user does; an integration or
+        an API key acts (it is the creator and the actor of its events) but takes no part."""
         return self.user_id.startswith("user_")
 
 

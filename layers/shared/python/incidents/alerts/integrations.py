@@ -1,20 +1,16 @@
 """Integrations: an account's keys for alert ingestion, each routed to a team.
 
-A key is 32 random bytes, shown once (on creation and rotation) and stored only as its
-SHA-256: a stolen table does not give working keys, and a key that high in entropy needs no
-slow hash. A key finds its integration by one point read of ``integrationkey#<hash>``,
-which is not under any account (the key is all a monitoring tool sends); an unknown key
-and a revoked one take exactly the same path (that read finds nothing) and the same answer.
+A key (`incidents.access.secret_keys`) is shown once, on creation and rotation, and finds
+its integration by one point read of ``integrationkey#<hash>``; an unknown key and a revoked
+one take exactly the same path and get the same answer.
 """
 
 from __future__ import annotations
 
-import hashlib
-import secrets
-from datetime import timedelta
 from typing import Any
 
 from dynashard import Item, build_key
+from incidents.access.secret_keys import digest, find, lookup_item, lookup_key, mark_used, new_key
 from incidents.alerts.models import (
     Integration,
     IntegrationChanges,
@@ -28,9 +24,7 @@ from incidents.models import timestamp
 from incidents.store import Caller, Store, new_id
 
 KEY_PREFIX = "ik_"
-LOOKUP_SK = "integrationkey"
-LAST_USED_EVERY = timedelta(minutes=1)
-"""`last_used_at` moves at most this often (a storm does not write it per alert)."""
+KIND = "integrationkey"
 STORED = ("name", "team_id", "default_severity", "key_hint", "created_at", "last_used_at")
 
 
@@ -39,24 +33,10 @@ def integrations_partition(account: str) -> str:
     return build_key(account, "integration")
 
 
-def key_lookup(key: str) -> tuple[str, str]:
-    """(PK, SK) of the item a key finds its integration by."""
-    return _lookup_of(_hash(key))
-
-
-def _lookup_of(key_hash: str) -> tuple[str, str]:
-    return build_key("integrationkey", key_hash), LOOKUP_SK
-
-
-def new_key() -> str:
-    """A fresh integration key."""
-    return KEY_PREFIX + secrets.token_urlsafe(32)
-
-
 def create_integration(store: Store, caller: Caller, request: NewIntegration) -> IntegrationWithKey:
     """The integration, its key's lookup item and (if named) a check that its team exists,
     in one transaction."""
-    key = new_key()
+    key = new_key(KEY_PREFIX)
     shown = IntegrationWithKey(
         id=new_id("intg"),
         name=request.name,
@@ -69,7 +49,7 @@ def create_integration(store: Store, caller: Caller, request: NewIntegration) ->
     )
     operations = [
         store.put_operation(_integration_item(caller.account_id, shown, key), new=True),
-        store.put_operation(_lookup_item(caller.account_id, shown.id, key), new=True),
+        store.put_operation(lookup_item(KIND, key, caller.account_id, shown.id), new=True),
     ]
     failures: list[DomainError | None] = [None, None]
     if request.team_id is not None:
@@ -109,14 +89,16 @@ def update_integration(
 def rotate_key(store: Store, caller: Caller, integration_id: str) -> IntegrationWithKey:
     """A new key for the integration; the old one stops working at once."""
     stored = _stored(store, caller.account_id, integration_id)
-    key = new_key()
+    key = new_key(KEY_PREFIX)
     old = deserialize(stored)
-    item = serialize({**old, "key_hash": _hash(key), "key_hint": key[-4:]})
+    item = serialize({**old, "key_hash": digest(key), "key_hint": key[-4:]})
     store.transact(
         [
             _replace(store, item, stored),
-            store.put_operation(_lookup_item(caller.account_id, integration_id, key), new=True),
-            {"Delete": {"TableName": store.table_name, "Key": _key(*_lookup_of(old["key_hash"]))}},
+            store.put_operation(
+                lookup_item(KIND, key, caller.account_id, integration_id), new=True
+            ),
+            {"Delete": {"TableName": store.table_name, "Key": lookup_key(KIND, old["key_hash"])}},
         ],
         [NotFoundError(f"integration {integration_id} not found"), None, None],
     )
@@ -133,7 +115,7 @@ def delete_integration(store: Store, caller: Caller, integration_id: str) -> Non
             {
                 "Delete": {
                     "TableName": store.table_name,
-                    "Key": _key(*_lookup_of(stored["key_hash"])),
+                    "Key": lookup_key(KIND, stored["key_hash"]),
                 }
             },
         ],
@@ -144,29 +126,15 @@ def delete_integration(store: Store, caller: Caller, integration_id: str) -> Non
 def authenticate(store: Store, key: str) -> tuple[Caller, Integration]:
     """The integration `key` belongs to, acting as itself in its account; the same
     `UnauthorizedError` for a key that never existed and one revoked or rotated away."""
-    lookup = store.get(*key_lookup(key), consistent=False)
-    if lookup is None:
-        raise UnauthorizedError("unknown or revoked integration key")
-    account, integration_id = lookup["account_id"]["S"], lookup["integration_id"]["S"]
-    stored = store.get(integrations_partition(account), integration_id, consistent=False)
-    if stored is None:
+    found = find(store, KIND, key)
+    stored = found and store.get(integrations_partition(found[0]), found[1], consistent=False)
+    if not (found and stored):
         raise UnauthorizedError("unknown or revoked integration key")
     integration = _integration(stored)
-    _mark_used(store, account, integration)
-    return Caller(account_id=account, user_id=integration.id), integration
-
-
-def _mark_used(store: Store, account: str, integration: Integration) -> None:
-    now = store.clock()
-    if integration.last_used_at and integration.last_used_at > timestamp(now - LAST_USED_EVERY):
-        return
-    store.client.update_item(
-        TableName=store.table_name,
-        Key=_key(integrations_partition(account), integration.id),
-        UpdateExpression="SET last_used_at = :now",
-        ConditionExpression="attribute_exists(PK)",
-        ExpressionAttributeValues={":now": {"S": timestamp(now)}},
+    mark_used(
+        store, _key(integrations_partition(found[0]), integration.id), integration.last_used_at
     )
+    return Caller(account_id=found[0], user_id=integration.id), integration
 
 
 def _stored(store: Store, account: str, integration_id: str) -> Item:
@@ -193,27 +161,15 @@ def _integration_item(account: str, integration: Integration, key: str) -> Item:
         "PK": integrations_partition(account),
         "SK": integration.id,
         "Type": "integration",
-        "key_hash": _hash(key),
+        "key_hash": digest(key),
         **integration.model_dump(include=set(STORED)),
     }
     return serialize(values)
 
 
-def _lookup_item(account: str, integration_id: str, key: str) -> Item:
-    pk, sk = key_lookup(key)
-    return serialize(
-        {"PK": pk, "SK": sk, "Type": "integration_key", "account_id": account,
-         "integration_id": integration_id}
-    )  # fmt: skip
-
-
 def _integration(item: Item) -> Integration:
     values = deserialize(item)
     return Integration.model_validate({"id": values["SK"], **{n: values.get(n) for n in STORED}})
-
-
-def _hash(key: str) -> str:
-    return hashlib.sha256(key.encode()).hexdigest()
 
 
 def _key(pk: str, sk: str) -> Item:

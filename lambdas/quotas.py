@@ -1,0 +1,91 @@
+"""The stage's rate limits, built once a container from its settings.
+
+Every API request takes one from its account's ``api`` bucket; an alert takes one from its
+integration key's ``integration`` bucket, then one from its account's ``alerts`` bucket.
+Each bucket is a `dynashard.RatePolicy` kept in the table (one conditional write a
+request), spread over more items when its pace is more than one item should take.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+
+from dynashard import Decision, RateLimits, RatePolicy
+from incidents.errors import RateLimitedError
+from incidents.table import TABLE_SCHEMA
+from lambdas.runtime import dynamodb, table_name
+from lambdas.settings import QuotaSettings, quota_settings
+
+BUCKET_WRITES_PER_SECOND = 500
+"""Writes a second one bucket item takes before the quota is spread over more (half of a
+partition's 1,000)."""
+WINDOW_SECONDS = 60
+
+
+def per_minute(name: str, limit: int) -> RatePolicy:
+    """`limit` requests a minute named `name`, on as many items as its pace needs."""
+    shards = 1
+    while limit / WINDOW_SECONDS / shards > BUCKET_WRITES_PER_SECOND and shards * 2 <= limit:
+        shards *= 2
+    return RatePolicy(name, limit, WINDOW_SECONDS, shards)
+
+
+@dataclass(frozen=True)
+class Quotas:
+    """The three policies of a stage."""
+
+    api: RatePolicy
+    alerts: RatePolicy
+    integration: RatePolicy
+
+    @classmethod
+    def of(cls, settings: QuotaSettings) -> Quotas:
+        """The policies of `settings`."""
+        return cls(
+            api=per_minute("api", settings.api_requests),
+            alerts=per_minute("alerts", settings.alerts),
+            integration=per_minute("integration", settings.integration_alerts),
+        )
+
+
+@functools.cache
+def quotas() -> Quotas:
+    """The container's quotas, read from its environment once (tests clear the cache)."""
+    return Quotas.of(quota_settings(os.environ))
+
+
+@functools.cache
+def rate_limits() -> RateLimits:
+    """The container's limiter, on the stage's table."""
+    return RateLimits(dynamodb(), table_name(), TABLE_SCHEMA)
+
+
+def admit(account: str, takes: list[tuple[str, RatePolicy]]) -> dict[str, str]:
+    """Take one request from each (key, policy) of `account` in turn; the draft-11 headers
+    of all of them, or `RateLimitedError` naming the first that refuses (the buckets before
+    it have spent one: a refused alert counts against its key, as a retry would)."""
+    decisions: list[Decision] = []
+    for key, policy in takes:
+        decision = rate_limits().take(account, key, policy)
+        if not decision.allowed:
+            raise RateLimitedError(
+                f'rate limit "{policy.name}": {policy.limit} requests a minute; '
+                f"retry in {decision.retry_after} s",
+                _headers([*decisions, decision]),
+            )
+        decisions.append(decision)
+    return _headers(decisions)
+
+
+def _headers(decisions: list[Decision]) -> dict[str, str]:
+    """Several decisions' headers as the draft's lists (``Retry-After`` from the last)."""
+    merged: dict[str, list[str]] = {}
+    for decision in decisions:
+        for name, value in decision.headers().items():
+            merged.setdefault(name, []).append(value)
+    headers = {name: ", ".join(values) for name, values in merged.items()}
+    if "Retry-After" in merged:
+        headers["Retry-After"] = merged["Retry-After"][-1]
+    return headers

@@ -1,0 +1,157 @@
+"""Machine API keys end to end: created by a person, shown once, sent by a machine through
+the API's authorizer (the real function, behind the local gateway's model of API Gateway's
+authorizer cache), scoped, named as the actor, confined to their account, revoked within
+the cache's TTL; and every request taking one from its account's ``api`` quota."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from incidents.store import Caller, new_id
+from lambdas.quotas import quotas
+from local.gateway import LocalGateway
+from tests.api_harness import Api
+
+pytestmark = pytest.mark.integration
+
+
+class Clock:
+    """The gateway's clock, moved by the test."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def alice() -> Caller:
+    return Caller(new_id("acct"), new_id("user"))
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def gateway(api: Api, clock: Clock) -> LocalGateway:
+    return LocalGateway(api.handlers, {}, clock=clock)
+
+
+def call(
+    gateway: LocalGateway, key: str, method: str, path: str, body: Any = None
+) -> tuple[int, dict[str, str], Any]:
+    """One request with `key` as a machine sends it; status, headers and parsed body."""
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    raw = json.dumps(body).encode() if body is not None else b""
+    status, answer, payload = gateway.respond(method, path, headers, raw)
+    return status, answer, json.loads(payload) if payload else None
+
+
+def new_key(api: Api, who: Caller, *scopes: str) -> dict[str, Any]:
+    reply = api.call("create_api_key", who, body={"name": "ci", "scopes": list(scopes)})
+    assert reply.status == 201, reply.body
+    return dict(reply.body)
+
+
+def test_a_key_is_shown_once_and_stored_only_as_its_hash(api: Api, alice: Caller) -> None:
+    created = new_key(api, alice, "incidents:read", "incidents:read")
+    assert created["key"].startswith("mk_")
+    assert created["key_hint"] == created["key"][-4:]
+    assert created["scopes"] == ["incidents:read"], "each scope once"
+    shown = api.call("get_api_key", alice, {"key_id": created["id"]}).body
+    assert "key" not in shown
+    listed = api.call("list_api_keys", alice).body["items"]
+    assert [k["id"] for k in listed] == [created["id"]]
+    stored = json.dumps(api.call("list_api_keys", alice).body)
+    assert created["key"] not in stored
+    refused = api.call("create_api_key", alice, body={"name": "x", "scopes": ["root"]})
+    assert (refused.status, refused.body["code"]) == (400, "validation_error")
+    assert api.call("create_api_key", alice, body={"name": "x", "scopes": []}).status == 400
+
+
+def test_a_key_calls_what_its_scopes_allow_and_acts_as_itself(
+    api: Api, alice: Caller, gateway: LocalGateway
+) -> None:
+    reader = new_key(api, alice, "incidents:read")
+    writer = new_key(api, alice, "incidents:read", "incidents:write")
+    status, _, created = call(gateway, writer["key"], "POST", "/incidents", {"title": "CI failed"})
+    assert status == 201, created
+    assert created["summary"]["created_by"] == writer["id"], "the key is the actor"
+    incident = created["summary"]["id"]
+    status, _, timeline = call(gateway, reader["key"], "GET", f"/incidents/{incident}/timeline")
+    assert status == 200
+    assert {event["actor"]["user_id"] for event in timeline["items"]} == {writer["id"]}
+    participants = api.call("get_incident", alice, {"incident_id": incident}).body["participants"]
+    assert participants == [], "a key acts but takes no part"
+    status, _, refused = call(gateway, reader["key"], "POST", "/incidents", {"title": "x"})
+    assert (status, refused["code"]) == (403, "forbidden")
+    assert refused["message"] == "this API key lacks the scope incidents:write"
+    for method, path in [("GET", "/me/incidents"), ("GET", "/api-keys"), ("GET", "/webhooks")]:
+        status, _, refused = call(gateway, writer["key"], method, path)
+        assert (status, refused["code"]) == (403, "forbidden"), path
+
+
+def test_a_key_never_reads_another_account(api: Api, alice: Caller, gateway: LocalGateway) -> None:
+    bob = Caller(new_id("acct"), new_id("user"))
+    bobs = api.call("create_incident", bob, body={"title": "bob's"}).body["summary"]["id"]
+    key = new_key(api, alice, "incidents:read")["key"]
+    status, _, body = call(gateway, key, "GET", f"/incidents/{bobs}")
+    assert (status, body["code"]) == (404, "not_found")
+    status, _, page = call(gateway, key, "GET", "/incidents?state=OPEN")
+    assert status == 200
+    assert bobs not in json.dumps(page)
+
+
+def test_a_revoked_key_stops_when_the_authorizer_cache_lapses(
+    api: Api, alice: Caller, gateway: LocalGateway, clock: Clock
+) -> None:
+    created = new_key(api, alice, "incidents:read")
+    assert call(gateway, created["key"], "GET", "/incidents")[0] == 200
+    assert api.call("revoke_api_key", alice, {"key_id": created["id"]}).status == 204
+    clock.now += 59
+    assert call(gateway, created["key"], "GET", "/incidents")[0] == 200, "API Gateway's cache"
+    clock.now += 2
+    status, _, body = call(gateway, created["key"], "GET", "/incidents")
+    assert (status, body["code"]) == (401, "unauthorized"), "past the 60 s TTL"
+    assert api.call("get_api_key", alice, {"key_id": created["id"]}).status == 404
+    unknown = "mk_" + "A" * 43
+    assert call(gateway, unknown, "GET", "/incidents")[0] == 401, "the same answer as unknown"
+
+
+def test_last_use_is_noted(api: Api, alice: Caller, gateway: LocalGateway) -> None:
+    created = new_key(api, alice, "teams:read")
+    assert created["last_used_at"] is None
+    call(gateway, created["key"], "GET", f"/users/{alice.user_id}")
+    shown = api.call("get_api_key", alice, {"key_id": created["id"]}).body
+    assert shown["last_used_at"] is not None
+
+
+@pytest.fixture
+def small_api_quota(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("API_REQUESTS_PER_MINUTE", "4")
+    quotas.cache_clear()
+    yield
+    quotas.cache_clear()
+
+
+@pytest.mark.usefixtures("small_api_quota")
+def test_an_account_over_its_api_quota_gets_429s_and_another_account_does_not(
+    api: Api, alice: Caller
+) -> None:
+    replies = [api.call("account_incidents", alice, query={"state": ["OPEN"]}) for _ in range(6)]
+    assert [reply.status for reply in replies] == [200] * 4 + [429] * 2
+    assert replies[0].headers["RateLimit-Policy"] == '"api";q=4;w=60'
+    assert replies[0].headers["RateLimit"].startswith('"api";r=3;')
+    refused = replies[-1]
+    assert refused.body["code"] == "rate_limited"
+    assert refused.body["message"].startswith('rate limit "api": 4 requests a minute')
+    assert 1 <= int(refused.headers["Retry-After"]) <= 15
+    bob = Caller(new_id("acct"), new_id("user"))
+    assert api.call("account_incidents", bob, query={"state": ["OPEN"]}).status == 200
