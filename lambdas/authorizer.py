@@ -26,7 +26,7 @@ from incidents.models import ACCOUNT_ID, USER_ID
 from incidents.store import Caller
 from lambdas.cors import request_header
 from lambdas.principal import context_of
-from lambdas.runtime import logger, store
+from lambdas.runtime import logger, store_without_cursors
 from lambdas.settings import USER_POOL_CLIENT_ID, USER_POOL_ID
 
 ACCOUNT_CLAIM = "custom:account_id"
@@ -70,7 +70,7 @@ def identify(token: str, users: Callable[[], JWTVerifier] = verifier) -> dict[st
     if not token:
         raise UnauthorizedError("no credential")
     if token.startswith(api_keys.KEY_PREFIX):
-        who, key = api_keys.authenticate(store(), token)
+        who, key = api_keys.authenticate(store_without_cursors(), token)
         return context_of(who, key.scopes)
     verifying = users()  # outside the try: a misconfigured stage is an error, not a 401
     try:

@@ -32,7 +32,8 @@ SECURITY_SCHEME = {
         "type": "apiKey",
         "in": "header",
         "name": "Authorization",
-        "description": "A Cognito ID token (locally: a dev token printed by make dev).",
+        "description": "A Cognito ID token (locally: a dev token printed by make dev), or an "
+        "account's API key as Bearer mk_… (its scopes decide the routes it may call).",
     },
     "IntegrationKey": {
         "type": "http",

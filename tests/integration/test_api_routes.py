@@ -369,9 +369,11 @@ def test_an_incident_is_found_by_its_number_with_one_key_read(api: Api, alice: C
         client.meta.events.unregister("provide-client-params.dynamodb", record)
     by_id = api.call("get_incident", alice, {"incident_id": second["summary"]["id"]})  # type: ignore[index]
     assert (found.status, found.body) == (200, by_id.body)
-    assert calls[0] == ("UpdateItem", None), "the account's quota"
-    assert calls[1] == ("Query", "GSI3"), "the number: one key read on GSI3, no fan-out"
-    assert [name for name, _ in calls[2:]] == ["GetItem", "GetItem", "Query"], "then as by id"
+    quota = [call for call in calls if call == ("UpdateItem", None)]
+    assert 1 <= len(quota) <= 2, "the account's quota: a second write when it turns busy"
+    reads = [call for call in calls if call not in quota]
+    assert reads[0] == ("Query", "GSI3"), "the number: one key read on GSI3, no fan-out"
+    assert [name for name, _ in reads[1:]] == ["GetItem", "GetItem", "Query"], "then as by id"
     for missing in ("99999", str(number + 1)):
         reply = api.call("get_incident_by_number", alice, {"number": missing})
         assert (reply.status, reply.body["code"]) == (404, "not_found")

@@ -94,6 +94,7 @@ def test_every_201_says_where_what_it_created_is(api: Api, alice: Caller) -> Non
     )
     webhook = api.call("create_webhook", alice, body={"url": "https://hooks.example.com/in"})
     integration = api.call("create_integration", alice, body={"name": "prometheus"})
+    api_key = api.call("create_api_key", alice, body={"name": "ci", "scopes": ["teams:read"]})
     created = {
         "create_incident": (incident, f"/incidents/{incident_id}"),
         "add_note": (note, f"/incidents/{incident_id}/timeline"),
@@ -101,6 +102,7 @@ def test_every_201_says_where_what_it_created_is(api: Api, alice: Caller) -> Non
         "add_member": (member, f"/teams/{team.body['id']}/members/{bob.user_id}"),
         "create_webhook": (webhook, f"/webhooks/{webhook.body.get('id')}"),
         "create_integration": (integration, f"/integrations/{integration.body.get('id')}"),
+        "create_api_key": (api_key, f"/api-keys/{api_key.body.get('id')}"),
     }
     assert set(created) == {name for name, route in ROUTES.items() if route.status == 201}
     for name, (reply, location) in created.items():

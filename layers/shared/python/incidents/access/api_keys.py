@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dynashard import Item, build_key
 from incidents.access.models import ApiKey, ApiKeyWithKey, NewApiKey
-from incidents.access.secret_keys import digest, find, lookup_item, lookup_key, mark_used, new_key
+from incidents.access.secret_keys import digest, lookup_item, lookup_key, new_key, owner_of
 from incidents.errors import NotFoundError, UnauthorizedError
 from incidents.items import deserialize, serialize
 from incidents.models import timestamp
@@ -78,13 +78,12 @@ def revoke_api_key(store: Store, caller: Caller, key_id: str) -> None:
 def authenticate(store: Store, key: str) -> tuple[Caller, ApiKey]:
     """The account and the key `key` is, acting as itself; the same `UnauthorizedError`
     for a key that never existed and one revoked."""
-    found = find(store, KIND, key)
-    stored = found and store.get(api_keys_partition(found[0]), found[1], consistent=False)
-    if not (found and stored):
+    found = owner_of(store, KIND, key, api_keys_partition)
+    if found is None:
         raise UnauthorizedError("unknown or revoked API key")
+    account, stored = found
     api_key = _api_key(stored)
-    mark_used(store, _key(found[0], api_key.id), api_key.last_used_at)
-    return Caller(account_id=found[0], user_id=api_key.id), api_key
+    return Caller(account_id=account, user_id=api_key.id), api_key
 
 
 def _stored(store: Store, account: str, key_id: str) -> Item:

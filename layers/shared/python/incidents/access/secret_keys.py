@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Callable
 from datetime import timedelta
 
 from dynashard import Item, build_key
@@ -48,6 +49,20 @@ def find(store: Store, kind: str, key: str) -> tuple[str, str] | None:
     where = lookup_key(kind, digest(key))
     item = store.get(where["PK"]["S"], where["SK"]["S"], consistent=False)
     return (item["account_id"]["S"], item["owner_id"]["S"]) if item else None
+
+
+def owner_of(
+    store: Store, kind: str, key: str, partition: Callable[[str], str]
+) -> tuple[str, Item] | None:
+    """(account, the owner's item) of `key`, its use noted; None for a key unknown or
+    revoked. The owner's item is in `partition(account)` under its id."""
+    found = find(store, kind, key)
+    stored = found and store.get(partition(found[0]), found[1], consistent=False)
+    if not (found and stored):
+        return None
+    used = stored.get("last_used_at", {}).get("S")
+    mark_used(store, {"PK": stored["PK"], "SK": stored["SK"]}, used)
+    return found[0], stored
 
 
 def mark_used(store: Store, where: Item, last_used_at: str | None) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from dynashard import Item, build_key
-from incidents.access.secret_keys import digest, find, lookup_item, lookup_key, mark_used, new_key
+from incidents.access.secret_keys import digest, lookup_item, lookup_key, new_key, owner_of
 from incidents.alerts.models import (
     Integration,
     IntegrationChanges,
@@ -126,15 +126,12 @@ def delete_integration(store: Store, caller: Caller, integration_id: str) -> Non
 def authenticate(store: Store, key: str) -> tuple[Caller, Integration]:
     """The integration `key` belongs to, acting as itself in its account; the same
     `UnauthorizedError` for a key that never existed and one revoked or rotated away."""
-    found = find(store, KIND, key)
-    stored = found and store.get(integrations_partition(found[0]), found[1], consistent=False)
-    if not (found and stored):
+    found = owner_of(store, KIND, key, integrations_partition)
+    if found is None:
         raise UnauthorizedError("unknown or revoked integration key")
+    account, stored = found
     integration = _integration(stored)
-    mark_used(
-        store, _key(integrations_partition(found[0]), integration.id), integration.last_used_at
-    )
-    return Caller(account_id=found[0], user_id=integration.id), integration
+    return Caller(account_id=account, user_id=integration.id), integration
 
 
 def _stored(store: Store, account: str, integration_id: str) -> Item:
