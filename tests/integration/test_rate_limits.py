@@ -103,3 +103,29 @@ def test_the_answer_carries_the_draft_11_headers(dynamodb: DynamoDBClient, table
 def test_a_policy_that_cannot_be_kept_is_refused() -> None:
     with pytest.raises(ValueError, match="at least its 4 shards"):
         RatePolicy("account", limit=2, window_seconds=60, shards=4)
+
+
+@pytest.mark.parametrize("gap_seconds", [0.01, 0.5, 5.0])
+def test_one_process_pays_one_write_a_request_at_any_pace(
+    dynamodb: DynamoDBClient, table: str, gap_seconds: float
+) -> None:
+    """Slower than the quota's pace (the bucket idle at each request), faster (busy), or
+    around it: the TAT this process saw predicts the form, so no request needs a second
+    write (before, a bucket always idle by the next request cost two writes each)."""
+    clock = Clock()
+    limits = RateLimits(dynamodb, table, SCHEMA, clock=clock)
+    policy = RatePolicy("api", limit=600, window_seconds=60)  # one every 0.1 s
+    tenant = f"tenant_{next(tenants)}"
+    writes: list[str] = []
+
+    def count(model: object, **_: object) -> None:
+        writes.append(getattr(model, "name", ""))
+
+    dynamodb.meta.events.register("provide-client-params.dynamodb.UpdateItem", count)
+    try:
+        for _ in range(20):
+            assert limits.take(tenant, "api", policy).allowed
+            clock.now += gap_seconds
+    finally:
+        dynamodb.meta.events.unregister("provide-client-params.dynamodb.UpdateItem", count)
+    assert len(writes) == 20, "one conditional write a request"

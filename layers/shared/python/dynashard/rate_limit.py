@@ -7,7 +7,8 @@ A request at ``now`` is admitted if ``TAT <= now + tolerance`` and moves ``TAT``
 emission interval (``window / limit``); ``tolerance`` is a whole window, so a full quota may
 come at once, then one request an interval. DynamoDB's update expressions have no ``max``,
 so a bucket idle past ``now`` is restarted by a second form of the write (``TAT = now +
-interval`` if ``TAT < now``); the form this process saw last is tried first, and a refused
+interval`` if ``TAT < now``); the form the TAT this process saw last predicts for ``now`` is
+tried first, and a refused
 condition returns the stored ``TAT`` (``ReturnValuesOnConditionCheckFailure``), so a
 request costs one write, two when a bucket turns idle or busy, and a refusal no more.
 A tenant's quota spread over `shards` items gives each 1/shards of it; a request takes a
@@ -117,7 +118,9 @@ class RateLimits:
         self._client, self._table_name, self._schema = client, table_name, schema
         self._clock = clock
         self._rng = rng or random.Random()
-        self._idle: dict[tuple[str, str], bool] = {}
+        self._seen_tat: dict[tuple[str, str], float] = {}
+        """Each shard's TAT as this process last saw it: it predicts, from the time of the
+        next request, whether the bucket will be idle then (which form to try first)."""
         self._lock = threading.Lock()
 
     def take(self, tenant: str, key: str, policy: RatePolicy) -> Decision:
@@ -127,7 +130,7 @@ class RateLimits:
         where = self._key(tenant, key, policy, shard)
         seen = (where[self._schema.partition_key]["S"], where[self._schema.sort_key]["S"])
         with self._lock:
-            idle_first = self._idle.get(seen, True)
+            idle_first = self._seen_tat.get(seen, 0.0) < now
         forms = (_restart, _move_on) if idle_first else (_move_on, _restart)
         for form in itertools.islice(itertools.cycle(forms), ATTEMPTS):
             stored = self._write(where, form(now, policy), now, policy)
@@ -135,7 +138,7 @@ class RateLimits:
                 continue
             tat, admitted = stored
             with self._lock:
-                self._idle[seen] = tat < now
+                self._seen_tat[seen] = tat
             return _decision(policy, now, tat, admitted)
         raise RuntimeError(f"rate limit {policy.name!r}: {ATTEMPTS} writes lost their race")
 
