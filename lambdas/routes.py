@@ -297,13 +297,14 @@ MANAGED = ("webhooks", "integrations")
 
 def scope_of(route: Route) -> str | None:
     """The scope an API key needs to call `route`; None: not for API keys (``/me``,
-    ``/api-keys``: people only; ``/alerts``: integration keys)."""
-    first = route.path.split("/")[1]
-    if first in MANAGED:
-        return f"{first}:manage"
-    subject = SUBJECTS.get(first)
-    if subject is None:
+    ``/api-keys``: people only; ``/alerts``: integration keys). A list of incidents under
+    another subject (``/teams/{id}/incidents``) is an incidents read."""
+    parts = route.path.split("/")[1:]
+    if parts[0] in MANAGED:
+        return f"{parts[0]}:manage"
+    if parts[0] not in SUBJECTS:
         return None
+    subject = "incidents" if "incidents" in parts else SUBJECTS[parts[0]]
     return f"{subject}:{'read' if route.method == 'GET' else 'write'}"
 
 

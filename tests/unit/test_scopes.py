@@ -1,0 +1,44 @@
+"""What each API key scope opens: every route's scope, pinned (a scope that silently moved
+would open or close routes for keys already handed out)."""
+
+from __future__ import annotations
+
+from incidents.access.models import SCOPES
+from lambdas.routes import ROUTES, scope_of
+
+EXPECTED = {
+    "incidents:read": {
+        "get_incident", "get_incident_by_number", "incident_timeline", "account_events",
+        "team_incidents", "account_incidents", "incident_alerts",
+    },
+    "incidents:write": {
+        "create_incident", "update_incident", "resolve_incident", "add_participant",
+        "remove_participant", "add_note",
+    },
+    "teams:read": {"get_profile"},
+    "teams:write": {"create_team", "add_member", "remove_member"},
+    "webhooks:manage": {
+        "create_webhook", "list_webhooks", "get_webhook", "update_webhook", "delete_webhook",
+        "rotate_webhook_secret", "list_deliveries", "replay_webhook", "test_webhook",
+    },
+    "integrations:manage": {
+        "create_integration", "list_integrations", "get_integration", "update_integration",
+        "delete_integration", "rotate_integration_key",
+    },
+    None: {
+        "my_incidents", "my_teams_incidents", "my_teams", "save_profile", "send_alert",
+        "create_api_key", "list_api_keys", "get_api_key", "revoke_api_key",
+    },
+}  # fmt: skip
+
+
+def test_every_route_has_the_scope_the_docs_give_it() -> None:
+    got: dict[str | None, set[str]] = {}
+    for name, route in ROUTES.items():
+        got.setdefault(scope_of(route), set()).add(name)
+    assert got == EXPECTED
+
+
+def test_the_scopes_a_key_may_hold_are_exactly_those_routes_need() -> None:
+    needed = {scope_of(route) for route in ROUTES.values()} - {None}
+    assert needed == set(SCOPES)
