@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import pytest
 
 from incidents.table import TABLE_SCHEMA
 from lambdas import runtime
+from lambdas.quotas import quotas
 from local.call_log import CallRecorder
 from local.clients import create_table
 from local.messaging import Messaging, create_messaging
@@ -60,3 +62,17 @@ def api(
     for client in (runtime.dynamodb(), runtime.delivery_queue().sqs, runtime.eventbridge()):
         recorder.attach(client)
     return harness
+
+
+@pytest.fixture
+def set_quotas(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]:
+    """Set quota variables (``ALERTS_PER_MINUTE=5``…) for this test; the handlers' cached
+    quotas are read anew now and after it."""
+
+    def setting(**variables: int) -> None:
+        for name, value in variables.items():
+            monkeypatch.setenv(name, str(value))
+        quotas.cache_clear()
+
+    yield setting
+    quotas.cache_clear()

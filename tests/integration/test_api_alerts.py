@@ -5,14 +5,13 @@ key, as a bearer token or as PagerDuty's ``routing_key``."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from incidents.store import Caller, new_id
-from lambdas.quotas import quotas
 from lambdas.routes import ALERT_MAX_BYTES
 from tests.api_harness import Api, Reply
 
@@ -166,13 +165,9 @@ def test_an_alert_above_the_size_limit_is_a_413_and_writes_nothing(api: Api, ali
 
 
 @pytest.fixture
-def small_quotas(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """5 alerts a minute an account, 3 an integration key (the container reads them anew)."""
-    monkeypatch.setenv("ALERTS_PER_MINUTE", "5")
-    monkeypatch.setenv("INTEGRATION_ALERTS_PER_MINUTE", "3")
-    quotas.cache_clear()
-    yield
-    quotas.cache_clear()
+def small_quotas(set_quotas: Callable[..., None]) -> None:
+    """5 alerts a minute an account, 3 an integration key."""
+    set_quotas(ALERTS_PER_MINUTE=5, INTEGRATION_ALERTS_PER_MINUTE=3)
 
 
 @pytest.mark.usefixtures("small_quotas")

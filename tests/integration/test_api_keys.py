@@ -6,13 +6,12 @@ the cache's TTL; and every request taking one from its account's ``api`` quota."
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from incidents.store import Caller, new_id
-from lambdas.quotas import quotas
 from local.gateway import LocalGateway
 from tests.api_harness import Api
 
@@ -133,18 +132,10 @@ def test_last_use_is_noted(api: Api, alice: Caller, gateway: LocalGateway) -> No
     assert shown["last_used_at"] is not None
 
 
-@pytest.fixture
-def small_api_quota(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("API_REQUESTS_PER_MINUTE", "4")
-    quotas.cache_clear()
-    yield
-    quotas.cache_clear()
-
-
-@pytest.mark.usefixtures("small_api_quota")
 def test_an_account_over_its_api_quota_gets_429s_and_another_account_does_not(
-    api: Api, alice: Caller
+    api: Api, alice: Caller, set_quotas: Callable[..., None]
 ) -> None:
+    set_quotas(API_REQUESTS_PER_MINUTE=4)
     replies = [api.call("account_incidents", alice, query={"state": ["OPEN"]}) for _ in range(6)]
     assert [reply.status for reply in replies] == [200] * 4 + [429] * 2
     assert replies[0].headers["RateLimit-Policy"] == '"api";q=4;w=60'
