@@ -7,7 +7,8 @@ STAMP := $(VENV)/.installed
 export PYTHONPATH := $(CURDIR)/layers/shared/python:$(CURDIR)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: setup test lint typecheck docs-build docs unit dev openapi bench synth clean fuzz load receiver
+.PHONY: setup test test-fast test-unit test-infra test-integration test-e2e test-durations \
+	lint typecheck docs-build docs dev openapi bench synth clean fuzz load receiver
 
 setup: $(STAMP)
 
@@ -25,11 +26,33 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy .
 
-test: lint typecheck docs-build
-	$(VENV)/bin/pytest
+# The suite runs on both cores (pytest-xdist, a test file's tests on one worker: its module
+# fixtures are built once); the least-privilege check then reads every worker's call log.
+WORKERS ?= 2
+CALLS := $(CURDIR)/.test-run/calls
+PYTEST := $(VENV)/bin/pytest -n $(WORKERS) --dist loadfile
+export DOCS_SITE := $(CURDIR)/site
 
-docs-build: $(STAMP)  # the documentation site, strictly: any warning (a broken link or anchor) fails
-	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+test: lint typecheck docs-build  # everything CI checks: the README's second command
+	rm -rf $(CALLS)
+	HANDLER_CALLS_DIR=$(CALLS) $(PYTEST) -m "not after_suites" $(PYTEST_ARGS)
+	HANDLER_CALLS_DIR=$(CALLS) $(VENV)/bin/pytest -m after_suites \
+		--durations=0 tests/integration/test_least_privilege.py
+
+test-fast: lint typecheck  # the loop while working: no JVM, no browser, no server
+	$(PYTEST) tests/unit
+
+test-unit test-infra test-integration test-e2e: test-%: $(STAMP)  # one tier (a folder)
+	$(PYTEST) tests/$* -m "not after_suites" $(PYTEST_ARGS)
+
+test-e2e: docs-build  # the docs site tests read the site it builds
+
+test-durations:  # make test, every test's seconds in .test-run/durations.json
+	mkdir -p .test-run
+	$(MAKE) test PYTEST_ARGS="--durations-file=$(CURDIR)/.test-run/durations.json"
+
+docs-build: $(STAMP)  # the documentation site in site/, strictly: any warning (a broken link or anchor) fails
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir $(DOCS_SITE)
 
 docs: $(STAMP)  # the documentation site on http://127.0.0.1:8000
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
@@ -51,7 +74,7 @@ load: $(STAMP)  # 16 clients for 60 s against make dev on DynamoDB Local, then i
 	$(PY) -m bench.load
 
 openapi: $(STAMP)
-	$(PY) -m local.openapi
+	$(PY) -m local.openapi.document
 
 bench: $(STAMP)
 	$(PY) -m bench.keys
@@ -81,4 +104,4 @@ synth: $(STAMP)
 	$(VENV)/bin/cfn-lint --config-file .cfnlintrc.yaml -- cdk.out/*.template.json
 
 clean:
-	rm -rf $(VENV) node_modules cdk.out site .mypy_cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) node_modules cdk.out site .test-run .mypy_cache .pytest_cache .ruff_cache .hypothesis

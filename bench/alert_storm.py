@@ -26,8 +26,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from bench.consumed import Units
-from bench.report import recording_tables, save
+from bench.support.consumed import Units
+from bench.support.report import recording_tables, save
 from incidents.alerts.ingest import alert_count
 from incidents.alerts.integrations import create_integration
 from incidents.alerts.models import NewIntegration
@@ -36,9 +36,9 @@ from incidents.models import State
 from incidents.store import Caller, Store, new_id
 from incidents.table import TABLE_SCHEMA
 from lambdas.routes import ROUTES
-from local.api_events import LocalLambdaContext, json_body, proxy_event
-from local.clients import create_table, use_local_credentials
-from local.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
+from local.api.proxy_events import LocalLambdaContext, json_body, proxy_event
+from local.engines.clients import create_table, use_local_credentials
+from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
 
 ALERTS, SECONDS, SENDERS = 5_000, 60.0, 16
 HOT_KEYS, QUIET_KEYS = 10, 50
@@ -98,7 +98,8 @@ _CONTAINER: dict[str, Any] = {}
 
 def _container(environment: dict[str, str]) -> None:
     os.environ.update(environment)
-    from lambdas import alerts, quotas, runtime  # noqa: PLC0415 - read the environment set above
+    from lambdas import alerts, runtime  # noqa: PLC0415 - read the environment set above
+    from lambdas.http import quotas  # noqa: PLC0415
 
     quotas.quotas.cache_clear()
     _CONTAINER.update(handler=alerts.handler, units=Units(runtime.dynamodb()), quotas=quotas.quotas)

@@ -24,7 +24,6 @@ the floor of any Python function that talks to DynamoDB.
 from __future__ import annotations
 
 import json
-import os
 import platform
 import shutil
 import statistics
@@ -37,10 +36,10 @@ from pathlib import Path
 import aws_cdk as cdk
 
 from app import build
-from bench.report import save
+from bench.support.report import save
 from lambdas.routes import Group
+from local.lambda_environment import lambda_environment
 from stacks.bytecode import runtime_python
-from stacks.config import stage_config
 
 RUNS = 15
 TARGET_MS = 350
@@ -60,25 +59,6 @@ class Figure:
 
 
 MODULES = ("boto3", *(f"lambdas.{group.value}" for group in Group))
-
-
-def lambda_environment() -> dict[str, str]:
-    """What a deployed function of the dev stage sees (ARNs and names are placeholders)."""
-    stages = json.loads((ROOT / "cdk.json").read_text())["context"]["stages"]
-    return {
-        "PATH": os.environ["PATH"],
-        "PYTHONPATH": f"{ROOT / 'layers' / 'shared' / 'python'}{os.pathsep}{ROOT}",
-        "AWS_REGION": "us-east-1",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "LAMBDA_TASK_ROOT": "/var/task",
-        "AWS_LAMBDA_FUNCTION_NAME": "incidents-dev",
-        "AWS_EXECUTION_ENV": "AWS_Lambda_python3.13",
-        "TABLE_NAME": "incidents-dev",
-        "CURSOR_SECRET_ARN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:cursor",
-        "POWERTOOLS_SERVICE_NAME": "incidents",
-        "POWERTOOLS_METRICS_NAMESPACE": "Incidents",
-        **stage_config("dev", stages).lambda_environment(),
-    }
 
 
 def import_ms(command: list[str], path: list[str], env: dict[str, str]) -> dict[str, Figure]:

@@ -29,7 +29,7 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from typing import Any
 from unittest.mock import patch
 
-from bench.report import recording_tables, save
+from bench.support.report import recording_tables, save
 from bench.webhook_delivery import LOOPBACK, Bench, environment, percentile, wait_until
 from incidents.events_out.delivery_messages import SENDER_MAX_CONCURRENCY, DeliveryMessage
 from incidents.events_out.endpoints import Outcome
@@ -40,8 +40,8 @@ from incidents.items import deserialize
 from incidents.keys import deliveries_partition
 from incidents.models import EventType
 from incidents.store import Caller, Store, new_id
-from local.sender_simulation import SimClock, invoking, run, simulated_queue, without_circuit
-from local.strict_sqs import scaled
+from local.events.sender_simulation import SimClock, invoking, run, simulated_queue, without_circuit
+from local.events.strict_sqs import scaled
 from local.webhook_receiver import Received, Receiver, serving
 
 SLOW_SECONDS, TRICKLE_SECONDS, QUEUED = 9.5, 40, 100

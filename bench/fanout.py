@@ -1,10 +1,10 @@
 """Fan-out read cost: the ordered merge against three simpler exact strategies.
 
 Reproduce: ``make bench`` (or ``PYTHONPATH=layers/shared/python:. python -m bench.fanout``).
-Deterministic: seeded data in an in-process fake of DynamoDB's Query (`bench.fake_dynamodb`,
-same Limit / LastEvaluatedKey / 1 MB rules) and a seeded per-request latency model
-(log-normal, median 6 ms, sigma 0.4) on a pool of 16 workers, as the functions run it: a
-wave lasts until its last request ends. For every width
+Deterministic: seeded data in an in-process fake of DynamoDB's Query
+(`dynashard.testing.fake_client`, same Limit / LastEvaluatedKey / 1 MB rules) and a seeded
+per-request latency model (log-normal, median 6 ms, sigma 0.4) on a pool of 16 workers, as
+the functions run it: a wave lasts until its last request ends. For every width
 (streams), page size and data shape, the first pages of the newest-first list are read
 with ``ordered`` and, from the same cursors, with the baselines:
 
@@ -33,10 +33,8 @@ from typing import Any
 import matplotlib
 import matplotlib.pyplot as plt
 
-from bench.fake_dynamodb import FakeQueryClient
-from bench.fanout_peers import PerShardMerge
-from bench.report import RESULTS_DIR, recording_tables, save
-from bench.teams_data import teams_keys
+from bench.support.fanout_peers import PerShardMerge
+from bench.support.report import RESULTS_DIR, recording_tables, save
 from dynashard import (
     CursorCodec,
     FanOutEngine,
@@ -47,6 +45,8 @@ from dynashard import (
     Stream,
     query_read_units,
 )
+from dynashard.testing.fake_client import FakeQueryClient
+from local.workloads.teams import TEAMS_RANGE, teams_keys
 
 WIDTHS = (1, 4, 16, 64, 256)
 PAGE_SIZES = (10, 50, 100)
@@ -55,7 +55,6 @@ ZIPF_S = 1.2
 TOTAL_ITEMS = 5000
 PAGES = 100
 TARGET_READ = {"uniform": 1.3, "zipf": 2.0, "teams": 2.0}
-TEAMS_RANGE = SortKeyRange.begins_with("OPEN#")
 PEERS = ("round-robin", "per-shard")
 REPORTED_PAGES = (1, 2, 10, 100)
 LARGE_ITEM_BYTES = 2000

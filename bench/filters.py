@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from bench.report import recording_tables, save
+from bench.support.report import recording_tables, save
 from dynashard import GrowthPolicy, PageBudget, WeightedShards
 from incidents.incident.create import new_summary
 from incidents.incident.queries import (
@@ -45,9 +45,9 @@ from incidents.requests import CreateIncident, CreateTeam
 from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA
 from incidents.team_commands import create_team
-from local.clients import create_table, local_client
-from local.demo_data import START, created_items, write_batches
-from local.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
+from local.demo.data import START, created_items, write_batches
+from local.engines.clients import create_table, local_client
+from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

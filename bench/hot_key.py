@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import xxhash
 
-from bench.report import recording_tables, save
+from bench.support.report import recording_tables, save
 from dynashard import GrowthPolicy, ShardMeta, ShardMetaKey, sharded_key
 from dynashard.planner import WCU_PER_PARTITION, WRITE_UNIT_BYTES, recommend_shard_count
 

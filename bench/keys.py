@@ -12,7 +12,7 @@ from collections import Counter
 
 from scipy.stats import chisquare
 
-from bench.report import best_rate, recording_tables, save
+from bench.support.report import best_rate, recording_tables, save
 from dynashard import build_key, calculated_shard, sharded_key
 
 KEYS = 200_000

@@ -39,14 +39,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.report import save
+from bench.support.report import save
 from incidents.items import from_item, participation_from_item
 from incidents.models import IncidentSummary
-from local.clients import local_client
-from local.dev_process import DevProcess, dev_process, peak_rss_mb
-from local.dynamodb_local import running_jvms
-from local.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
-from local.server import default_concurrency
+from local.api.dev_process import DevProcess, dev_process, peak_rss_mb
+from local.api.server import default_concurrency
+from local.engines.clients import local_client
+from local.engines.dynamodb_local import running_jvms
+from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
 
 TABLE = "incidents-load"
 WALKS = [

@@ -21,9 +21,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-from bench.report import save
-from local.dev_process import dev_process
-from local.embedded_dynamodb import BACKENDS, DYNAMODB_LOCAL, MOTO
+from bench.support.report import save
+from local.api.dev_process import dev_process
+from local.engines.embedded_dynamodb import BACKENDS, DYNAMODB_LOCAL, MOTO
 
 REPEATS = 7
 LISTS = {

@@ -1,9 +1,10 @@
 """Many teams: "all my teams" for members of 1 to 400 teams, incidents on 1 to 40 of them.
 
 Reproduce: ``make bench`` (or ``PYTHONPATH=layers/shared/python:. python -m bench.many_teams``).
-Deterministic: seeded data in the in-process fake of DynamoDB's Query (`bench.fake_dynamodb`,
-which costs what DynamoDB Local costs page by page: `tests/integration/test_bench_fake_agrees`)
-and the seeded latency model of `bench.fanout` on the functions' 16-worker pool.
+Deterministic: seeded data in the in-process fake of DynamoDB's Query
+(`dynashard.testing.fake_client`, which costs what DynamoDB Local costs page by page:
+`tests/integration/test_bench_fake_agrees`) and the seeded latency model of `bench.fanout` on
+the functions' 16-worker pool.
 
 A second pass walks the same shape on AWS DynamoDB Local (`LOCAL_INCIDENTS` incidents, pages
 of 25, 10 to 100 teams) with the handlers' budget (3 s, 200 read units), measuring wall-clock
@@ -25,13 +26,13 @@ import random
 import statistics
 from typing import TYPE_CHECKING, Any
 
-from bench.fake_dynamodb import FakeQueryClient
 from bench.fanout import Latency, engine_cost, identity, oracle_units
-from bench.report import save
+from bench.support.report import save
 from dynashard import CursorCodec, FanOutEngine, FanOutQuery, PageBudget, SortKeyRange, Stream
+from dynashard.testing.fake_client import FakeQueryClient
 from incidents.table import TABLE_SCHEMA
-from local.clients import create_table, local_client
-from local.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
+from local.engines.clients import create_table, local_client
+from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

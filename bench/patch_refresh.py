@@ -14,8 +14,8 @@ import statistics
 import time
 from typing import Any
 
-from bench.local_store import local_store
-from bench.report import save
+from bench.support.local_store import local_store
+from bench.support.report import save
 from incidents.incident.commands import update_incident
 from incidents.incident.copies import copy_fields, set_clause, summary_item
 from incidents.incident.create import create_incident

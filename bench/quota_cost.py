@@ -14,14 +14,14 @@ import statistics
 import time
 from collections.abc import Callable
 
-from bench.report import recording_tables, save
+from bench.support.report import recording_tables, save
 from dynashard import RateLimits
 from incidents.store import new_id
 from incidents.table import TABLE_SCHEMA
-from lambdas.quotas import per_minute
+from lambdas.http.quotas import per_minute
 from lambdas.settings import DEFAULT_API_REQUESTS_PER_MINUTE
-from local.clients import create_table, local_client, use_local_credentials
-from local.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
+from local.engines.clients import create_table, local_client, use_local_credentials
+from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
 
 ROUNDS = 300
 TABLE = "quota-cost"

@@ -25,9 +25,9 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from bench.consumed import Units
-from bench.local_store import local_store
-from bench.report import recording_tables, save
+from bench.support.consumed import Units
+from bench.support.local_store import local_store
+from bench.support.report import recording_tables, save
 from dynashard import GrowthPolicy, Pace, ShardMover, WeightedShards
 from incidents.errors import NotFoundError
 from incidents.incident.commands import get_incident
@@ -39,8 +39,8 @@ from incidents.requests import CreateIncident
 from incidents.store import Caller, Store
 from incidents.table import TABLE_SCHEMA
 from incidents.tenant_shards import Family, build_tenant_shards
-from local.clients import local_client
-from local.demo_data import created_items, write_batches
+from local.demo.data import created_items, write_batches
+from local.engines.clients import local_client
 
 INCIDENTS = 2_000
 PEAK = 64

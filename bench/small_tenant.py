@@ -20,8 +20,8 @@ import urllib.request
 from collections import Counter
 from pathlib import Path
 
-from bench.report import recording_tables, save
-from local.dev_process import dev_process
+from bench.support.report import recording_tables, save
+from local.api.dev_process import dev_process
 
 PAGES = {
     "/events?limit=25": "the account's events, newest first",
@@ -32,7 +32,7 @@ PAGES = {
 }
 FLOOR = 1
 QUOTA_WRITE = "UpdateItem"
-"""A GET's only write: its account's API quota (`lambdas.quotas`)."""
+"""A GET's only write: its account's API quota (`lambdas.http.quotas`)."""
 
 
 def requests_of(url: str, token: str, log: Path) -> tuple[Counter[str], int]:

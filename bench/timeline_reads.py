@@ -18,8 +18,8 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bench.local_store import local_store
-from bench.report import recording_tables, save
+from bench.support.local_store import local_store
+from bench.support.report import recording_tables, save
 from dynashard import PageBudget, query_read_units
 from incidents.incident.commands import add_note, resolve_incident
 from incidents.incident.create import create_incident

@@ -1,5 +1,5 @@
 """Events out, measured on AWS DynamoDB Local's stream and moto's FIFO queue with the
-pipeline ``make dev`` runs (`local.event_pipeline`) and a verifying receiver on 127.0.0.1:
+pipeline ``make dev`` runs (`local.events.event_pipeline`) and a verifying receiver on 127.0.0.1:
 
 1. change-to-delivery latency, p50 and p99, against the same receiver posted to directly
    (signing and one POST: the floor), in the same run;
@@ -24,7 +24,7 @@ from contextlib import ExitStack, contextmanager
 from datetime import datetime
 from typing import Any
 
-from bench.report import recording_tables, save
+from bench.support.report import recording_tables, save
 from incidents.events_out.endpoints import EndpointPolicy, post
 from incidents.events_out.signing import delivery_headers
 from incidents.events_out.webhook_models import NewWebhook
@@ -35,11 +35,11 @@ from incidents.models import timestamp
 from incidents.requests import AddNote, CreateIncident
 from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA
-from local.clients import create_table, local_client, use_local_credentials
-from local.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
-from local.event_pipeline import publisher_poller, running, sender_poller
-from local.messaging import Messaging, create_messaging
-from local.moto_server import moto_server
+from local.engines.clients import create_table, local_client, use_local_credentials
+from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
+from local.engines.moto_server import moto_server
+from local.events.event_pipeline import publisher_poller, running, sender_poller
+from local.events.messaging import Messaging, create_messaging
 from local.webhook_receiver import Received, Receiver, out_of_order, serving
 
 TABLE = "bench-webhooks"

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.local_store import local_store
-from bench.report import RESULTS_DIR, recording_tables, save
+from bench.support.local_store import local_store
+from bench.support.report import RESULTS_DIR, recording_tables, save
 from incidents.incident import commands, participants
 from incidents.incident import create as creating
 from incidents.models import Role, Severity

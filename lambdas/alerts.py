@@ -30,7 +30,7 @@ from incidents.alerts.models import (
 from incidents.errors import UnauthorizedError
 from incidents.incident.commands import load_summary
 from incidents.models import INCIDENT_ID
-from lambdas.api import (
+from lambdas.http.api import (
     answer,
     caller,
     lambda_handler,
@@ -38,8 +38,8 @@ from lambdas.api import (
     no_content,
     route,
 )
-from lambdas.cors import request_header
-from lambdas.quotas import admit, quotas
+from lambdas.http.cors import request_header
+from lambdas.http.quotas import admit, quotas
 from lambdas.runtime import store
 
 IntegrationId = Annotated[str, Path(pattern=INTEGRATION_ID)]

@@ -4,7 +4,7 @@
 API key (``mk_…``). A token is verified against the user pool's signing keys (Powertools'
 JWT verifier: signature, issuer, audience, expiry, ``token_use`` id); a key is one point
 read (`incidents.access.api_keys`). Either becomes the context every handler reads its
-caller from (`lambdas.principal`), with an Allow for the whole stage: API Gateway caches
+caller from (`lambdas.http.principal`), with an Allow for the whole stage: API Gateway caches
 the answer per header value for the stage's TTL (60 s), across routes, so what a key may
 call is checked by the handler against its scopes. Anything else is API Gateway's 401.
 """
@@ -24,8 +24,8 @@ from incidents.access import api_keys
 from incidents.errors import UnauthorizedError
 from incidents.models import ACCOUNT_ID, USER_ID
 from incidents.store import Caller
-from lambdas.cors import request_header
-from lambdas.principal import context_of
+from lambdas.http.cors import request_header
+from lambdas.http.principal import context_of
 from lambdas.runtime import logger, store_without_cursors
 from lambdas.settings import USER_POOL_CLIENT_ID, USER_POOL_ID
 

@@ -31,7 +31,7 @@ from incidents.models import (
 )
 from incidents.requests import AddNote, AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller
-from lambdas.api import (
+from lambdas.http.api import (
     NotModifiedError,
     answer,
     caller,
@@ -42,7 +42,7 @@ from lambdas.api import (
     no_content,
     route,
 )
-from lambdas.idempotency import ShardedIdempotencyStore, idempotency_config
+from lambdas.http.idempotency import ShardedIdempotencyStore, idempotency_config
 from lambdas.runtime import dynamodb, logger, store, table_name
 
 IncidentId = Annotated[str, Path(pattern=INCIDENT_ID)]

@@ -41,7 +41,7 @@ from incidents.models import (
 from incidents.requests import MAX_LIST
 from incidents.timeline import queries as timelines
 from incidents.timeline.queries import EventPage, EventRequest
-from lambdas.api import (
+from lambdas.http.api import (
     NotModifiedError,
     answer,
     caller,

@@ -11,7 +11,7 @@ from incidents import team_commands as commands
 from incidents import users
 from incidents.models import TEAM_ID, USER_ID, Membership, Team, TeamList, User
 from incidents.requests import AddMember, CreateTeam, SaveProfile
-from lambdas.api import answer, caller, lambda_handler, new_resolver, no_content, route
+from lambdas.http.api import answer, caller, lambda_handler, new_resolver, no_content, route
 from lambdas.runtime import store
 
 TeamId = Annotated[str, Path(pattern=TEAM_ID)]

@@ -24,7 +24,7 @@ from incidents.events_out.webhook_models import (
     WebhookPatch,
 )
 from incidents.incident.queries import DEFAULT_LIMIT, PageRequest
-from lambdas.api import answer, caller, lambda_handler, new_resolver, no_content, route
+from lambdas.http.api import answer, caller, lambda_handler, new_resolver, no_content, route
 from lambdas.incident_queries import Cursor, Limit, parse_instant
 from lambdas.runtime import delivery_queue, endpoint_policy, store
 

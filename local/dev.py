@@ -1,6 +1,6 @@
 """``make dev``: the real API on http://127.0.0.1:4000, against AWS DynamoDB Local (moto
 where no Java 17+ runs, or ``DYNAMODB_ENDPOINT``), with deterministic demo data and dev tokens,
-served by `DEV_CONCURRENCY` worker processes (`local.server`).
+served by `DEV_CONCURRENCY` worker processes (`local.api.server`).
 
 Settings (environment): ``PORT`` (4000; front-end dev servers keep 3000, 5173 and 8080),
 ``DEV_CONCURRENCY`` (worker processes, each one event at a time; default the cores, at
@@ -44,19 +44,19 @@ from incidents.store import Caller, Store, build_store
 from incidents.table import TABLE_SCHEMA
 from lambdas.routes import Group
 from lambdas.settings import SettingsError, ShardSettings, allowed_origins
-from local.call_log import CallFile, CallRecorder
-from local.clients import create_table, local_client, use_local_credentials
-from local.demo_data import DemoAccount, DemoSize, callers, prepare_demo
-from local.demo_integration import DemoKey, demo_api_key, demo_integration
-from local.demo_webhooks import DemoWebhook, receiver_webhook
-from local.embedded_dynamodb import MOTO, Engine, backend_from_env, local_engine
-from local.event_pipeline import record_calls
-from local.gateway import LocalGateway
-from local.messaging import REGION, Messaging, create_messaging
-from local.moto_server import MEMORY_CAP_MB, moto_server
-from local.queue_journal import QueueJournal
-from local.server import default_concurrency, serve
-from local.supervised import SupervisedPipeline
+from local.api.call_log import CallFile, CallRecorder
+from local.api.gateway import LocalGateway
+from local.api.server import default_concurrency, serve
+from local.demo.data import DemoAccount, DemoSize, callers, prepare_demo
+from local.demo.integration import DemoKey, demo_api_key, demo_integration
+from local.demo.webhooks import DemoWebhook, receiver_webhook
+from local.engines.clients import create_table, local_client, use_local_credentials
+from local.engines.embedded_dynamodb import MOTO, Engine, backend_from_env, local_engine
+from local.engines.moto_server import MEMORY_CAP_MB, moto_server
+from local.events.event_pipeline import record_calls
+from local.events.messaging import REGION, Messaging, create_messaging
+from local.events.queue_journal import QueueJournal
+from local.events.supervised import SupervisedPipeline
 from local.webhook_receiver import RECEIVER_URL
 
 if TYPE_CHECKING:
@@ -284,7 +284,7 @@ def _serve(stack: ExitStack) -> None:
 
 def _messaging(stack: ExitStack) -> Messaging:
     """The delivery queue and bus on moto; with ``DYNAMODB_DATA_DIR`` the queues are kept
-    there (`local.queue_journal`) and what they held when ``make dev`` stopped is back."""
+    there (`local.events.queue_journal`) and what they held when ``make dev`` stopped is back."""
     data_dir = os.environ.get("DYNAMODB_DATA_DIR")
     journal = QueueJournal(Path(data_dir) / "queues.json") if data_dir else None
     endpoint = stack.enter_context(moto_server(after_sqs=journal.save if journal else None))
@@ -300,7 +300,7 @@ def _messaging(stack: ExitStack) -> Messaging:
 @contextmanager
 def event_pipeline() -> Iterator[None]:
     """Events out beside the server, once it has taken its place on the stream, supervised
-    (`local.supervised`): every change from then on goes out, through its restarts. With
+    (`local.events.supervised`): every change from then on goes out, through its restarts. With
     ``DYNAMODB_DATA_DIR`` its checkpoint is kept there, so the next ``make dev`` resumes
     where this one stopped."""
     data_dir = os.environ.get("DYNAMODB_DATA_DIR")

@@ -22,8 +22,8 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from lambdas.cors import EXPOSED_HEADERS, MAX_AGE_SECONDS, REQUEST_HEADERS
-from lambdas.responses import RETRY_AFTER_SECONDS, ErrorCode
+from lambdas.http.cors import EXPOSED_HEADERS, MAX_AGE_SECONDS, REQUEST_HEADERS
+from lambdas.http.responses import RETRY_AFTER_SECONDS, ErrorCode
 from lambdas.routes import ROUTES, Group
 from lambdas.settings import USER_POOL_CLIENT_ID, USER_POOL_ID
 from stacks.alarm_alerts import AlarmAlerts

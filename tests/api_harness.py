@@ -11,10 +11,10 @@ from typing import Any
 from aws_lambda_powertools.utilities.parser.models import APIGatewayProxyEventModel
 
 from incidents.store import Caller
-from lambdas.principal import context_of
-from lambdas.responses import documented_responses
+from lambdas.http.principal import context_of
+from lambdas.http.responses import documented_responses
 from lambdas.routes import ROUTES, Group
-from local.api_events import LocalLambdaContext, json_body, proxy_event
+from local.api.proxy_events import LocalLambdaContext, json_body, proxy_event
 
 
 @dataclass(frozen=True)

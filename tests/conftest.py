@@ -19,11 +19,11 @@ import pytest
 from dynashard import GrowthPolicy
 from incidents.store import Store, build_store
 from incidents.table import TABLE_SCHEMA
-from local.call_log import Call, read_calls
-from local.clients import create_table, local_client, use_local_credentials
-from local.dynamodb_local import running_jvms
-from local.embedded_dynamodb import MOTO, Engine, backend_from_env, local_engine
-from local.moto_server import moto_server
+from local.api.call_log import Call, read_calls, write_calls
+from local.engines.clients import create_table, local_client, use_local_credentials
+from local.engines.dynamodb_local import running_jvms
+from local.engines.embedded_dynamodb import MOTO, Engine, backend_from_env, local_engine
+from local.engines.moto_server import moto_server
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -38,25 +38,42 @@ def pytest_report_header() -> str:
 
 @dataclass
 class HandlerCalls:
-    """Every AWS call the handlers made in this run, per group (see `local.call_log`)."""
+    """Every AWS call the handlers made, per group (see `local.api.call_log`): this process's in
+    memory, and the call logs in `directory` (``make dev`` subprocesses', other workers')."""
 
+    directory: Path
+    shared: bool
+    """Whether `directory` is the run's (``HANDLER_CALLS_DIR``, which ``make test`` sets)."""
     calls: set[Call] = field(default_factory=set)
-    files: list[Path] = field(default_factory=list)
-    """Call logs of ``make dev`` subprocesses."""
+
+    def log_file(self, name: str) -> Path:
+        """Where a subprocess named `name` appends its calls."""
+        return self.directory / f"{name}.jsonl"
 
     def all(self) -> set[Call]:
-        """In-process calls and those the subprocesses logged."""
-        return self.calls.union(*(read_calls(path) for path in self.files))
+        """In-process calls and every call log in the directory."""
+        return self.calls.union(*map(read_calls, self.directory.glob("*.jsonl")))
 
 
 @pytest.fixture(scope="session")
-def handler_calls() -> HandlerCalls:
-    """Where the integration and end-to-end suites record the handlers' calls."""
-    return HandlerCalls()
+def handler_calls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HandlerCalls]:
+    """Where the integration and end-to-end suites record the handlers' calls; the session's
+    in-process calls are written to the directory when it ends, for the least-privilege check
+    that ``make test`` runs after every worker has finished."""
+    shared = os.environ.get("HANDLER_CALLS_DIR")
+    directory = Path(shared) if shared else tmp_path_factory.mktemp("calls")
+    directory.mkdir(parents=True, exist_ok=True)
+    recorded = HandlerCalls(directory, shared=bool(shared))
+    yield recorded
+    write_calls(recorded.log_file(f"in-process-{os.getpid()}"), recorded.calls)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests marked ``after_suites`` read what the other tests recorded: run them last."""
+    """Tests under ``tests/e2e`` are marked ``e2e``; tests marked ``after_suites`` read what
+    the other tests recorded, so run last."""
+    for item in items:
+        if "e2e" in item.path.parts:
+            item.add_marker(pytest.mark.e2e)
     items.sort(key=lambda item: item.get_closest_marker("after_suites") is not None)
 
 

@@ -21,12 +21,12 @@ from typing import Any
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
 
-from local.openapi_webhooks import example_documents
+from local.openapi.webhooks import example_documents
 
 RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results"
 EXAMPLES = re.compile(r"\{\{\s*examples:\s*(events|bodies)\s*\}\}")
 """Where the event and webhook body examples go: written by the code that writes the API's
-events and the deliveries' bodies (`local.openapi_webhooks`), as the OpenAPI document has them."""
+events and the deliveries' bodies (`local.openapi.webhooks`), as the OpenAPI document has them."""
 PLACEHOLDER = re.compile(r"\{\{\s*bench:\s*(\w+(?:\.\w+)?)(?:#(\d+))?\s*\}\}")
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from incidents.models import EventType
-from local.dev_process import DevServerError, dev_process
+from local.api.dev_process import DevServerError, dev_process
 from local.webhook_receiver import Receiver, serving
 from tests.conftest import HandlerCalls
 from tests.deliveries import wait_for
@@ -80,9 +80,8 @@ def local_api(
     which must end it cleanly."""
     table = f"e2e-{os.getpid()}"
     workdir = tmp_path_factory.mktemp("local-api")
-    handler_calls.files.append(workdir / "calls.jsonl")
     settings = {
-        "AWS_CALL_LOG": str(workdir / "calls.jsonl"),
+        "AWS_CALL_LOG": str(handler_calls.log_file(f"local-api-{table}")),
         "DYNAMODB_ENDPOINT": dynamodb_endpoint,
         "TABLE_NAME": table,
         "DEMO_INCIDENTS": "150",

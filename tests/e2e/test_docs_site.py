@@ -19,7 +19,7 @@ import pytest
 
 from tests.browser import chromium, watched
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.browser]
 ROOT = Path(__file__).resolve().parents[2]
 RAW_MARKERS = ['=== "', "??? ", "```", "&lt;span", "[OAD("]
 PROSE = """() => {
@@ -37,15 +37,18 @@ class _Quiet(SimpleHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """The site built as `make docs-build` builds it, served on a free local port."""
-    built = tmp_path_factory.mktemp("site")
-    mkdocs = str(Path(sys.executable).parent / "mkdocs")
-    done = subprocess.run(
-        [mkdocs, "build", "--strict", "-d", str(built)],
-        cwd=ROOT, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    """The site `make docs-build` built (``DOCS_SITE``, which ``make test`` builds before the
+    suite), else built here as it builds it; served on a free local port."""
+    built = Path(os.environ.get("DOCS_SITE", "")) if os.environ.get("DOCS_SITE") else None
+    if built is None or not (built / "index.html").exists():
+        built = tmp_path_factory.mktemp("site")
+        mkdocs = str(Path(sys.executable).parent / "mkdocs")
+        done = subprocess.run(
+            [mkdocs, "build", "--strict", "-d", str(built)],
+            cwd=ROOT, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
     handler = functools.partial(_Quiet, directory=str(built))
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from local.dev_process import dev_process
-from local.whole_request import MAX_CHUNKS, MAX_HEAD_BYTES, MAX_SMALL_CHUNKS, SMALL_CHUNK_BYTES
+from local.api.dev_process import dev_process
+from local.api.whole_request import MAX_CHUNKS, MAX_HEAD_BYTES, MAX_SMALL_CHUNKS, SMALL_CHUNK_BYTES
 from tests.e2e.conftest import MEMORY_BOUND_MB, LocalApi
 from tests.e2e.test_local_server import exchange, port_of, request_head
 

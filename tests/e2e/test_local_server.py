@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from local.dev_process import DevServerError, dev_process
-from local.server import IDLE_SECONDS
+from local.api.dev_process import DevServerError, dev_process
+from local.api.server import IDLE_SECONDS
 from tests.e2e.conftest import LocalApi
 
 pytestmark = pytest.mark.integration

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from local.dev_process import DevProcess, dev_process
-from local.dynamodb_local import running_jvms, unavailable_reason
+from local.api.dev_process import DevProcess, dev_process
+from local.engines.dynamodb_local import running_jvms, unavailable_reason
 from local.webhook_receiver import Received, Receiver, serving
 from tests.deliveries import assert_duplicates_share_their_id, assert_ordered_per_incident, wait_for
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from local.dev_process import DevProcess, children, dev_process
+from local.api.dev_process import DevProcess, children, dev_process
 from local.webhook_receiver import Received, Receiver, serving
 from tests.deliveries import assert_duplicates_share_their_id, assert_ordered_per_incident, wait_for
 from tests.e2e.conftest import LocalApi, receiving
@@ -43,7 +43,7 @@ def pipeline_of(running: DevProcess) -> int:
     (pid,) = [
         child
         for child in children(running.process.pid)
-        if b"local.event_pipeline" in Path(f"/proc/{child}/cmdline").read_bytes()
+        if b"local.events.event_pipeline" in Path(f"/proc/{child}/cmdline").read_bytes()
     ]
     return pid
 

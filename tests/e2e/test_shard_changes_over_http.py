@@ -16,7 +16,7 @@ from dynashard import Pace, ShardMover
 from incidents.keys import ShardConfig
 from incidents.table import TABLE_SCHEMA
 from incidents.tenant_shards import OPERATOR, Family, build_tenant_shards
-from local.clients import local_client
+from local.engines.clients import local_client
 from tests.e2e.conftest import LocalApi
 
 pytestmark = pytest.mark.integration

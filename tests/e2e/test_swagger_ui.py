@@ -15,7 +15,7 @@ from playwright.sync_api import Locator
 from tests.browser import chromium, watched
 from tests.e2e.conftest import LocalApi
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.browser]
 WAIT_MS = 15_000
 LAST = ("rotate_integration_key", "delete_integration", "revoke_api_key", "delete_webhook")
 """Executed after the others, in this order: they rotate the demo integration's key (which

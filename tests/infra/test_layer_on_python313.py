@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.cold_start import lambda_environment
 from lambdas.routes import ROUTES, Group
-from local.api_events import proxy_event
+from local.api.proxy_events import proxy_event
+from local.lambda_environment import lambda_environment
 from stacks.bytecode import TAG, BytecodeError, compile_tree, runtime_python, uncompiled
 from stacks.shared_layer import build_handlers, build_layer
 from tests.infra.conftest import Synthesized, function_of

@@ -11,10 +11,10 @@ import pytest
 
 from incidents.table import TABLE_SCHEMA
 from lambdas import runtime
-from lambdas.quotas import quotas
-from local.call_log import CallRecorder
-from local.clients import create_table
-from local.messaging import Messaging, create_messaging
+from lambdas.http.quotas import quotas
+from local.api.call_log import CallRecorder
+from local.engines.clients import create_table
+from local.events.messaging import Messaging, create_messaging
 from tests.api_harness import Api
 from tests.conftest import HandlerCalls
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from incidents.store import Caller, new_id
-from local.gateway import LocalGateway
+from local.api.gateway import LocalGateway
 from tests.api_harness import Api
 
 pytestmark = pytest.mark.integration

@@ -11,10 +11,10 @@ from botocore.exceptions import ClientError, ReadTimeoutError
 from dynashard import calculated_shard, sharded_key
 from incidents.store import Caller, new_id
 from lambdas import runtime
-from lambdas.idempotency import RECORD_PREFIX, RECORD_SHARDS
-from lambdas.principal import context_of
+from lambdas.http.idempotency import RECORD_PREFIX, RECORD_SHARDS
+from lambdas.http.principal import context_of
 from lambdas.routes import Group, Route
-from local.api_events import LocalLambdaContext, proxy_event
+from local.api.proxy_events import LocalLambdaContext, proxy_event
 from tests.api_harness import Api
 from tests.people import new_api_user
 

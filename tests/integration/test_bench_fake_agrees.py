@@ -11,11 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from bench.fake_dynamodb import FakeQueryClient
-from bench.fanout import TEAMS_RANGE
-from bench.teams_data import teams_keys
 from dynashard import CursorCodec, FanOutEngine, FanOutQuery, PageStats, Stream
-from local.embedded_dynamodb import DYNAMODB_LOCAL, Engine
+from dynashard.testing.fake_client import FakeQueryClient
+from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, Engine
+from local.workloads.teams import TEAMS_RANGE, teams_keys
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -17,7 +17,7 @@ from incidents.incident.queries import PageRequest, account_incidents, my_incide
 from incidents.models import State, timestamp, utc_now
 from incidents.requests import CreateIncident
 from incidents.store import Caller, Store, new_id
-from local.demo_data import created_items, write_batches
+from local.demo.data import created_items, write_batches
 
 pytestmark = pytest.mark.integration
 TIGHT = 1.0

@@ -9,7 +9,7 @@ from incidents.incident.create import new_summary
 from incidents.requests import CreateIncident
 from incidents.store import Caller, new_id
 from lambdas import runtime
-from local.demo_data import created_items, write_batches
+from local.demo.data import created_items, write_batches
 from tests.api_harness import Api
 from tests.people import new_api_user
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from dynashard import CursorCodec, FanOutEngine, FanOutQuery, Stream, query_read_units
-from local.embedded_dynamodb import DYNAMODB_LOCAL, Engine
+from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, Engine
 from tests.fanout_data import SECRET, make_streams, new_prefix
 
 if TYPE_CHECKING:

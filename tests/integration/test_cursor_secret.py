@@ -7,7 +7,7 @@ import pytest
 from aws_lambda_powertools.utilities import parameters
 
 from lambdas import runtime
-from local.clients import LOCAL_REGION
+from local.engines.clients import LOCAL_REGION
 
 pytestmark = pytest.mark.integration
 

@@ -16,7 +16,7 @@ from incidents.store import Caller, Store
 from incidents.timeline.events import load_counted
 from incidents.timeline.queries import EventRequest, incident_timeline
 from incidents.users import get_profile
-from local.demo_data import (
+from local.demo.data import (
     DemoSize,
     _people_items,
     demo_accounts,

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from local.clients import local_client
-from local.dynamodb_local import dynamodb_local, running_jvms, unavailable_reason
-from local.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
+from local.engines.clients import local_client
+from local.engines.dynamodb_local import dynamodb_local, running_jvms, unavailable_reason
+from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
 
 pytestmark = [
     pytest.mark.integration,
@@ -80,7 +80,7 @@ def test_a_data_directory_keeps_tables_across_restarts(tmp_path: Path) -> None:
 OWNER = textwrap.dedent(
     """
     import os, time
-    from local.dynamodb_local import dynamodb_local, running_jvms
+    from local.engines.dynamodb_local import dynamodb_local, running_jvms
     with dynamodb_local():
         print(running_jvms(parent=os.getpid())[0], flush=True)
         time.sleep(600)

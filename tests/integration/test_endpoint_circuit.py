@@ -1,6 +1,6 @@
 """A failing endpoint costs the queue O(1) in-flight messages (issue 37, points 2 and 8),
 on DynamoDB Local, through the real sender handler on the local SQS held to SQS's limits
-(`local.strict_sqs`), scaled down: at most `IN_FLIGHT_CAP` messages in flight and a
+(`local.events.strict_sqs`), scaled down: at most `IN_FLIGHT_CAP` messages in flight and a
 receive that looks through the first `SCAN_WINDOW` messages only, as SQS FIFO does at
 120,000 of each.
 
@@ -40,15 +40,15 @@ from incidents.incident.queries import PageRequest
 from incidents.models import EventType
 from incidents.store import Caller, Store, new_id
 from lambdas import sender as handler_module
-from local.sender_simulation import (
+from local.events.sender_simulation import (
     SimClock,
     SimulatedQueue,
     invoking,
     simulated_queue,
     without_circuit,
 )
-from local.sender_simulation import run as run_queue
-from local.strict_sqs import scaled
+from local.events.sender_simulation import run as run_queue
+from local.events.strict_sqs import scaled
 
 pytestmark = pytest.mark.integration
 BATCH = 10

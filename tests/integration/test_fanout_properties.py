@@ -25,8 +25,8 @@ from dynashard import (
     SortKeyRange,
     Strategy,
 )
-from local.clients import local_client
-from local.embedded_dynamodb import DYNAMODB_LOCAL, MOTO, Engine, backend_from_env
+from local.engines.clients import local_client
+from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, MOTO, Engine, backend_from_env
 from tests.fanout_data import (
     SECRET,
     Entity,

@@ -18,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from bench.filtered_walk import Shape, load, streams, walk
 from dynashard import CursorCodec, FanOutEngine, FanOutQuery, PageBudget, SortKeyRange, Stream
-from local.embedded_dynamodb import DYNAMODB_LOCAL, backend_from_env
+from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, backend_from_env
+from local.workloads.filtered_lists import Shape, load, streams, walk
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

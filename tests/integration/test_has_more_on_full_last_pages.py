@@ -15,7 +15,7 @@ from incidents.incident.queries import IncidentFilter, PageRequest, account_inci
 from incidents.models import Severity, State, Status, timestamp
 from incidents.requests import CreateIncident
 from incidents.store import Caller, Store, new_id
-from local.demo_data import created_items, write_batches
+from local.demo.data import created_items, write_batches
 
 pytestmark = pytest.mark.integration
 SEV1 = IncidentFilter(severities=(Severity.SEV1,))

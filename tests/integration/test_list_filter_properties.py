@@ -36,9 +36,9 @@ from incidents.requests import CreateIncident, CreateTeam
 from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA
 from incidents.team_commands import create_team
-from local.clients import create_table, local_client
-from local.demo_data import START, created_items, write_batches
-from local.embedded_dynamodb import DYNAMODB_LOCAL, MOTO, Engine, backend_from_env
+from local.demo.data import START, created_items, write_batches
+from local.engines.clients import create_table, local_client
+from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, MOTO, Engine, backend_from_env
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -1,6 +1,6 @@
 """The mover of a halving writes at its pace (issue 38: "rate-limited so it never throttles
 the tenant"), on DynamoDB Local behind a stand-in that throttles a partition past its
-write units a second (`local.partition_capacity`), on a simulated clock that only the
+write units a second (`dynashard.testing.partition_capacity`), on a simulated clock that only the
 pace's waits move. A halving of 2 shards to 1 moves about half of 40 two-unit items into
 the partition the tenant keeps writing to."""
 
@@ -14,8 +14,8 @@ import pytest
 
 from dynashard import GrowthPolicy, Pace, ShardCounts, ShardMetaKey, ShardMover, sharded_key
 from dynashard.shards import calculated_shard
+from dynashard.testing.partition_capacity import PartitionCapacity
 from incidents.table import TABLE_SCHEMA
-from local.partition_capacity import PartitionCapacity
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from lambdas.routes import ROUTES, Group, routes_of
-from local.openapi import DOCUMENT, openapi_document
+from local.openapi.document import DOCUMENT, openapi_document
 from tests.api_harness import Api
 
 pytestmark = pytest.mark.integration

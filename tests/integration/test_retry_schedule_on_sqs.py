@@ -1,7 +1,7 @@
 """The retry schedule on the local SQS held to SQS's limits (issue 37, points 3 and 8), on
 DynamoDB Local, through the real sender handler over 100 hours of simulated time.
 
-moto's SQS here (`local.strict_sqs`) refuses what SQS refuses: a message may be hidden at
+moto's SQS here (`local.events.strict_sqs`) refuses what SQS refuses: a message may be hidden at
 most 12 hours from its receive in all (``ChangeMessageVisibility`` past it is SQS's
 ``InvalidParameterValue``: "Total VisibilityTimeout for the message is beyond the limit
 [43200 seconds]"), a message not answered comes back after the queue's visibility timeout,
@@ -33,8 +33,8 @@ from incidents.keys import deliveries_partition
 from incidents.models import EventType
 from incidents.store import Caller, Store, new_id
 from lambdas import sender as handler_module
-from local.sender_simulation import SimClock, SimulatedQueue, invoking, run, simulated_queue
-from local.strict_sqs import VISIBILITY_LIMIT_SECONDS
+from local.events.sender_simulation import SimClock, SimulatedQueue, invoking, run, simulated_queue
+from local.events.strict_sqs import VISIBILITY_LIMIT_SECONDS
 
 pytestmark = pytest.mark.integration
 ATTEMPT_SECONDS = 9.5

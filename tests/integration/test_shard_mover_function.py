@@ -24,8 +24,8 @@ from incidents.store import Caller, new_id
 from incidents.table import TABLE_SCHEMA
 from incidents.tenant_shards import Family
 from lambdas import runtime, shard_mover
-from local.api_events import LocalLambdaContext
-from local.call_log import RUNNING
+from local.api.call_log import RUNNING
+from local.api.proxy_events import LocalLambdaContext
 from tests.api_harness import Api
 from tests.deliveries import new_incident
 from tests.integration.conftest import API_TABLE

@@ -15,10 +15,10 @@ import pytest
 
 from incidents.store import Caller, new_id
 from lambdas import runtime, stream_recovery
-from local.api_events import LocalLambdaContext
-from local.call_log import RUNNING, CallRecorder
-from local.event_pipeline import running, sender_poller
-from local.messaging import REGION, Messaging
+from local.api.call_log import RUNNING, CallRecorder
+from local.api.proxy_events import LocalLambdaContext
+from local.events.event_pipeline import running, sender_poller
+from local.events.messaging import REGION, Messaging
 from local.webhook_receiver import Receiver, serving
 from tests.api_harness import Api
 from tests.conftest import HandlerCalls

@@ -30,8 +30,8 @@ from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA
 from incidents.tenant_shards import OPERATOR, Family, build_tenant_shards
 from incidents.timeline.queries import EventRequest, account_events
-from local.clients import local_client
-from local.demo_data import write_batches
+from local.demo.data import write_batches
+from local.engines.clients import local_client
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -143,7 +143,7 @@ def live(
     """A store on DynamoDB Local and on moto (the two engines must agree) whose maps are
     never cached: the test's operator and its writers see each change at once (a deployed
     stage's 5 s cache is what `SETTLE_AFTER_SECONDS` waits out)."""
-    from local.clients import create_table  # noqa: PLC0415
+    from local.engines.clients import create_table  # noqa: PLC0415
 
     endpoint = dynamodb_endpoint if request.param == "dynamodb-local" else moto_endpoint
     client = local_client(endpoint, max_pool_connections=32)

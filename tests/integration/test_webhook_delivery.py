@@ -1,7 +1,7 @@
 """The delivery contract end to end on DynamoDB Local's stream: a change commits, the stream
 carries its event to the publisher, the delivery queue (FIFO, on moto) to the sender, and
 a receiver verifies the signature with the `standardwebhooks` package. The pipeline is the
-one ``make dev`` runs (`local.event_pipeline`) around the real handlers."""
+one ``make dev`` runs (`local.events.event_pipeline`) around the real handlers."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pytest
 
 from incidents.store import Caller, new_id
 from lambdas import sender
-from local.event_pipeline import pipeline_pollers, running
-from local.messaging import Messaging
+from local.events.event_pipeline import pipeline_pollers, running
+from local.events.messaging import Messaging
 from local.webhook_receiver import Receiver, serving
 from tests.api_harness import Api
 from tests.deliveries import (

@@ -18,8 +18,8 @@ import pytest
 
 from incidents.events_out.endpoints import TIMEOUT_SECONDS
 from incidents.store import Caller, new_id
-from local.event_pipeline import pipeline_pollers, publisher_poller, running
-from local.messaging import Messaging
+from local.events.event_pipeline import pipeline_pollers, publisher_poller, running
+from local.events.messaging import Messaging
 from local.webhook_receiver import Received, Receiver, serving
 from tests.api_harness import Api
 from tests.deliveries import (
@@ -83,10 +83,10 @@ def test_a_hanging_endpoint_does_not_hold_up_the_others(
 
 @contextmanager
 def sender_process() -> Iterator[subprocess.Popen[bytes]]:
-    """``python -m local.event_pipeline --only sender`` with the suite's environment."""
+    """``python -m local.events.event_pipeline --only sender`` with the suite's environment."""
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'layers/shared/python'}:{ROOT}"}
     process = subprocess.Popen(
-        [sys.executable, "-m", "local.event_pipeline", "--only", "sender"], cwd=ROOT, env=env
+        [sys.executable, "-m", "local.events.event_pipeline", "--only", "sender"], cwd=ROOT, env=env
     )
     try:
         yield process

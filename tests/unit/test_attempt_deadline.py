@@ -98,7 +98,11 @@ def test_a_host_idna_cannot_encode_is_a_failed_attempt(host: str) -> None:
     ("answer", "wait"),
     [
         (b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 120\r\nContent-Length: 0\r\n\r\n", 120),
-        (b"HTTP/1.1 503 Unavailable\r\nRetry-After: Wed, 21 Oct 2015 07:28:00 GMT\r\n\r\n", 0),
+        (
+            b"HTTP/1.1 503 Unavailable\r\nRetry-After: Wed, 21 Oct 2015 07:28:00 GMT\r\n"
+            b"Content-Length: 0\r\n\r\n",
+            0,
+        ),
         (b"HTTP/1.1 500 Error\r\nRetry-After: 120\r\nContent-Length: 0\r\n\r\n", None),
     ],
     ids=["seconds", "a-past-date", "not-asked"],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from local.call_log import permissions
+from local.api.call_log import permissions
 
 
 def test_a_transaction_needs_the_action_of_each_item() -> None:

@@ -12,7 +12,7 @@ import pytest
 from botocore.exceptions import ReadTimeoutError
 
 from lambdas.runtime import CONNECT_SECONDS, READ_SECONDS, client_settings
-from local.clients import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET
+from local.engines.clients import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET
 
 
 def test_a_silent_engine_fails_the_request_within_the_timeouts() -> None:

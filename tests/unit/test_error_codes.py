@@ -9,8 +9,8 @@ import pkgutil
 import incidents
 import lambdas
 from incidents.errors import AlreadyCreatedError, DomainError
-from lambdas.api import error_response
-from lambdas.responses import ErrorCode
+from lambdas.http.api import error_response
+from lambdas.http.responses import ErrorCode
 
 
 def subclasses(cls: type[DomainError]) -> set[type[DomainError]]:
@@ -22,8 +22,8 @@ def subclasses(cls: type[DomainError]) -> set[type[DomainError]]:
 
 def test_every_domain_error_code_is_documented() -> None:
     for package in (incidents, lambdas):
-        for module in pkgutil.iter_modules(package.__path__):
-            importlib.import_module(f"{package.__name__}.{module.name}")
+        for module in pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}."):
+            importlib.import_module(module.name)
     errors = subclasses(DomainError) - {AlreadyCreatedError}  # answered as the incident
     assert len(errors) >= 15
     codes = {error.code for error in errors} | {DomainError.code}

@@ -20,9 +20,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.fake_dynamodb import FakeQueryClient
 from dynashard import CursorCodec, FanOutEngine, FanOutQuery, SortKeyRange, Strategy, Stream
 from dynashard.cursor import MAX_TOKEN_CHARS
+from dynashard.testing.fake_client import FakeQueryClient
 
 CODEC = CursorCodec(b"e" * 32)
 

@@ -10,10 +10,10 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from local import dynamodb_local
-from local.clients import enable_ttl
-from local.embedded_dynamodb import DYNAMODB_LOCAL, MOTO, backend_from_env, local_engine
-from local.messaging import Messaging
+from local.engines import dynamodb_local
+from local.engines.clients import enable_ttl
+from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, MOTO, backend_from_env, local_engine
+from local.events.messaging import Messaging
 
 
 def fake_java(directory: Path, banner: str) -> Path:

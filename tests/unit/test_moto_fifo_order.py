@@ -1,7 +1,7 @@
 """The local delivery queue keeps SQS's FIFO rule: a message group's messages come out in
 order, one in flight at a time. moto decides visibility call by call, so a receive that
 runs while a retried message's visibility timeout ends could hand out the group's next
-message and not the retried one (a webhook got seq 2 before seq 1). `local.strict_sqs`
+message and not the retried one (a webhook got seq 2 before seq 1). `local.events.strict_sqs`
 makes each receive decide at one instant; these tests move moto's clock past the retry
 at every point of a receive."""
 
@@ -17,8 +17,8 @@ from moto import mock_aws
 from mypy_boto3_sqs import SQSClient
 from mypy_boto3_sqs.type_defs import MessageTypeDef
 
-import local.strict_sqs  # noqa: F401 - its FIFO corrections
-from local.messaging import REGION
+import local.events.strict_sqs  # noqa: F401 - its FIFO corrections
+from local.events.messaging import REGION
 
 START = int(time.time() * 1000)
 """Now, in ms (moto checks retention against its own clock)."""

@@ -10,8 +10,8 @@ from botocore.exceptions import ClientError
 
 from dynashard import error_code
 from incidents.table import TABLE_SCHEMA
-from local.clients import create_table, local_client
-from local.moto_server import moto_server, resident_mb
+from local.engines.clients import create_table, local_client
+from local.engines.moto_server import moto_server, resident_mb
 
 KEY = {"PK": {"S": "p"}, "SK": {"S": "s"}}
 

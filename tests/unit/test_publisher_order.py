@@ -10,7 +10,7 @@ import pytest
 
 from incidents.events_out.outbox import BatchReads, Outgoing
 from lambdas import publisher
-from local.api_events import LocalLambdaContext
+from local.api.proxy_events import LocalLambdaContext
 
 
 def record(seq: int) -> dict[str, Any]:

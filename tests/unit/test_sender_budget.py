@@ -15,7 +15,7 @@ from incidents.events_out.delivery_messages import SENDER_TIMEOUT_SECONDS
 from incidents.events_out.endpoints import TIMEOUT_SECONDS
 from incidents.events_out.sender import Attempted
 from lambdas import sender
-from local.api_events import LocalLambdaContext
+from local.api.proxy_events import LocalLambdaContext
 
 
 class Queue:

@@ -1,4 +1,4 @@
-"""The local SQS refuses what SQS refuses (`local.strict_sqs`): a hide past 12 hours from
+"""The local SQS refuses what SQS refuses (`local.events.strict_sqs`): a hide past 12 hours from
 the message's latest receive (moto measured it from the send, so a message older than 12
 hours could never be hidden again, and allowed 12 h after a late receive's time had run),
 a FIFO receive past the in-flight cap (nothing, no error) and beyond its scan window."""
@@ -14,8 +14,8 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 from mypy_boto3_sqs import SQSClient
 
-from local.messaging import REGION
-from local.strict_sqs import VISIBILITY_LIMIT_SECONDS, scaled
+from local.events.messaging import REGION
+from local.events.strict_sqs import VISIBILITY_LIMIT_SECONDS, scaled
 
 HOUR_MS = 3_600_000
 

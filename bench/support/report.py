@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-RESULTS_DIR = Path(__file__).parent / "results"
+RESULTS_DIR = Path(__file__).parents[1] / "results"
 _recording: list[io.StringIO] = []
 """What the running bench printed, while `recording_tables` is on."""
 

@@ -1,4 +1,5 @@
-"""A realistic "My Teams' Incidents" data set for the fan-out bench.
+"""A realistic "My Teams' Incidents" data set: what the fan-out bench measures, and what the
+test of its in-process Query fake replays on DynamoDB Local.
 
 A user in several teams; each team's incidents arrive at a log-normal rate, in bursts; a
 team's partition key is sharded 1-64 ways with a doubling history (it started on one shard
@@ -11,9 +12,13 @@ from __future__ import annotations
 
 import random
 
+from dynashard import SortKeyRange
+
 DUPLICATED = 0.15
 HORIZON = 10**9
 """Time runs over [0, HORIZON): creation instants as integers, so keys sort by time."""
+TEAMS_RANGE = SortKeyRange.begins_with("OPEN#")
+"""What a team's list reads: its open incidents."""
 
 
 def team_shards(width: int) -> list[int]:

@@ -1,5 +1,5 @@
 """A whole HTTP/1.1 request read from a client, checked as API Gateway checks it, within
-bounded work and memory: what the local front (`local.front`) forwards to a worker.
+bounded work and memory: what the local front (`local.api.front`) forwards to a worker.
 
 What is refused is a `RefusedError` (status, code, message): a malformed request (h11's
 parser: chunk sizes, a missing ``Host`` in HTTP/1.1, two ``Content-Length`` headers or a

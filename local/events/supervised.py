@@ -1,7 +1,7 @@
 """The event pipeline as ``make dev``'s supervised child: started once the server has taken
 its place, restarted whenever it dies (said on stderr, with a back-off so a crash loop does
-not spin), and stopped with ``make dev``. It resumes from its checkpoint (`local.event_pipeline`),
-so what was committed while it was down still goes out."""
+not spin), and stopped with ``make dev``. It resumes from its checkpoint
+(`local.events.event_pipeline`), so what was committed while it was down still goes out."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from local.event_pipeline import CHECKPOINT_FILE, READY_FILE
+from local.events.event_pipeline import CHECKPOINT_FILE, READY_FILE
 
 START_SECONDS = 30
 """A start that does not say it is ready within this fails ``make dev`` (the first) or is
@@ -23,7 +23,7 @@ STEADY_SECONDS = 60.0
 
 
 class SupervisedPipeline:
-    """``python -m local.event_pipeline`` with `folder` for its ready file and, unless given,
+    """``python -m local.events.event_pipeline`` with `folder` for its ready file and, unless given,
     its checkpoint."""
 
     def __init__(self, folder: Path, checkpoint: Path | None = None) -> None:
@@ -55,7 +55,9 @@ class SupervisedPipeline:
     def _spawn(self) -> bool:
         self.ready.unlink(missing_ok=True)
         env = {**os.environ, READY_FILE: str(self.ready), CHECKPOINT_FILE: str(self.checkpoint)}
-        self._process = subprocess.Popen([sys.executable, "-m", "local.event_pipeline"], env=env)
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "local.events.event_pipeline"], env=env
+        )
         deadline = time.monotonic() + START_SECONDS
         while not self.ready.exists():
             if self._process.poll() is not None or time.monotonic() > deadline:

@@ -13,8 +13,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bench.fake_dynamodb import FakeQueryClient
 from dynashard import PageStats, Stream, query_read_units
+from dynashard.testing.fake_client import FakeQueryClient
 
 
 @dataclass

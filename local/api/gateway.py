@@ -1,5 +1,5 @@
 """A local stand-in for API Gateway: requests in, proxy events to the real handlers, their
-responses back out, as a WSGI application that `local.server` serves.
+responses back out, as a WSGI application that `local.api.server` serves.
 
 Requests are matched against the shared route table and pass the API's authorizer: an API
 key (``mk_…``) goes through the real authorizer function, and a dev token stands in for a
@@ -26,13 +26,19 @@ from urllib.parse import SplitResult, parse_qs, unquote, urlsplit
 from incidents.access.api_keys import KEY_PREFIX
 from incidents.store import Caller
 from lambdas import authorizer
-from lambdas.cors import preflight_headers, request_header, response_headers
-from lambdas.principal import context_of
+from lambdas.http.cors import preflight_headers, request_header, response_headers
+from lambdas.http.principal import context_of
 from lambdas.routes import ROUTES, Group
 from lambdas.settings import allowed_origins, authorizer_cache_seconds
-from local.api_events import LOCAL_API_ID, LOCAL_STAGE, LocalLambdaContext, match_route, proxy_event
-from local.call_log import RUNNING
-from local.openapi import openapi_document, openapi_json, swagger_page
+from local.api.call_log import RUNNING
+from local.api.proxy_events import (
+    LOCAL_API_ID,
+    LOCAL_STAGE,
+    LocalLambdaContext,
+    match_route,
+    proxy_event,
+)
+from local.openapi.document import openapi_document, openapi_json, swagger_page
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 StartResponse = Callable[[str, Iterable[tuple[str, str]]], Any]

@@ -14,8 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from local.dynamodb_local import dynamodb_local, find_jar, unavailable_reason
-from local.moto_server import moto_server
+from local.engines.dynamodb_local import dynamodb_local, find_jar, unavailable_reason
+from local.engines.moto_server import moto_server
 
 DYNAMODB_LOCAL, MOTO = "dynamodb-local", "moto"
 BACKENDS = (DYNAMODB_LOCAL, MOTO)

@@ -31,7 +31,7 @@ SQS_BATCH_ACTIONS = {
 }
 RUNNING: ContextVar[str | None] = ContextVar("running_function", default=None)
 """The events-out function whose handler runs in this context (``publisher``, ``sender``),
-set by `local.event_pipeline`, so its calls are told apart from the API's."""
+set by `local.events.event_pipeline`, so its calls are told apart from the API's."""
 
 
 @dataclass(frozen=True)
@@ -118,3 +118,9 @@ def read_calls(path: Path) -> set[Call]:
     if not path.exists():
         return set()
     return {Call(**json.loads(line)) for line in path.read_text().splitlines() if line}
+
+
+def write_calls(path: Path, calls: set[Call]) -> None:
+    """Append `calls` to a file `read_calls` reads."""
+    with path.open("a") as out:
+        out.writelines(json.dumps(asdict(call)) + "\n" for call in calls)

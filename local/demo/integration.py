@@ -13,7 +13,7 @@ from incidents.access.models import NewApiKey
 from incidents.alerts.integrations import create_integration, list_integrations, rotate_key
 from incidents.alerts.models import NewIntegration
 from incidents.store import Caller, Store
-from local.demo_data import DemoAccount
+from local.demo.data import DemoAccount
 
 NAME = "make dev"
 

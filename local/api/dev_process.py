@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from local.clients import free_port
+from local.engines.clients import free_port
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STARTUP_SECONDS = 300
 STOP_SECONDS = 30
 
@@ -69,7 +69,7 @@ class DevProcess:
 
 def _helper(pid: int) -> bool:
     command = Path(f"/proc/{pid}/cmdline").read_bytes()
-    return b"java" in command or b"local.event_pipeline" in command
+    return b"java" in command or b"local.events.event_pipeline" in command
 
 
 @contextmanager

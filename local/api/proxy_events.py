@@ -49,7 +49,7 @@ def proxy_event(
     stage: str | None = None,
 ) -> dict[str, Any]:
     """The REST proxy event of one request; `authorizer`, the context the API's authorizer
-    adds (`lambdas.principal.context_of`);
+    adds (`lambdas.http.principal.context_of`);
     `stage`, the first segment of an execute-api URL (none locally or on a custom domain)."""
     parameters = dict(path_parameters or {})
     path = route.path.format(**parameters)

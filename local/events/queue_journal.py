@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from moto.sqs.models import sqs_backends
 
-from local.event_pipeline import LOCAL_ACCOUNT
-from local.messaging import REGION
+from local.events.event_pipeline import LOCAL_ACCOUNT
+from local.events.messaging import REGION
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient

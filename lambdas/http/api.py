@@ -36,11 +36,11 @@ from incidents.access.models import API_KEY_ID
 from incidents.errors import DomainError, ForbiddenError, UnauthorizedError
 from incidents.models import ACCOUNT_ID, USER_ID
 from incidents.store import Caller
-from lambdas.cors import request_header, with_cors
-from lambdas.json_body import JsonBodiesOnly, strict_json
-from lambdas.principal import ACCOUNT, PRINCIPAL, SCOPES
-from lambdas.quotas import admit, quotas
-from lambdas.responses import RETRY_AFTER_SECONDS, ErrorCode, documented_responses
+from lambdas.http.cors import request_header, with_cors
+from lambdas.http.json_body import JsonBodiesOnly, strict_json
+from lambdas.http.principal import ACCOUNT, PRINCIPAL, SCOPES
+from lambdas.http.quotas import admit, quotas
+from lambdas.http.responses import RETRY_AFTER_SECONDS, ErrorCode, documented_responses
 from lambdas.routes import ROUTE_OF, ROUTES, Route, resolver_rule, scope_of
 from lambdas.runtime import logger, metrics, tracer
 from lambdas.settings import allowed_origins

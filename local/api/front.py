@@ -4,12 +4,12 @@ In the cloud API Gateway receives and buffers each request before Lambda sees it
 the gunicorn workers would read from the client's socket themselves, so a client that
 sends a byte every few seconds (or nothing) held a worker, and a few such clients starved
 every other one. The front is an asyncio server (one process, any number of connections):
-it reads each request (`local.whole_request`: h11 and API Gateway's limits) under one
+it reads each request (`local.api.whole_request`: h11 and API Gateway's limits) under one
 deadline for the whole request (not per byte), and only a complete request goes on to
 gunicorn, over a Unix socket. A worker therefore never waits on a client, and still serves
 one event at a time.
 
-What the front refuses is answered in the API's JSON error shape (`local.whole_request`
+What the front refuses is answered in the API's JSON error shape (`local.api.whole_request`
 lists what), a request not complete within `REQUEST_SECONDS` 408. All connections together
 hold at most `MAX_BUFFERED_BYTES` of bodies and `MAX_CONNECTIONS` connections (beyond
 either, 503 with ``Retry-After`` before the body is read); a body is forwarded from its one
@@ -28,7 +28,7 @@ import socket
 from collections.abc import Callable
 from http import HTTPStatus
 
-from local.whole_request import Budget, RefusedError, WholeRequest, read_request
+from local.api.whole_request import Budget, RefusedError, WholeRequest, read_request
 
 REQUEST_SECONDS = 10.0
 """A whole request (line, headers, body) must arrive within this: a total deadline."""

@@ -1,6 +1,6 @@
 """The API's OpenAPI document: the three handlers' generated documents merged into one.
 
-``python -m local.openapi`` (``make openapi``) writes it to ``openapi.json``; a test
+``python -m local.openapi.document`` (``make openapi``) writes it to ``openapi.json``; a test
 checks that the checked-in file is current. The local gateway serves it at
 ``/openapi.json`` and Swagger UI (shipped inside Powertools) at ``/docs``.
 """
@@ -19,14 +19,14 @@ from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate
 
 from incidents.events_out.webhook_models import NOTHING_YET
 from lambdas.routes import ROUTES, Group
-from local.clients import use_local_credentials
-from local.demo_data import DemoSize, demo_accounts
-from local.openapi_webhooks import WEBHOOK, add_webhooks
+from local.demo.data import DemoSize, demo_accounts
+from local.engines.clients import use_local_credentials
+from local.openapi.webhooks import WEBHOOK, add_webhooks
 from local.webhook_receiver import RECEIVER_URL
 
 TITLE = "Incidents API"
 VERSION = "1.0.0"
-DOCUMENT = Path(__file__).resolve().parent.parent / "openapi.json"
+DOCUMENT = Path(__file__).resolve().parents[2] / "openapi.json"
 SECURITY_SCHEME = {
     "Authorization": {  # named as the header: renderers that show the scheme's key show it
         "type": "apiKey",

@@ -1,14 +1,14 @@
 """The local API's HTTP server: a front that reads whole requests, and gunicorn workers
 shaped like Lambda's concurrency model behind it.
 
-The front (`local.front`, in this process) accepts every connection and reads each request
+The front (`local.api.front`, in this process) accepts every connection and reads each request
 completely, under one deadline, before a worker sees it, as API Gateway does; a slow, idle
 or reopening client costs the front a coroutine, never a worker. Complete requests go to
 gunicorn over a Unix socket. gunicorn's master runs in a child process (so it reaps only
 its workers, not the engine's JVM), and every worker is one container: it imports the
 handlers once (its cold start, logged with its duration) and serves one event at a time,
 so `DEV_CONCURRENCY` workers serve that many requests at once. Workers and master die with
-their parent (`local.orphans`). Ctrl-C or SIGTERM drains: the front answers what it has
+their parent (`local.engines.orphans`). Ctrl-C or SIGTERM drains: the front answers what it has
 begun (at most `DRAIN_SECONDS`), then the workers stop. Why gunicorn, and why its sync
 workers: docs/decisions/007-local-server-gunicorn-sync-workers.md.
 """
@@ -33,10 +33,10 @@ from gunicorn.util import close_on_exec, write_nonblock
 from gunicorn.workers.sync import SyncWorker
 
 from lambdas.settings import SettingsError
-from local.front import run_front
-from local.gateway import LocalGateway
-from local.orphans import exit_with_parent
-from local.whole_request import MAX_HEADERS
+from local.api.front import run_front
+from local.api.gateway import LocalGateway
+from local.api.whole_request import MAX_HEADERS
+from local.engines.orphans import exit_with_parent
 
 DRAIN_SECONDS = 5
 """In-flight requests may finish for this long after Ctrl-C; then workers are killed."""

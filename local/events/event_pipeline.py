@@ -9,7 +9,7 @@ the mapping's on-failure destination would). `QueuePoller` receives the delivery
 FIFO queue on moto's SQS), hands batches to the sender, and deletes what it did not report
 failed; a failure stays in the queue until its visibility timeout (the retry schedule) ends.
 
-``python -m local.event_pipeline`` runs both until SIGTERM (``make dev`` starts it and
+``python -m local.events.event_pipeline`` runs both until SIGTERM (``make dev`` starts it and
 restarts it if it dies), from the environment ``make dev`` gives the handlers. With
 ``EVENT_PIPELINE_CHECKPOINT`` (a file) the stream poller keeps each shard's last processed
 record there and a restart resumes after it, as the cloud mapping resumes from its
@@ -39,9 +39,9 @@ import boto3
 
 from incidents.events_out.delivery_messages import SENDER_MAX_CONCURRENCY, SENDER_TIMEOUT_SECONDS
 from incidents.events_out.outbox import is_timeline_insert
-from local.api_events import LocalLambdaContext
-from local.call_log import RUNNING, CallFile, CallRecorder
-from local.orphans import exit_with_parent
+from local.api.call_log import RUNNING, CallFile, CallRecorder
+from local.api.proxy_events import LocalLambdaContext
+from local.engines.orphans import exit_with_parent
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient

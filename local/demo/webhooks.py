@@ -13,7 +13,7 @@ from incidents.events_out.webhooks import create_webhook, stored_from_item
 from incidents.keys import WEBHOOK_PREFIX, webhooks_partition
 from incidents.models import EventType
 from incidents.store import Caller, Store
-from local.demo_data import DemoAccount
+from local.demo.data import DemoAccount
 from local.webhook_receiver import RECEIVER_URL
 
 DESCRIPTION = "make dev's receiver (make receiver SECRET=$WEBHOOK_SECRET)"

@@ -1,6 +1,6 @@
 """moto's DynamoDB server on 127.0.0.1: the fallback engine where no Java 17+ runs, and the
 server for what DynamoDB Local does not serve (Secrets Manager, the delivery queue, the
-event bus), its SQS held to SQS's limits (`local.strict_sqs`).
+event bus), its SQS held to SQS's limits (`local.events.strict_sqs`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from moto.moto_server.werkzeug_app import (
 )
 from werkzeug.serving import make_server
 
-import local.strict_sqs  # noqa: F401 - moto's SQS held to SQS's limits
-from local.clients import free_port
+import local.events.strict_sqs  # noqa: F401 - moto's SQS held to SQS's limits
+from local.engines.clients import free_port
 
 WRITES = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems")
 MEMORY_CAP_MB = 2048
@@ -94,7 +94,7 @@ def moto_server(
 ) -> Iterator[str]:
     """Run moto's server on 127.0.0.1 and yield its endpoint URL; with `memory_cap_mb`,
     writes are refused once this process holds more; `after_sqs` runs after each SQS
-    request, before its answer (`local.queue_journal`)."""
+    request, before its answer (`local.events.queue_journal`)."""
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     chosen = port or free_port()
     app = OneRequestAtATime(

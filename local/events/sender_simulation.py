@@ -1,5 +1,5 @@
 """Hours of webhook deliveries in seconds: the real sender handler on moto's SQS (held to
-SQS's limits by `local.strict_sqs`), with the queue's clock, the table's clock and the
+SQS's limits by `local.events.strict_sqs`), with the queue's clock, the table's clock and the
 invocation's remaining time all on one simulated clock. The retry schedule's and the
 endpoint circuit's tests and the isolation bench run on it."""
 
@@ -19,11 +19,11 @@ from moto.sqs.models import Queue, sqs_backends
 
 from incidents.events_out.delivery_messages import SENDER_TIMEOUT_SECONDS, DeliveryQueue
 from incidents.events_out.sender import Health, Sender
-from local.api_events import LocalLambdaContext
-from local.event_pipeline import LOCAL_ACCOUNT, sqs_record
-from local.messaging import REGION, create_messaging
-from local.moto_server import moto_server
-from local.strict_sqs import in_flight
+from local.api.proxy_events import LocalLambdaContext
+from local.engines.moto_server import moto_server
+from local.events.event_pipeline import LOCAL_ACCOUNT, sqs_record
+from local.events.messaging import REGION, create_messaging
+from local.events.strict_sqs import in_flight
 
 QUEUE_VISIBILITY = 6 * SENDER_TIMEOUT_SECONDS
 """The stage's queue: a batch never answered comes back after 6 function timeouts."""

@@ -8,8 +8,8 @@ from contextlib import contextmanager
 
 from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA
-from local.clients import create_table, local_client
-from local.embedded_dynamodb import DYNAMODB_LOCAL, Engine, local_engine
+from local.engines.clients import create_table, local_client
+from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, Engine, local_engine
 
 
 @contextmanager

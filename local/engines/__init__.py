@@ -1,0 +1,1 @@
+"""The local DynamoDB engines (AWS DynamoDB Local, moto) and clients for them."""

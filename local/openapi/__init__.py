@@ -1,0 +1,1 @@
+"""The API's OpenAPI document, generated from the handlers (``make openapi``)."""
