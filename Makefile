@@ -19,9 +19,10 @@ $(STAMP): requirements.txt requirements-dev.txt package.json package-lock.json
 	npm ci --no-audit --no-fund
 	touch $(STAMP)
 
-lint: $(STAMP)
+lint: $(STAMP)  # style, and the import direction (pyproject's importlinter contracts)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy .

@@ -21,7 +21,7 @@ from incidents.models import EventType
 from local.api.dev_process import DevServerError, dev_process
 from local.webhook_receiver import Receiver, serving
 from tests.conftest import HandlerCalls
-from tests.deliveries import wait_for
+from tests.helpers.deliveries import wait_for
 
 MEMORY_BOUND_MB = 400
 """What the local server may reach after the whole e2e suite (schemathesis included); the

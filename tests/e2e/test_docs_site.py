@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import chromium, watched
+from tests.helpers.browser import chromium, watched
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
 ROOT = Path(__file__).resolve().parents[2]

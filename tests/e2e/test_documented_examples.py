@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.deliveries import wait_for
 from tests.e2e.conftest import LocalApi
+from tests.helpers.deliveries import wait_for
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]

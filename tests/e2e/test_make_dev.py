@@ -18,7 +18,11 @@ import pytest
 from local.api.dev_process import DevProcess, dev_process
 from local.engines.dynamodb_local import running_jvms, unavailable_reason
 from local.webhook_receiver import Received, Receiver, serving
-from tests.deliveries import assert_duplicates_share_their_id, assert_ordered_per_incident, wait_for
+from tests.helpers.deliveries import (
+    assert_duplicates_share_their_id,
+    assert_ordered_per_incident,
+    wait_for,
+)
 
 pytestmark = [
     pytest.mark.integration,

@@ -14,8 +14,12 @@ import pytest
 
 from local.api.dev_process import DevProcess, children, dev_process
 from local.webhook_receiver import Received, Receiver, serving
-from tests.deliveries import assert_duplicates_share_their_id, assert_ordered_per_incident, wait_for
 from tests.e2e.conftest import LocalApi, receiving
+from tests.helpers.deliveries import (
+    assert_duplicates_share_their_id,
+    assert_ordered_per_incident,
+    wait_for,
+)
 
 pytestmark = pytest.mark.integration
 

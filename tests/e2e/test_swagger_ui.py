@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Locator
 
-from tests.browser import chromium, watched
 from tests.e2e.conftest import LocalApi
+from tests.helpers.browser import chromium, watched
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
 WAIT_MS = 15_000

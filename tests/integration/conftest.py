@@ -15,8 +15,8 @@ from lambdas.http.quotas import quotas
 from local.api.call_log import CallRecorder
 from local.engines.clients import create_table
 from local.events.messaging import Messaging, create_messaging
-from tests.api_harness import Api
 from tests.conftest import HandlerCalls
+from tests.helpers.api_harness import Api
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

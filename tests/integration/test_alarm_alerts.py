@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from incidents.store import Caller, new_id
-from tests.api_harness import Api
+from tests.helpers.api_harness import Api
 from tests.infra.conftest import Synthesized, resources, synthesize
 
 pytestmark = pytest.mark.integration

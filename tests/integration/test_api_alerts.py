@@ -13,7 +13,7 @@ import pytest
 
 from incidents.store import Caller, new_id
 from lambdas.routes import ALERT_MAX_BYTES
-from tests.api_harness import Api, Reply
+from tests.helpers.api_harness import Api, Reply
 
 pytestmark = pytest.mark.integration
 DATA = Path(__file__).resolve().parents[1] / "data"

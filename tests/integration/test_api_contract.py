@@ -12,8 +12,8 @@ import json
 import pytest
 
 from incidents.store import Caller, new_id
-from tests.api_harness import Api, Reply
-from tests.people import new_api_user
+from tests.helpers.api_harness import Api, Reply
+from tests.helpers.people import new_api_user
 
 pytestmark = pytest.mark.integration
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from incidents.store import Caller, new_id
-from tests.api_harness import Api
+from tests.helpers.api_harness import Api
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,7 @@ import pytest
 
 from incidents.store import Caller, new_id
 from local.api.gateway import LocalGateway
-from tests.api_harness import Api
+from tests.helpers.api_harness import Api
 
 pytestmark = pytest.mark.integration
 

@@ -15,8 +15,8 @@ from lambdas.http.idempotency import RECORD_PREFIX, RECORD_SHARDS
 from lambdas.http.principal import context_of
 from lambdas.routes import Group, Route
 from local.api.proxy_events import LocalLambdaContext, proxy_event
-from tests.api_harness import Api
-from tests.people import new_api_user
+from tests.helpers.api_harness import Api
+from tests.helpers.people import new_api_user
 
 pytestmark = pytest.mark.integration
 

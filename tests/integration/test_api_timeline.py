@@ -12,7 +12,7 @@ import pytest
 from incidents.models import NOTE_MAX_CHARACTERS
 from incidents.store import Caller, new_id
 from incidents.timeline import queries as timeline_queries
-from tests.api_harness import Api
+from tests.helpers.api_harness import Api
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]

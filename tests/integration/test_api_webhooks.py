@@ -14,7 +14,7 @@ from incidents.events_out.webhooks import MAX_PREVIOUS_SECRETS, MAX_WEBHOOKS, lo
 from incidents.models import parse_timestamp, timestamp
 from incidents.store import Caller, new_id
 from lambdas import runtime
-from tests.api_harness import Api
+from tests.helpers.api_harness import Api
 
 pytestmark = pytest.mark.integration
 URL = "https://hooks.example.com/incidents"

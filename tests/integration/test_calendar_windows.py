@@ -10,8 +10,8 @@ from incidents.requests import CreateIncident
 from incidents.store import Caller, new_id
 from lambdas import runtime
 from local.demo.data import created_items, write_batches
-from tests.api_harness import Api
-from tests.people import new_api_user
+from tests.helpers.api_harness import Api
+from tests.helpers.people import new_api_user
 
 pytestmark = pytest.mark.integration
 LISTS = ["my_incidents", "my_teams_incidents", "account_incidents", "account_events"]

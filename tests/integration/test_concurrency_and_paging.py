@@ -18,8 +18,8 @@ from incidents.incident.participants import add_participant
 from incidents.models import Role, Severity
 from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller, build_store, new_id
-from tests.api_harness import Api
-from tests.people import new_api_user, new_user
+from tests.helpers.api_harness import Api
+from tests.helpers.people import new_api_user, new_user
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

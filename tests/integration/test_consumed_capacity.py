@@ -17,7 +17,7 @@ import pytest
 
 from dynashard import CursorCodec, FanOutEngine, FanOutQuery, Stream, query_read_units
 from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, Engine
-from tests.fanout_data import SECRET, make_streams, new_prefix
+from tests.helpers.fanout_data import SECRET, make_streams, new_prefix
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

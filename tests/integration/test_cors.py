@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from incidents.store import Caller, new_id
-from tests.api_harness import Api, Reply
+from tests.helpers.api_harness import Api, Reply
 from tests.integration.conftest import BROWSER_ORIGINS
 
 pytestmark = pytest.mark.integration

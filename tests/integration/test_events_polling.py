@@ -26,7 +26,7 @@ from incidents.requests import AddNote, CreateIncident
 from incidents.store import Caller, Store, new_id
 from incidents.timeline import queries as timeline_queries
 from incidents.timeline.queries import EventRequest, settled_events
-from tests.api_harness import Api
+from tests.helpers.api_harness import Api
 
 pytestmark = pytest.mark.integration
 NOTES = 15

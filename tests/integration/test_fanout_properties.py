@@ -27,7 +27,7 @@ from dynashard import (
 )
 from local.engines.clients import local_client
 from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, MOTO, Engine, backend_from_env
-from tests.fanout_data import (
+from tests.helpers.fanout_data import (
     SECRET,
     Entity,
     expected_order,

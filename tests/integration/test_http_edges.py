@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from incidents.store import Caller, new_id
-from tests.api_harness import Api, Reply
-from tests.people import new_api_user
+from tests.helpers.api_harness import Api, Reply
+from tests.helpers.people import new_api_user
 
 pytestmark = pytest.mark.integration
 

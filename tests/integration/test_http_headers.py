@@ -8,8 +8,8 @@ import pytest
 
 from incidents.store import Caller, new_id
 from lambdas.routes import ROUTES
-from tests.api_harness import Api
-from tests.people import new_api_user
+from tests.helpers.api_harness import Api
+from tests.helpers.people import new_api_user
 
 pytestmark = pytest.mark.integration
 

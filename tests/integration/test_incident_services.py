@@ -26,7 +26,7 @@ from incidents.models import Role, State, Status
 from incidents.requests import AddMember, AddParticipant, CreateIncident, CreateTeam, UpdateIncident
 from incidents.store import Caller, Store, new_id
 from incidents.team_commands import add_member, create_team, remove_member
-from tests.people import new_user
+from tests.helpers.people import new_user
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,7 @@ from aws_lambda_powertools.utilities.idempotency.persistence.dynamodb import (
 from incidents.items import MAX_DETAILS_BYTES
 from incidents.store import Caller, new_id
 from lambdas import runtime
-from tests.api_harness import Api, Reply
+from tests.helpers.api_harness import Api, Reply
 
 WIDTHS = {"ascii": "a", "2-byte": "é", "3-byte": "€", "4-byte": "😀"}
 ENVELOPE = len('{"notes":""}')

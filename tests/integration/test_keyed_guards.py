@@ -11,8 +11,8 @@ import pytest
 
 from incidents.store import Caller, new_id
 from lambdas import runtime
-from tests.api_harness import Api, Reply
-from tests.deliveries import new_incident
+from tests.helpers.api_harness import Api, Reply
+from tests.helpers.deliveries import new_incident
 
 pytestmark = pytest.mark.integration
 

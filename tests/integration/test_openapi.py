@@ -9,7 +9,7 @@ import pytest
 
 from lambdas.routes import ROUTES, Group, routes_of
 from local.openapi.document import DOCUMENT, openapi_document
-from tests.api_harness import Api
+from tests.helpers.api_harness import Api
 
 pytestmark = pytest.mark.integration
 

@@ -13,8 +13,8 @@ import pytest
 from incidents.incident.queries import MAX_TEAMS
 from incidents.store import Caller, new_id
 from lambdas import incident_queries, runtime
-from tests.api_harness import Api
-from tests.people import new_api_user
+from tests.helpers.api_harness import Api
+from tests.helpers.people import new_api_user
 
 QUERY_SECONDS = 0.05
 

@@ -17,8 +17,8 @@ from incidents.events_out.publish_order import PublishRaceError, advance, publis
 from incidents.keys import event_key
 from incidents.store import Caller, new_id
 from lambdas import runtime
-from tests.api_harness import Api
-from tests.deliveries import add_note, new_incident
+from tests.helpers.api_harness import Api
+from tests.helpers.deliveries import add_note, new_incident
 
 pytestmark = pytest.mark.integration
 

@@ -26,8 +26,8 @@ from incidents.tenant_shards import Family
 from lambdas import runtime, shard_mover
 from local.api.call_log import RUNNING
 from local.api.proxy_events import LocalLambdaContext
-from tests.api_harness import Api
-from tests.deliveries import new_incident
+from tests.helpers.api_harness import Api
+from tests.helpers.deliveries import new_incident
 from tests.integration.conftest import API_TABLE
 
 pytestmark = pytest.mark.integration

@@ -20,9 +20,9 @@ from local.api.proxy_events import LocalLambdaContext
 from local.events.event_pipeline import running, sender_poller
 from local.events.messaging import REGION, Messaging
 from local.webhook_receiver import Receiver, serving
-from tests.api_harness import Api
 from tests.conftest import HandlerCalls
-from tests.deliveries import (
+from tests.helpers.api_harness import Api
+from tests.helpers.deliveries import (
     add_note,
     assert_duplicates_share_their_id,
     assert_ordered_per_incident,

@@ -10,9 +10,9 @@ import pytest
 
 from incidents.keys import teams_partition
 from incidents.store import Caller, new_id
-from tests.api_harness import Api, Reply
+from tests.helpers.api_harness import Api, Reply
+from tests.helpers.people import new_api_user
 from tests.integration.conftest import API_TABLE
-from tests.people import new_api_user
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -17,8 +17,8 @@ from lambdas import sender
 from local.events.event_pipeline import pipeline_pollers, running
 from local.events.messaging import Messaging
 from local.webhook_receiver import Receiver, serving
-from tests.api_harness import Api
-from tests.deliveries import (
+from tests.helpers.api_harness import Api
+from tests.helpers.deliveries import (
     add_note,
     assert_duplicates_share_their_id,
     assert_ordered_per_incident,

@@ -21,8 +21,8 @@ from incidents.store import Caller, new_id
 from local.events.event_pipeline import pipeline_pollers, publisher_poller, running
 from local.events.messaging import Messaging
 from local.webhook_receiver import Received, Receiver, serving
-from tests.api_harness import Api
-from tests.deliveries import (
+from tests.helpers.api_harness import Api
+from tests.helpers.deliveries import (
     add_note,
     assert_duplicates_share_their_id,
     assert_ordered_per_incident,

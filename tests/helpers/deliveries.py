@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from incidents.store import Caller
 from local.webhook_receiver import Received, Receiver, out_of_order
-from tests.api_harness import Api
+from tests.helpers.api_harness import Api
 
 
 def wait_for(done: Callable[[], bool], seconds: float = 30.0, what: str = "deliveries") -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from incidents.requests import SaveProfile
 from incidents.store import Caller, Store, new_id
 from incidents.users import save_profile
-from tests.api_harness import Api
+from tests.helpers.api_harness import Api
 
 
 def new_user(store: Store, account: str, name: str = "Test User") -> str:
