@@ -28,6 +28,8 @@ from local.engines.moto_server import moto_server
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from tests.helpers.synth import Stages
+
 use_local_credentials()
 
 
@@ -163,3 +165,12 @@ def store(dynamodb: DynamoDBClient, table_name: str) -> Iterator[Store]:
     )
     yield built
     built.engine.close()
+
+
+@pytest.fixture(scope="session")
+def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Stages:
+    """Stages of the app, each synthesized once in this test process (the CDK is imported
+    only by the tests that synthesize)."""
+    from tests.helpers.synth import Stages  # noqa: PLC0415 - aws_cdk starts a node process
+
+    return Stages(tmp_path_factory)

@@ -1,82 +1,13 @@
-"""Synthesize the app as ``cdk synth`` would (cdk.json's context, cdk-nag on), minus
-asset bundling, once per stage and test module."""
+"""The infrastructure tier: the synthesized app's templates (`tests.helpers.synth`)."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
-
-import aws_cdk as cdk
 import pytest
-from aws_cdk.assertions import Template
 
-from app import build
-from lambdas.routes import Group
-
-CDK_JSON = Path(__file__).resolve().parents[2] / "cdk.json"
-BACKGROUND_FUNCTIONS = ("authorizer", "publisher", "sender", "stream_recovery", "shard_mover")
-"""Functions beside one per API handler group: the API's authorizer, events out's and the
-shard mover."""
+from tests.helpers.synth import Stages, Synthesized
 
 
-@dataclass(frozen=True)
-class Synthesized:
-    """The stacks of one stage and their templates."""
-
-    data: Template
-    api: Template
-    account: Template
-    assembly: cdk.cx_api.CloudAssembly
-
-
-def synthesize(
-    stage: str, outdir: Path, extra_stages: dict[str, dict[str, object]] | None = None
-) -> Synthesized:
-    """The app of `stage` (cdk.json's stages plus `extra_stages`), synthesized with cdk-nag
-    and without bundling assets."""
-    context = json.loads(CDK_JSON.read_text())["context"]
-    context["stages"] = {**context["stages"], **(extra_stages or {})}
-    app = cdk.App(
-        context={**context, "stage": stage, "aws:cdk:bundling-stacks": []}, outdir=str(outdir)
-    )
-    data, api, account = build(app)
-    assembly = app.synth()
-    templates = [Template.from_stack(stack) for stack in (data, api, account)]
-    return Synthesized(templates[0], templates[1], templates[2], assembly)
-
-
-def resources(synth: Synthesized, kind: str) -> Mapping[str, Any]:
-    return synth.api.find_resources(kind)
-
-
-def function_of(synth: Synthesized, group: Group | str) -> tuple[str, Mapping[str, Any]]:
-    """The function of an API handler group, or of a handler string."""
-    handler = group.handler if isinstance(group, Group) else group
-    (found,) = [
-        (logical, resource)
-        for logical, resource in resources(synth, "AWS::Lambda::Function").items()
-        if resource["Properties"]["Handler"] == handler
-    ]
-    return found
-
-
-def policy_statements(synth: Synthesized, group: Group | str) -> list[dict[str, Any]]:
-    """The statements of the policy on the function role of `group` (or a handler)."""
-    _, function = function_of(synth, group)
-    role = function["Properties"]["Role"]["Fn::GetAtt"][0]
-    (policy,) = [
-        p
-        for p in resources(synth, "AWS::IAM::Policy").values()
-        if {"Ref": role} in p["Properties"]["Roles"]
-    ]
-    statements: list[dict[str, Any]] = policy["Properties"]["PolicyDocument"]["Statement"]
-    return statements
-
-
-@pytest.fixture(scope="module")
-def dev(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+@pytest.fixture(scope="session")
+def dev(synthesized: Stages) -> Synthesized:
     """The dev stage as cdk.json configures it."""
-    return synthesize("dev", tmp_path_factory.mktemp("cdk-dev"))
+    return synthesized("dev")

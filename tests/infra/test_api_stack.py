@@ -19,13 +19,13 @@ from lambdas.routes import ROUTES, Group
 from lambdas.runtime import READ_SECONDS
 from stacks.api_stack import TIMEOUT
 from stacks.permissions import INDEX_READERS, TABLE_ACTIONS
-from tests.infra.conftest import (
+from tests.helpers.synth import (
     BACKGROUND_FUNCTIONS,
+    Stages,
     Synthesized,
     function_of,
     policy_statements,
     resources,
-    synthesize,
 )
 
 
@@ -198,7 +198,7 @@ def test_a_preflight_to_a_path_no_route_has_passes(dev: Synthesized) -> None:
 
 
 def test_gateway_errors_are_json_and_readable_by_the_browser_origin(
-    dev: Synthesized, tmp_path: Path
+    dev: Synthesized, synthesized: Stages
 ) -> None:
     """API Gateway's own 4xx/5xx (authorizer 401, validator 400, unknown route) never reach a
     function: they need the CORS header and the API's error shape in the template itself."""
@@ -228,7 +228,7 @@ def test_gateway_errors_are_json_and_readable_by_the_browser_origin(
     for group in Group:
         variables = function_of(dev, group)[1]["Properties"]["Environment"]["Variables"]
         assert json.loads(variables["CORS_ALLOWED_ORIGINS"]) == ["http://localhost:3000"]
-    prod = synthesize("prod", tmp_path)  # no browser origins configured: no CORS anywhere
+    prod = synthesized("prod")  # no browser origins configured: no CORS anywhere
     for response in prod.api.find_resources("AWS::ApiGateway::GatewayResponse").values():
         headers = response["Properties"].get("ResponseParameters", {})
         assert not [name for name in headers if "Access-Control" in name], headers

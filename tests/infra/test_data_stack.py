@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,7 +10,7 @@ from aws_cdk.assertions import Match, Template
 
 from incidents.table import TABLE_SCHEMA
 from stacks.config import stage_config
-from tests.infra.conftest import Synthesized, synthesize
+from tests.helpers.synth import Stages, Synthesized
 
 
 def the_table(template: Template) -> Mapping[str, Any]:
@@ -81,8 +80,8 @@ def test_encryption_uses_the_aws_owned_key(dev: Synthesized) -> None:
     }
 
 
-def test_a_throwaway_stage_can_choose_destroy(tmp_path: Path) -> None:
-    scratch = synthesize("scratch", tmp_path, {"scratch": {"removalPolicy": "destroy"}})
+def test_a_throwaway_stage_can_choose_destroy(synthesized: Stages) -> None:
+    scratch = synthesized("scratch", {"scratch": {"removalPolicy": "destroy"}})
     scratch.data.has_resource("AWS::DynamoDB::GlobalTable", {"DeletionPolicy": "Delete"})
     (replica,) = the_table(scratch.data)["Properties"]["Replicas"]
     assert replica.get("DeletionProtectionEnabled", False) is False

@@ -24,7 +24,7 @@ from local.api.proxy_events import proxy_event
 from local.lambda_environment import lambda_environment
 from stacks.bytecode import TAG, BytecodeError, compile_tree, runtime_python, uncompiled
 from stacks.shared_layer import build_handlers, build_layer
-from tests.infra.conftest import Synthesized, function_of
+from tests.helpers.synth import Synthesized, function_of
 
 
 def _python313() -> str | None:
@@ -97,7 +97,7 @@ def test_both_assets_ship_unchecked_hash_bytecode_for_every_module(
     assets: tuple[Path, Path],
 ) -> None:
     task, layer = assets
-    assert (task / "lambdas" / "__pycache__" / f"api.{TAG}.pyc").is_file()
+    assert (task / "lambdas" / "http" / "__pycache__" / f"api.{TAG}.pyc").is_file()
     assert sum(1 for _ in layer.rglob(f"*.{TAG}.pyc")) > 800
     assert uncompiled(task) == []
     assert uncompiled(layer) == []

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.infra.conftest import Synthesized
+from tests.helpers.synth import Synthesized
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -17,12 +17,12 @@ from lambdas.routes import Group
 from lambdas.settings import mover_write_units
 from stacks.config import stage_config
 from stacks.monitoring import LISTS
-from tests.infra.conftest import (
+from tests.helpers.synth import (
     BACKGROUND_FUNCTIONS,
+    Stages,
     Synthesized,
     function_of,
     resources,
-    synthesize,
 )
 
 PAGER = "https://events.example-pager.com/integration/abc"
@@ -38,13 +38,13 @@ OPS_STAGE: dict[str, dict[str, object]] = {
 
 
 @pytest.fixture(scope="module")
-def ops(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
-    return synthesize("ops", tmp_path_factory.mktemp("cdk-ops"), OPS_STAGE)
+def ops(synthesized: Stages) -> Synthesized:
+    return synthesized("ops", OPS_STAGE)
 
 
 @pytest.fixture(scope="module")
-def prod(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
-    return synthesize("prod", tmp_path_factory.mktemp("cdk-prod"))
+def prod(synthesized: Stages) -> Synthesized:
+    return synthesized("prod")
 
 
 def alarms(synth: Synthesized) -> list[dict[str, Any]]:
@@ -293,9 +293,9 @@ def test_functions_reserve_the_stages_concurrency(prod: Synthesized) -> None:
         assert properties["ReservedConcurrentExecutions"] == config.reserved(group)
 
 
-def test_the_shard_mover_runs_at_the_stage_s_pace(tmp_path: Path) -> None:
+def test_the_shard_mover_runs_at_the_stage_s_pace(synthesized: Stages) -> None:
     """``shardMoverWriteUnits`` reaches the function, which reads it back at cold start."""
-    synth = synthesize("paced", tmp_path, {"paced": {"shardMoverWriteUnits": 250}})
+    synth = synthesized("paced", {"paced": {"shardMoverWriteUnits": 250}})
     _, function = function_of(synth, "lambdas.shard_mover.handler")
     environment = function["Properties"]["Environment"]["Variables"]
     assert mover_write_units(environment) == 250

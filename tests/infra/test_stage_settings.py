@@ -15,7 +15,7 @@ import pytest
 from lambdas.routes import Group
 from lambdas.settings import SettingsError, ShardSettings
 from stacks.config import stage_config
-from tests.infra.conftest import Synthesized, function_of, synthesize
+from tests.helpers.synth import Stages, Synthesized, function_of
 
 ROOT = Path(__file__).resolve().parents[2]
 CUSTOM = {
@@ -76,11 +76,11 @@ def function_environment(synthesized: Synthesized, group: Group) -> dict[str, st
     ],
 )
 def test_the_stage_settings_reach_the_store_of_every_function(
-    tmp_path: Path, stage: str, extra: dict[str, dict[str, object]] | None, expected: object
+    synthesized: Stages, stage: str, extra: dict[str, dict[str, object]] | None, expected: object
 ) -> None:
-    synthesized = synthesize(stage, tmp_path, extra)
+    synth = synthesized(stage, extra)
     for group in Group:
-        environment = function_environment(synthesized, group)
+        environment = function_environment(synth, group)
         environment.pop("CURSOR_SECRET_ARN", None)
         started = cold_start(environment)
         assert started.returncode == 0, started.stderr[-2000:]

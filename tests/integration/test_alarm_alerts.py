@@ -15,7 +15,7 @@ import pytest
 
 from incidents.store import Caller, new_id
 from tests.helpers.api_harness import Api
-from tests.infra.conftest import Synthesized, resources, synthesize
+from tests.helpers.synth import Stages, Synthesized, resources
 
 pytestmark = pytest.mark.integration
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -24,9 +24,9 @@ PLACEHOLDER = re.compile(r"<([A-Za-z0-9_.-]+)>")
 
 
 @pytest.fixture(scope="module")
-def alarmed(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+def alarmed(synthesized: Stages) -> Synthesized:
     stage: dict[str, dict[str, object]] = {"alarmed": {"alarmIntegrationKeySecret": SECRET}}
-    return synthesize("alarmed", Path(tmp_path_factory.mktemp("alarmed")), stage)
+    return synthesized("alarmed", stage)
 
 
 def rule_for(synth: Synthesized, state: str) -> dict[str, Any]:

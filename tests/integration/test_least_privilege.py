@@ -10,7 +10,6 @@ reason in `stacks.permissions.GRANTED_FOR_THE_RUNTIME`.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +17,7 @@ import pytest
 from lambdas.routes import Group
 from stacks.permissions import GRANTED_FOR_THE_RUNTIME
 from tests.conftest import HandlerCalls
-from tests.infra.conftest import Synthesized, policy_statements, synthesize
+from tests.helpers.synth import Stages, Synthesized, policy_statements
 
 pytestmark = [pytest.mark.integration, pytest.mark.after_suites]
 
@@ -66,8 +65,8 @@ def _listed(value: Any) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def dev_stage(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
-    return synthesize("dev", Path(tmp_path_factory.mktemp("least-privilege")))
+def dev_stage(synthesized: Stages) -> Synthesized:
+    return synthesized("dev")
 
 
 GRANTED_TO_EVENT_SOURCES = {
