@@ -72,12 +72,14 @@ class LocalApi:
         return status, json.loads(text) if text else None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def local_api(
     dynamodb_endpoint: str, tmp_path_factory: pytest.TempPathFactory, handler_calls: HandlerCalls
 ) -> Iterator[LocalApi]:
-    """``python -m local.dev`` with 150 demo incidents; stopped with Ctrl-C (SIGINT) at the end,
-    which must end it cleanly."""
+    """``python -m local.dev`` with 150 demo incidents, shared by the end-to-end tests (each
+    uses an account or data of its own); stopped with Ctrl-C (SIGINT) once they are done,
+    which must end it cleanly (its pollers would otherwise keep the engine busy for the rest
+    of the run)."""
     table = f"e2e-{os.getpid()}"
     workdir = tmp_path_factory.mktemp("local-api")
     settings = {
@@ -108,7 +110,7 @@ def receiving(local_api: LocalApi, token: str) -> Iterator[tuple[Receiver, dict[
         yield receiver, hook
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def delivered_bodies(local_api: LocalApi) -> list[dict[str, Any]]:
     """The verified bodies a webhook receives for one incident's whole story (one event of
     every type) and a test delivery: what a consumer's generated types must parse."""

@@ -4,7 +4,7 @@ on DynamoDB Local, through the real sender handler on the local SQS held to SQS'
 receive that looks through the first `SCAN_WINDOW` messages only, as SQS FIFO does at
 120,000 of each.
 
-One account's endpoint fails for 2 hours of simulated time while 300 of its incidents
+One account's endpoint fails for 2 hours of simulated time while 150 of its incidents
 have two events each; another account's healthy webhook gets 50 events queued behind them.
 Without the circuit every failing incident keeps a message in flight while it waits for
 its retry: the cap is reached and the backlog fills the scan window, so the other
@@ -54,9 +54,9 @@ pytestmark = pytest.mark.integration
 BATCH = 10
 """Messages a receive hands the sender."""
 FAILING_FOR = 2 * 3600
-INCIDENTS = 300
-IN_FLIGHT_CAP = 100
-SCAN_WINDOW = 200
+INCIDENTS = 150
+IN_FLIGHT_CAP = 50
+SCAN_WINDOW = 100
 
 
 def delivery(caller: Caller, webhook: str, incident: str, seq: int) -> DeliveryMessage:
