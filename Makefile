@@ -28,23 +28,27 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy .
 
 # The suite runs on both cores (pytest-xdist, a test file's tests on one worker: its module
-# fixtures are built once); the least-privilege check then reads every worker's call log.
+# fixtures are built once); then, alone, the tests that time themselves and the
+# least-privilege check, which reads every worker's call log.
 WORKERS ?= 2
 CALLS := $(CURDIR)/.test-run/calls
-PYTEST := $(VENV)/bin/pytest -n $(WORKERS) --dist loadfile
+PARALLEL := $(VENV)/bin/pytest -n $(WORKERS) --dist loadfile --no-loadscope-reorder \
+	-m "not timing and not after_suites"
+SERIAL := $(VENV)/bin/pytest -m "timing or after_suites"
 export DOCS_SITE := $(CURDIR)/site
 
 test: lint typecheck docs-build  # everything CI checks: the README's second command
 	rm -rf $(CALLS)
-	HANDLER_CALLS_DIR=$(CALLS) $(PYTEST) -m "not after_suites" $(PYTEST_ARGS)
-	HANDLER_CALLS_DIR=$(CALLS) $(VENV)/bin/pytest -m after_suites \
-		--durations=0 tests/integration/test_least_privilege.py
+	HANDLER_CALLS_DIR=$(CALLS) $(PARALLEL) $(PYTEST_ARGS)
+	HANDLER_CALLS_DIR=$(CALLS) $(SERIAL) --durations=5
 
 test-fast: lint typecheck  # the loop while working: no JVM, no browser, no server
-	$(PYTEST) tests/unit
+	$(PARALLEL) tests/unit
+	$(SERIAL) tests/unit --durations=5
 
 test-unit test-infra test-integration test-e2e: test-%: $(STAMP)  # one tier (a folder)
-	$(PYTEST) tests/$* -m "not after_suites" $(PYTEST_ARGS)
+	$(PARALLEL) tests/$* $(PYTEST_ARGS)
+	$(SERIAL) tests/$* --durations=5 || test $$? -eq 5  # a tier may have none of them
 
 test-e2e: docs-build  # the docs site tests read the site it builds
 

@@ -71,12 +71,20 @@ def handler_calls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HandlerC
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests under ``tests/e2e`` are marked ``e2e``; tests marked ``after_suites`` read what
-    the other tests recorded, so run last."""
+    """Tests under ``tests/e2e`` are marked ``e2e``. Files holding a ``slow`` test come
+    first, so the workers start on them rather than finish on one (``make test`` hands
+    out files in this order); tests marked ``after_suites`` read what the others recorded,
+    so run last."""
     for item in items:
         if "e2e" in item.path.parts:
             item.add_marker(pytest.mark.e2e)
-    items.sort(key=lambda item: item.get_closest_marker("after_suites") is not None)
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(
+        key=lambda item: (
+            item.get_closest_marker("after_suites") is not None,
+            item.path not in slow,
+        )
+    )
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -66,6 +66,7 @@ def pages(built: Path) -> list[str]:
     )
 
 
+@pytest.mark.slow
 def test_every_page_renders_offline_without_raw_markdown(site: tuple[str, Path]) -> None:
     url, built = site
     visited = pages(built)

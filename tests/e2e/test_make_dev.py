@@ -26,6 +26,7 @@ from tests.helpers.deliveries import (
 
 pytestmark = [
     pytest.mark.integration,
+    pytest.mark.slow,
     pytest.mark.skipif(
         unavailable_reason() is not None, reason=f"DynamoDB Local: {unavailable_reason()}"
     ),
@@ -95,6 +96,7 @@ def test_a_kept_data_directory_is_served_again_without_reseeding(tmp_path: Path)
         assert running.interrupt() == 0
 
 
+@pytest.mark.timing
 def test_ctrl_c_under_load_stops_promptly_and_quietly(tmp_path: Path) -> None:
     """16 clients keep fan-out pages in flight; one Ctrl-C must end everything within
     `STOP_WITHIN` seconds, with exit code 0 and no traceback (it took over 30 s before)."""

@@ -61,6 +61,7 @@ KILL_POINTS = {
 idle), and whether once some of them were delivered (else at once: still publishing)."""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", list(KILL_POINTS))
 def test_a_killed_pipeline_is_restarted_and_loses_nothing(
     tmp_path: Path, dynamodb_endpoint: str, point: str

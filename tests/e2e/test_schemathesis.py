@@ -35,6 +35,7 @@ def phases(seed: int) -> str:
     return "examples,coverage,fuzzing,stateful" if seed == SEEDS[0] else "fuzzing,stateful"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", SEEDS)
 def test_every_phase_finds_nothing(local_api: LocalApi, seed: int, tmp_path: Path) -> None:
     run = subprocess.run(

@@ -15,7 +15,7 @@ from playwright.sync_api import Locator
 from tests.e2e.conftest import LocalApi
 from tests.helpers.browser import chromium, watched
 
-pytestmark = [pytest.mark.integration, pytest.mark.browser]
+pytestmark = [pytest.mark.integration, pytest.mark.browser, pytest.mark.slow]
 WAIT_MS = 120_000
 """An upper bound on waiting for an answer, never reached when the page works: under load a
 render can take long, and the wait ends as soon as the status shows."""

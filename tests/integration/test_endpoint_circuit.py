@@ -133,6 +133,7 @@ def harness(store: Store, monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness]:
                       delivered, delivered_at, attempted, events)  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("with_circuit", [True, False], ids=["circuit", "no circuit"])
 def test_a_failing_endpoint_holds_a_constant_number_in_flight_and_loses_nothing(
     harness: Harness, with_circuit: bool

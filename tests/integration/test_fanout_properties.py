@@ -40,7 +40,7 @@ from tests.helpers.fanout_data import (
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 REQUEST_BUDGET = 300
 """Requests one example may make: the server answers ~100/s, so pages*streams is capped."""
 PROPERTY_SETTINGS = settings(

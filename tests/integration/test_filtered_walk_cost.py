@@ -37,6 +37,7 @@ BUDGET = 20.0
 """Read units a page: small enough for these lists to cut many pages."""
 
 
+@pytest.mark.slow
 @settings(
     max_examples=10,
     deadline=None,

@@ -43,7 +43,7 @@ from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, MOTO, Engine, backen
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ENGINES = [DYNAMODB_LOCAL, MOTO] if backend_from_env() == DYNAMODB_LOCAL else [MOTO]
 
 

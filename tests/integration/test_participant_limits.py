@@ -21,7 +21,7 @@ from incidents.requests import AddParticipant, CreateIncident, CreateTeam, Updat
 from incidents.store import Caller, Store, new_id
 from incidents.team_commands import create_team
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def full_incident(store: Store, caller: Caller, free: int = 0) -> tuple[str, list[str]]:

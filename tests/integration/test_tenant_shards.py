@@ -253,6 +253,7 @@ OPERATIONS = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(
     max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

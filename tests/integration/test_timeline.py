@@ -317,6 +317,7 @@ def test_concurrent_changes_number_their_events_one_to_n_in_commit_order(
     assert len(events) == 1 + len(set(done)) + 2 * len(people)
 
 
+@pytest.mark.slow
 def test_a_timeline_of_10000_events_pages_to_the_end_exactly(store: Store, alice: Caller) -> None:
     created = create_incident(store, alice, CreateIncident(title="long"))
     summary = created.summary

@@ -56,6 +56,7 @@ STATUS = b"HTTP/1.1 200 OK\r\n"
 status line was taken for a 200 (bench.endpoint_isolation's trickling endpoint found it)."""
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize(
     ("at_once", "answer"),
     [(b"", HEADERS), (b"", BODY), (STATUS, b"X" * 30)],
@@ -70,6 +71,7 @@ def test_a_trickling_endpoint_is_cut_at_the_deadline(at_once: bytes, answer: byt
     assert DEADLINE <= took < DEADLINE + 0.5, took
 
 
+@pytest.mark.timing
 def test_a_tls_handshake_that_never_ends_is_cut_at_the_deadline() -> None:
     """An endpoint that accepts and says nothing: the TLS handshake waits for it."""
     with endpoint(b"", pause=0.2) as port:
