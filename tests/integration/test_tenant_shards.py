@@ -9,7 +9,9 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import uuid
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -139,22 +141,31 @@ def test_a_new_account_reads_each_list_in_one_query(store: Store) -> None:
 @pytest.fixture(scope="module", params=["dynamodb-local", "moto"])
 def live(
     request: pytest.FixtureRequest, dynamodb_endpoint: str, moto_endpoint: str
-) -> Iterator[Store]:
-    """A store on DynamoDB Local and on moto (the two engines must agree) whose maps are
-    never cached: the test's operator and its writers see each change at once (a deployed
-    stage's 5 s cache is what `SETTLE_AFTER_SECONDS` waits out)."""
+) -> Callable[[], AbstractContextManager[Store]]:
+    """Stores on DynamoDB Local and on moto (the two engines must agree), each on a fresh
+    table (moto's Query reads its whole table: one growing across examples slows each
+    one), whose maps are never cached: the test's operator and its writers see each change
+    at once (a deployed stage's 5 s cache is what `SETTLE_AFTER_SECONDS` waits out)."""
     from local.engines.clients import create_table  # noqa: PLC0415
 
     endpoint = dynamodb_endpoint if request.param == "dynamodb-local" else moto_endpoint
     client = local_client(endpoint, max_pool_connections=32)
-    name = "tenant-shards-walked"
-    create_table(client, TABLE_SCHEMA, name)
-    built = build_store(client, name, SECRET)
-    built = dataclasses.replace(
-        built, shards=build_tenant_shards(client, name, built.config, policy=OPERATOR)
-    )
-    yield built
-    built.engine.close()
+
+    @contextmanager
+    def fresh() -> Iterator[Store]:
+        name = f"tenant-shards-{uuid.uuid4().hex[:12]}"
+        create_table(client, TABLE_SCHEMA, name)
+        built = build_store(client, name, SECRET)
+        built = dataclasses.replace(
+            built, shards=build_tenant_shards(client, name, built.config, policy=OPERATOR)
+        )
+        try:
+            yield built
+        finally:
+            built.engine.close()
+            client.delete_table(TableName=name)
+
+    return fresh
 
 
 class Account:
@@ -259,8 +270,14 @@ OPERATIONS = st.lists(
 )
 @given(operations=OPERATIONS, picks=st.randoms(use_true_random=False))
 def test_families_halved_while_walked_written_and_read(
-    live: Store, operations: list[str], picks: Any
+    live: Callable[[], AbstractContextManager[Store]], operations: list[str], picks: Any
 ) -> None:
+    with live() as store:
+        halve_while_walked(store, operations, picks)
+
+
+def halve_while_walked(live: Store, operations: list[str], picks: Any) -> None:
+    """Every family of a new account grown to 8 and halved to 4 while `operations` run."""
     account = Account(live)
     account.create()  # a new account: its maps at 1
     for family in Family:
