@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export PYTHONPATH := $(CURDIR)/layers/shared/python:$(CURDIR)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: setup checks test test-fast test-unit test-infra test-integration test-e2e test-durations \
+.PHONY: setup test suite test-fast test-unit test-infra test-integration test-e2e test-durations \
 	lint typecheck docs-build docs dev openapi bench synth clean fuzz load receiver
 
 setup: $(STAMP)
@@ -37,10 +37,10 @@ PARALLEL := $(VENV)/bin/pytest -n $(WORKERS) --dist loadfile --no-loadscope-reor
 SERIAL := $(VENV)/bin/pytest -m "timing or after_suites"
 export DOCS_SITE := $(CURDIR)/site
 
-checks: $(STAMP)  # lint, types and the strict docs build, side by side (-O: each one's output whole)
-	$(MAKE) --no-print-directory -j3 -O lint typecheck docs-build
+test: $(STAMP)  # everything CI checks: the README's second command; mypy beside the suite
+	$(MAKE) --no-print-directory -j2 typecheck suite
 
-test: checks  # everything CI checks: the README's second command
+suite: lint docs-build  # the tests, once the style holds and the docs site they read is built
 	rm -rf $(CALLS)
 	HANDLER_CALLS_DIR=$(CALLS) $(PARALLEL) $(PYTEST_ARGS)
 	HANDLER_CALLS_DIR=$(CALLS) $(SERIAL) --durations=5
