@@ -39,8 +39,8 @@ class _Quiet(SimpleHTTPRequestHandler):
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """The site `make docs-build` built (``DOCS_SITE``, which ``make test`` builds before the
     suite), else built here as it builds it; served on a free local port."""
-    built = Path(os.environ.get("DOCS_SITE", "")) if os.environ.get("DOCS_SITE") else None
-    if built is None or not (built / "index.html").exists():
+    built = Path(os.environ.get("DOCS_SITE") or tmp_path_factory.getbasetemp() / "no-site")
+    if not (built / "index.html").exists():
         built = tmp_path_factory.mktemp("site")
         mkdocs = str(Path(sys.executable).parent / "mkdocs")
         done = subprocess.run(
