@@ -153,7 +153,7 @@ def shrink(
     spec = family.move_spec()
     mover = ShardMover(
         counts, mover_client, store.table_name, TABLE_SCHEMA, spec.version_attribute, MOVER_PAGE,
-        index=spec.index, hashed=spec.hashed, settle_after_seconds=0, pace=Pace(MOVER_UNITS),
+        index=spec.index, hashed=spec.hashed, move_after_seconds=0, pace=Pace(MOVER_UNITS),
     )  # fmt: skip
     walker = Walker(store, caller)
     misses = moved = 0

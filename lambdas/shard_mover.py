@@ -20,7 +20,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from dynashard import (
-    SETTLE_AFTER_SECONDS,
+    MOVE_AFTER_SECONDS,
     STOP_SECONDS,
     MoveReport,
     Pace,
@@ -40,8 +40,8 @@ from lambdas.settings import mover_write_units
 PAGE_SIZE = 100
 WRITE_UNITS = mover_write_units(os.environ)
 """The stage's pace (``shardMoverWriteUnits``): a bad value stops the function at import."""
-SETTLE_AFTER = SETTLE_AFTER_SECONDS
-"""A move settles in the first run at least this long after its halving."""
+MOVE_AFTER = MOVE_AFTER_SECONDS
+"""A move starts in the first run at least this long after its halving."""
 
 
 @logger.inject_lambda_context
@@ -55,7 +55,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
     halved = halve_cold(store, time_left)
     mover = ShardMover(
         store.counts, store.client, store.table_name, TABLE_SCHEMA, page_size=PAGE_SIZE,
-        settle_after_seconds=SETTLE_AFTER, pace=Pace(WRITE_UNITS),
+        move_after_seconds=MOVE_AFTER, pace=Pace(WRITE_UNITS),
     )  # fmt: skip
     moves = registered_moves(store.client, store.table_name, TABLE_SCHEMA)
     oldest = max((move.age_seconds(time.time()) for move in moves), default=0.0)

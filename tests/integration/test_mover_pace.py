@@ -97,7 +97,7 @@ class HalvedKey:
     def mover(self, client: object, pace: Pace, page_size: int = 10) -> ShardMover:
         return ShardMover(
             self.counts, client, self.table, TABLE_SCHEMA, page_size=page_size,  # type: ignore[arg-type]
-            settle_after_seconds=0, pace=pace,
+            move_after_seconds=0, pace=pace,
         )  # fmt: skip
 
     def upper_half(self) -> int:

@@ -38,7 +38,7 @@ def test_my_incidents_walked_while_the_participants_count_is_halved(store: Store
     operator.shrink(key)
     mover = ShardMover(
         operator, store.client, store.table_name, TABLE_SCHEMA, page_size=1, index=GSI1,
-        hashed="incident_id", settle_after_seconds=0,
+        hashed="incident_id", move_after_seconds=0,
     )  # fmt: skip
     cursor, more = first.next_cursor, first.has_more
     while more:

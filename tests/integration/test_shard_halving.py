@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dynashard import (
+    MOVE_AFTER_SECONDS,
     CursorCodec,
     FanOutEngine,
     FanOutQuery,
@@ -215,11 +216,11 @@ def test_a_halving_moves_every_item_once_and_nothing_reads_a_stale_copy(
     created = itertools.count(ITEMS)
     mover = ShardMover(
         counts, dynamodb, halving_table, TABLE_SCHEMA, "version", page_size=2,
-        settle_after_seconds=0,
+        move_after_seconds=0,
     )  # fmt: skip
     racing = ShardMover(
         counts, UpdateBetweenCopyAndDelete(dynamodb, key.update_where_it_was),  # type: ignore[arg-type]
-        halving_table, TABLE_SCHEMA, "version", page_size=1, settle_after_seconds=0,
+        halving_table, TABLE_SCHEMA, "version", page_size=1, move_after_seconds=0,
     )  # fmt: skip
     for operation in operations:
         if operation == "step":
@@ -261,25 +262,24 @@ def test_a_count_of_one_or_a_halving_still_moving_is_not_halved(
         single.shrink(ShardMetaKey.for_tenant("tenant_y", "tenant_y#k"))
 
 
-def test_an_empty_upper_half_settles_only_once_stale_writers_are_gone(
+def test_nothing_moves_or_settles_until_every_cached_map_has_lapsed(
     dynamodb: DynamoDBClient, halving_table: str
 ) -> None:
-    """A writer that cached the old count may still write to the upper half for its cache's
-    lifetime (and an index shows a write a moment late): a step that finds the upper half
-    empty sooner waits, and `run_moves` leaves the move to a later run."""
+    """A process that cached the old count may still act on it for its cache's lifetime
+    and one request: a reader would miss items moved behind a cursor, a writer may still
+    write to the upper half. A step sooner waits, and `run_moves` leaves the move to a
+    later run."""
     now = [1_800_000_000.0]
     counts = ShardCounts(dynamodb, halving_table, TABLE_SCHEMA, policy=POLICY, clock=lambda: now[0])
     key = ShardMetaKey.for_tenant("tenant_w", "tenant_w#k")
     counts.shrink(key)
-    mover = ShardMover(
-        counts, dynamodb, halving_table, TABLE_SCHEMA, clock=lambda: now[0], settle_after_seconds=15
-    )
+    mover = ShardMover(counts, dynamodb, halving_table, TABLE_SCHEMA, clock=lambda: now[0])
     early = mover.step(key)
     assert (early.settled, early.waiting) == (False, True)
     assert run_moves(mover, registered(dynamodb, halving_table, key), lambda: 60.0, _ignored) == [
         *registered(dynamodb, halving_table, key)
     ], "still registered, not stepped again in this run"
-    now[0] += 15
+    now[0] += MOVE_AFTER_SECONDS
     assert mover.step(key).settled
     assert counts.refresh(key).moving_from is None
 
@@ -322,7 +322,7 @@ def test_the_admin_command_halves_a_key_and_moves_its_items(
     where = ["--table", halving_table, "--tenant", "tenant_c", "--base", "tenant_c#k",
              "--default-count", str(BEFORE), "--endpoint", dynamodb_endpoint,
              "--region", "us-east-1", "--page-size", "3", "--pause", "0",
-             "--settle-after", "0"]  # fmt: skip
+             "--move-after", "0"]  # fmt: skip
     assert admin.main(["shrink", *where]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert (lines[0]["count"], lines[0]["moving_from"]) == (AFTER, BEFORE)

@@ -62,11 +62,11 @@ def test_the_scheduled_mover_settles_a_registered_halving(
         move.key for move in registered_moves(runtime.dynamodb(), API_TABLE, TABLE_SCHEMA)
     ]
 
-    assert run_the_function() == {"halved": 0, "running": 1}, "moved, too young to settle"
+    assert run_the_function() == {"halved": 0, "running": 1}, "too young to move"
     assert key in registered()
     moved = operator.refresh(key)
     assert (moved.shard_count, moved.read_count, moved.moving_from) == (2, 4, 4)
-    monkeypatch.setattr(shard_mover, "SETTLE_AFTER", 0.0)  # as if run 15 s later
+    monkeypatch.setattr(shard_mover, "MOVE_AFTER", 0.0)  # as if run a minute later
     assert run_the_function() == {"halved": 0, "running": 0}
     assert key not in registered(), "settled: unregistered"
     settled = operator.refresh(key)
@@ -110,7 +110,7 @@ def test_the_function_halves_a_quiet_cold_account_and_leaves_a_busy_one(
     halved = counts_of(cold.account_id)
     assert halved == dict.fromkeys(Family, 2), halved
     assert counts_of(busy.account_id) == {**dict.fromkeys(Family, 4), Family.CLOSED: 2}
-    monkeypatch.setattr(shard_mover, "SETTLE_AFTER", 0.0)
+    monkeypatch.setattr(shard_mover, "MOVE_AFTER", 0.0)
     while run_the_function()["running"]:
         pass
     for who in (cold, busy):

@@ -145,7 +145,7 @@ def live(
     """Stores on DynamoDB Local and on moto (the two engines must agree), each on a fresh
     table (moto's Query reads its whole table: one growing across examples slows each
     one), whose maps are never cached: the test's operator and its writers see each change
-    at once (a deployed stage's 5 s cache is what `SETTLE_AFTER_SECONDS` waits out)."""
+    at once (a deployed stage's 5 s cache is what `MOVE_AFTER_SECONDS` waits out)."""
     from local.engines.clients import create_table  # noqa: PLC0415
 
     endpoint = dynamodb_endpoint if request.param == "dynamodb-local" else moto_endpoint
@@ -214,7 +214,7 @@ class Account:
         return ShardMover(
             store.shards.counts(family), store.client, store.table_name, TABLE_SCHEMA,
             spec.version_attribute, page_size=1, index=spec.index, hashed=spec.hashed,
-            settle_after_seconds=0,
+            move_after_seconds=0,
         )  # fmt: skip
 
     def step_movers(self, movers: list[ShardMover]) -> None:
@@ -347,7 +347,7 @@ def test_the_shards_command_shows_grows_halves_and_adopts(
     run("grow", "--family", "open")
     assert [line["count"] for line in run("grow", "--family", "open")] == [4]
     lines = run(
-        "shrink", "--family", "open", "--pause", "0", "--settle-after", "0", "--page-size", "2"
+        "shrink", "--family", "open", "--pause", "0", "--move-after", "0", "--page-size", "2"
     )
     assert (lines[0]["count"], lines[0]["moving_from"]) == (2, 4)
     assert (lines[-1]["count"], lines[-1]["read_count"], lines[-1]["moving_from"]) == (2, 2, None)

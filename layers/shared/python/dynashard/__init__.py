@@ -32,7 +32,7 @@ from dynashard.keys import (
     split_key,
     split_sharded_key,
 )
-from dynashard.mover import SETTLE_AFTER_SECONDS, STOP_SECONDS, MoveReport, ShardMover, run_moves
+from dynashard.mover import STOP_SECONDS, MoveReport, ShardMover, run_moves
 from dynashard.moves import MoveSpec, RegisteredMove, registered_moves
 from dynashard.pace import DEFAULT_WRITE_UNITS_PER_SECOND, Pace
 from dynashard.page import Page, PageStats
@@ -40,7 +40,7 @@ from dynashard.rate_limit import Decision, RateLimits, RatePolicy
 from dynashard.retry import RetryPolicy
 from dynashard.schema import IndexSchema, TableSchema
 from dynashard.shard_counts import GrowthEvent, GrowthHook, GrowthPolicy, ShardCounts, log_growth
-from dynashard.shard_meta import HistoryEntry, ShardMeta, ShardMetaKey
+from dynashard.shard_meta import MOVE_AFTER_SECONDS, HistoryEntry, ShardMeta, ShardMetaKey
 from dynashard.shards import (
     MAX_SHARD_COUNT,
     WeightedShards,
@@ -60,9 +60,9 @@ from dynashard.throttling import (
 __all__ = [
     "DEFAULT_WRITE_UNITS_PER_SECOND",
     "MAX_SHARD_COUNT",
+    "MOVE_AFTER_SECONDS",
     "PARTITION_KEY_MAX_BYTES",
     "SEPARATOR",
-    "SETTLE_AFTER_SECONDS",
     "SORT_KEY_MAX_BYTES",
     "STOP_SECONDS",
     "Bound",

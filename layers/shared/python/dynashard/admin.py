@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING
 
 import boto3
 
-from dynashard.mover import SETTLE_AFTER_SECONDS, ShardMover
+from dynashard.mover import ShardMover
 from dynashard.moves import MoveSpec, registered_moves
 from dynashard.pace import DEFAULT_WRITE_UNITS_PER_SECOND, Pace
 from dynashard.schema import IndexSchema, TableSchema
 from dynashard.shard_counts import GrowthPolicy, ShardCounts
-from dynashard.shard_meta import ShardMeta, ShardMetaKey
+from dynashard.shard_meta import MOVE_AFTER_SECONDS, ShardMeta, ShardMetaKey
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -57,7 +57,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def add_mover_arguments(parser: argparse.ArgumentParser) -> None:
     """The mover's pace and where the table is: ``--page-size``, ``--pause``,
-    ``--write-units``, ``--settle-after``, ``--endpoint``, ``--region``."""
+    ``--write-units``, ``--move-after``, ``--endpoint``, ``--region``."""
     parser.add_argument("--page-size", type=int, default=100, help="items a shard a step")
     parser.add_argument(
         "--write-units", type=float, default=DEFAULT_WRITE_UNITS_PER_SECOND,
@@ -65,8 +65,8 @@ def add_mover_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--pause", type=float, default=0.2, help="seconds between steps")
     parser.add_argument(
-        "--settle-after", type=float, default=SETTLE_AFTER_SECONDS,
-        help="seconds after the halving before it may settle (writers' cache, index lag)",
+        "--move-after", type=float, default=MOVE_AFTER_SECONDS,
+        help="seconds after the halving before anything moves (every cached map lapsed)",
     )  # fmt: skip
     parser.add_argument("--endpoint", default=None)
     parser.add_argument("--region", default=None)
@@ -131,7 +131,7 @@ def mover_from(
     """The mover `add_mover_arguments`' options describe, for keys moved as `spec` says."""
     return ShardMover(
         counts, client, args.table, schema, spec.version_attribute, args.page_size,
-        index=spec.index, hashed=spec.hashed, settle_after_seconds=args.settle_after,
+        index=spec.index, hashed=spec.hashed, move_after_seconds=args.move_after,
         pace=Pace(args.write_units),
     )  # fmt: skip
 

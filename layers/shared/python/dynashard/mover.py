@@ -1,8 +1,10 @@
 """The mover of a halving: after a count went from 2N to N (`ShardCounts.shrink`), each item
 of shards N..2N-1 is copied to ``h & (N-1)`` and then deleted where it was, a page at a
 time, until a step finds the upper half empty and settles the metadata (readers then drop
-to N shards). Where the sharded key is an index's partition key (`index`), moving an item
-is one conditional update of that attribute on the table's item.
+to N shards). It moves nothing until `MOVE_AFTER_SECONDS` after the halving: a reader that
+still holds the map from before it would trust a cursor's per-stream positions and miss
+the items moved behind them. Where the sharded key is an index's partition key (`index`),
+moving an item is one conditional update of that attribute on the table's item.
 
 Every write is conditioned on the item's version attribute, so a concurrent update is
 never overwritten with an old copy: the copy goes in only where there is none or an older
@@ -29,7 +31,7 @@ from dynashard.moves import RegisteredMove, unregister
 from dynashard.pace import Pace, write_units
 from dynashard.schema import IndexSchema, TableSchema
 from dynashard.shard_counts import ShardCounts
-from dynashard.shard_meta import ShardMeta, ShardMetaKey
+from dynashard.shard_meta import MOVE_AFTER_SECONDS, ShardMeta, ShardMetaKey
 from dynashard.shards import calculated_shard
 from dynashard.streams import Item
 from dynashard.throttling import error_code, is_throttling
@@ -38,11 +40,6 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 
-SETTLE_AFTER_SECONDS = 15.0
-"""A halving settles only this long after it was made, even with its upper half empty:
-writers that cached the old count (`GrowthPolicy.cache_seconds`, 5 s by default) may
-still write there, and an index shows a write only after it propagates (usually well
-under a second). Settling earlier would strand such an item where no reader looks."""
 STOP_SECONDS = 10.0
 """A scheduled mover stops stepping with this much of its invocation left."""
 
@@ -62,7 +59,7 @@ class MoveReport:
 
     @property
     def waiting(self) -> bool:
-        """Nothing left to move, but too soon to settle (`SETTLE_AFTER_SECONDS`)."""
+        """Too soon to move or to settle (`MOVE_AFTER_SECONDS`): a later step does it."""
         return not (self.moved or self.changed or self.settled or self.throttled)
 
 
@@ -82,7 +79,11 @@ class ShardMover:
     """The index whose partition key is sharded, if it is not the table's."""
     hashed: str | None = None
     """The string attribute an item's shard is the hash of (the sort key if None)."""
-    settle_after_seconds: float = SETTLE_AFTER_SECONDS
+    move_after_seconds: float = MOVE_AFTER_SECONDS
+    """Nothing moves or settles sooner after the halving: no process may still act on the
+    map from before it (its readers would miss moved items; its writers, writing to the
+    upper half, would strand theirs). Shorter only where every reader's cache and request
+    are (a test's single process)."""
     clock: Callable[[], float] = time.time
     pace: Pace = field(default_factory=Pace)
     """Write units a second across every step that shares this pace (`run_moves` does)."""
@@ -93,10 +94,14 @@ class ShardMover:
         if meta.moving_from is None:  # settled, or ended by a doubling back
             unregister(self.client, self.table_name, self.schema, key)
             return MoveReport(0, 0, settled=True)
+        if self.clock() * 1000 - meta.last_updated < self.move_after_seconds * 1000:
+            return MoveReport(0, 0, settled=False)
         moved = changed = 0
         found = False
         try:
             for shard in range(meta.shard_count, meta.moving_from):
+                if shard > meta.shard_count and self.counts.refresh(key) != meta:
+                    return MoveReport(moved, changed, settled=False)  # doubled back: stop
                 for item in self._page(sharded_key(key.base, shard, meta.moving_from)):
                     found = True
                     if self._move(key.base, meta, item):
@@ -108,8 +113,7 @@ class ShardMover:
                 raise
             self.pace.throttled()
             return MoveReport(moved, changed, settled=False, throttled=True)
-        young = self.clock() * 1000 - meta.last_updated < self.settle_after_seconds * 1000
-        if found or young:
+        if found:
             return MoveReport(moved, changed, settled=False)
         self.counts.settle(meta)
         return MoveReport(moved, changed, settled=True)

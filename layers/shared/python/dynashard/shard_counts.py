@@ -14,7 +14,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -89,6 +89,11 @@ def log_growth(event: GrowthEvent) -> None:
 
 MAX_CACHED = 10_000
 """Cached keys per process at most (each entry is a few hundred bytes)."""
+BATCH_KEYS = 100
+"""Keys one ``BatchGetItem`` may ask for."""
+UNPROCESSED_ATTEMPTS = 4
+"""Rounds of a batch read's unprocessed keys (throttled), with back-off, before the rest
+are read one by one."""
 
 
 class ShardCounts:
@@ -124,6 +129,56 @@ class ShardCounts:
         if cached and self._clock() < cached[0]:
             return cached[1]
         return self._read(key, consistent=False)
+
+    def get_many(self, keys: Sequence[ShardMetaKey]) -> list[ShardMeta]:
+        """The metadata of each of `keys`, in order: the cached ones, and the others in one
+        ``BatchGetItem`` a hundred keys (a list over many base keys reads their counts in
+        one round trip, not one each)."""
+        now = self._clock()
+        with self._lock:
+            found = {
+                key: cached[1]
+                for key in keys
+                if (cached := self._cache.get(key)) is not None and now < cached[0]
+            }
+        missing = list(dict.fromkeys(key for key in keys if key not in found))
+        for start in range(0, len(missing), BATCH_KEYS):
+            found |= self._read_batch(missing[start : start + BATCH_KEYS])
+        return [found[key] for key in keys]
+
+    def _read_batch(self, keys: list[ShardMetaKey]) -> dict[ShardMetaKey, ShardMeta]:
+        """`keys`' metadata by ``BatchGetItem`` (eventually consistent, as `get` reads).
+        Keys left unprocessed (throttled) are asked again with back-off, then read one by
+        one, so a throttle still surfaces as a read's own error."""
+        pk, sk = self._schema.partition_key, self._schema.sort_key
+        by_key = {(key.partition, key.base): key for key in keys}
+        asked: list[Item] = [key.table_key(pk, sk) for key in keys]
+        read: dict[ShardMetaKey, ShardMeta] = {}
+        for attempt in range(UNPROCESSED_ATTEMPTS):
+            response = self._client.batch_get_item(
+                RequestItems={self._table_name: {"Keys": asked}}  # type: ignore[dict-item]
+            )
+            for item in response.get("Responses", {}).get(self._table_name, []):
+                key = by_key[(item[pk]["S"], item[sk]["S"])]
+                read[key] = ShardMeta.from_item(key, item)
+            unprocessed = response.get("UnprocessedKeys", {}).get(self._table_name)
+            if not unprocessed:
+                break
+            asked = list(unprocessed["Keys"])  # type: ignore[arg-type]
+            self._sleep(min(1.0, 0.05 * 2**attempt) * self._rng.random())
+        else:
+            for item in asked:
+                key = by_key[(item[pk]["S"], item[sk]["S"])]
+                read[key] = self._read(key, consistent=False)
+        for key in keys:
+            if key not in read:  # no item: the default count
+                read[key] = ShardMeta.initial(key, self.policy.default_count)
+            self.remember(read[key])
+        return read
+
+    def items_may_move(self, meta: ShardMeta) -> bool:
+        """`ShardMeta.items_may_move` now, by this process's clock."""
+        return meta.items_may_move(self._clock())
 
     def get_for_write(self, key: ShardMetaKey) -> ShardMeta:
         """The metadata a writer uses: the cached one if it was stored, else a strongly

@@ -23,6 +23,12 @@ from dynashard.streams import Item
 METADATA_SUFFIX = "shardmeta"
 HISTORY_LIMIT = MAX_SHARD_COUNT.bit_length()
 """At most one entry per doubling from 1 to ``MAX_SHARD_COUNT``: the history stays bounded."""
+MOVE_AFTER_SECONDS = 60.0
+"""A halving's mover moves nothing until this long after it, and readers treat a count
+changed within this long as one whose items may move. Every process acts on a map it read
+for its cache's life (`GrowthPolicy.cache_seconds`) plus the request it serves (API
+Gateway stops one at 29 s), so by then none still believes nothing moves; and a cursor's
+per-stream plan made before the halving has lapsed (`ordered_state.PLAN_SECONDS`)."""
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -105,6 +111,13 @@ class ShardMeta:
         """Shards a reader must cover: the highest count in the history (items only move
         by a halving's mover), and the count being moved from while it runs."""
         return max(self.moving_from or 0, *(entry.count for entry in self.history))
+
+    def items_may_move(self, now: float) -> bool:
+        """Whether a list must not trust what a cursor learned of each stream at `now`
+        (epoch seconds): a halving's items move, or the count changed within
+        `MOVE_AFTER_SECONDS` (a doubling back may end a move whose last step still runs)."""
+        recent = now * 1000 - self.last_updated < MOVE_AFTER_SECONDS * 1000
+        return self.moving_from is not None or recent
 
     def doubled(self, at: int) -> ShardMeta:
         """This metadata after doubling the count at `at` (epoch milliseconds). Doubling

@@ -7,6 +7,7 @@ from the authorizer's claims.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -200,17 +201,27 @@ def build_store(
     on_growth: GrowthHook = log_growth,
     max_workers: int = 16,
     event_retention_days: int | None = None,
+    shard_clock: Callable[[], float] = time.time,
 ) -> Store:
-    """A `Store` on `client`, whose connection pool must hold `max_workers` connections."""
+    """A `Store` on `client`, whose connection pool must hold `max_workers` connections;
+    `shard_clock` is what the shard maps' caches and the cursors read the time from."""
     config = config or ShardConfig()
+    codec = CursorCodec(cursor_secret)
     return Store(
         client=client,
         table_name=table_name,
-        engine=FanOutEngine(client, CursorCodec(cursor_secret), max_workers=max_workers),
+        engine=FanOutEngine(client, codec, max_workers=max_workers, clock=shard_clock),
         counts=ShardCounts(
-            client, table_name, TABLE_SCHEMA, policy=participant_policy, on_growth=on_growth
+            client,
+            table_name,
+            TABLE_SCHEMA,
+            policy=participant_policy,
+            on_growth=on_growth,
+            clock=shard_clock,
         ),
-        shards=build_tenant_shards(client, table_name, config, on_growth=on_growth),
+        shards=build_tenant_shards(
+            client, table_name, config, on_growth=on_growth, clock=shard_clock
+        ),
         config=config,
         event_retention_days=event_retention_days,
     )

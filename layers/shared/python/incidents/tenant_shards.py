@@ -11,6 +11,7 @@ command, halving by command with the mover (`dynashard.mover`).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -146,9 +147,11 @@ def build_tenant_shards(
     *,
     on_growth: GrowthHook = log_growth,
     policy: GrowthPolicy | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> TenantShards:
     """One `ShardCounts` per family, each with `policy` (its cooldown, jitter and cache;
-    an operator's has none) and the stage's count as default and maximum."""
+    an operator's has none) and the stage's count as default and maximum; `clock` is what
+    their caches read the time from (tests simulate it)."""
     template = policy or GrowthPolicy()
     return TenantShards(
         {
@@ -162,6 +165,7 @@ def build_tenant_shards(
                     max_count=family.stage_count(config),
                 ),
                 on_growth=on_growth,
+                clock=clock,
             )
             for family in Family
         }

@@ -146,9 +146,8 @@ class PageRequest:
 def my_incidents(store: Store, caller: Caller, state: State, page: PageRequest) -> IncidentPage:
     """Incidents the caller participates in (any role), in `state`."""
     page.filter.require_state(state)  # before any read
-    streams = _participant_streams(store, caller.account_id, caller.user_id, state, page)
+    streams, moving = _participant_streams(store, caller.account_id, [caller.user_id], state, page)
     binding = _binding(caller, "my", state, page)
-    moving = _moving(store, caller.account_id, [caller.user_id])
     return _participations_page(store, streams, binding, page, moving=moving)
 
 
@@ -171,16 +170,11 @@ def my_teams_incidents(
     foreign = [team for team in chosen if team not in mine]
     if foreign:
         raise ForbiddenError(f"you are not a member of {', '.join(foreign)}")
-    streams = [
-        stream
-        for team in chosen
-        for stream in _participant_streams(store, caller.account_id, team, state, page)
-    ]
+    streams, moving = _participant_streams(store, caller.account_id, chosen, state, page)
     # All my teams: bound to the caller, not to today's memberships, so a walk goes on over
     # the teams of the moment (the cursor's position holds; its plan, made for the former
     # stream list, is dropped). Named teams stay bound to the cursor.
     binding = _binding(caller, "my-teams", state, page, *(chosen if team_ids else ["all"]))
-    moving = _moving(store, caller.account_id, chosen)
     return _participations_page(store, streams, binding, page, moving=moving)
 
 
@@ -190,9 +184,8 @@ def team_incidents(
     """One team's incidents; members only."""
     page.filter.require_state(state)  # before any read
     require_member(store, caller, team_id)
-    streams = _participant_streams(store, caller.account_id, team_id, state, page)
+    streams, moving = _participant_streams(store, caller.account_id, [team_id], state, page)
     binding = _binding(caller, "team", state, page, team_id)
-    moving = _moving(store, caller.account_id, [team_id])
     return _participations_page(store, streams, binding, page, moving=moving)
 
 
@@ -213,18 +206,19 @@ def account_incidents(
         page,
         identity=lambda item: item["id"]["S"],
         convert=lambda item: from_item(IncidentSummary, item),
-        items_moving=meta.moving_from is not None,
+        items_moving=store.shards.counts(family).items_may_move(meta),
     )
 
 
 def _participant_streams(
-    store: Store, account: str, participant_id: str, state: State, page: PageRequest
-) -> list[Stream]:
-    """GSI1 shards of one participant that may hold items (every count it ever had), within
-    the state and the page's window."""
-    count = store.counts.get(participant_meta(account, participant_id)).read_count
+    store: Store, account: str, participants: Sequence[str], state: State, page: PageRequest
+) -> tuple[list[Stream], bool]:
+    """The GSI1 shards of `participants` that may hold items (every count each ever had),
+    within the state and the page's window, and whether items may move between them (a
+    halving's mover runs on one of their keys). Their maps are read in one round trip."""
+    metas = store.counts.get_many([participant_meta(account, p) for p in participants])
     in_state = page.window.sort_range(f"{state.value}#")
-    return [
+    streams = [
         Stream(
             store.table_name,
             "GSI1PK",
@@ -234,15 +228,10 @@ def _participant_streams(
             index_name="GSI1",
             **page.filter.stream_options("incident_"),
         )
-        for pk in shard_keys(participant_base(account, participant_id), count)
+        for participant, meta in zip(participants, metas, strict=True)
+        for pk in shard_keys(participant_base(account, participant), meta.read_count)
     ]
-
-
-def _moving(store: Store, account: str, participants: Sequence[str]) -> bool:
-    """Whether a halving's mover runs on one of the participants' keys (their counts are
-    cached: the streams were made from the same reads)."""
-    metas = (store.counts.get(participant_meta(account, p)) for p in participants)
-    return any(meta.moving_from is not None for meta in metas)
+    return streams, any(store.counts.items_may_move(meta) for meta in metas)
 
 
 def _participations_page(

@@ -116,7 +116,7 @@ def account_event_items(
         request.page,
         identity=_event_id,
         convert=convert,
-        items_moving=meta.moving_from is not None,
+        items_moving=store.shards.counts(Family.EVENTS).items_may_move(meta),
     )
 
 
