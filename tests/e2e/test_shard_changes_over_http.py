@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from dynashard import Pace, ShardMover
+from dynashard import GrowthPolicy, Pace, ShardMover
 from incidents.keys import ShardConfig
 from incidents.table import TABLE_SCHEMA
 from incidents.tenant_shards import OPERATOR, Family, build_tenant_shards
@@ -24,8 +24,12 @@ FAMILIES = (Family.OPEN, Family.SUMMARIES, Family.EVENTS)
 UNHURRIED = Pace(10_000)
 """This test is about exactness, not pace (`tests/integration/test_mover_pace.py`): the
 default 100 write units a second would make the account's events take most of the wait."""
-SETTLE_WAIT_SECONDS = 40
-"""The mover settles 15 s after a halving (the servers' cached counts); a margin on top."""
+SERVERS_VIEW_SECONDS = GrowthPolicy().cache_seconds + 3
+"""How long make dev's servers may act on a map they read: their cache, and a request
+(each answers within a second here). The test's movers start moving after it, where a
+deployed stage's wait for its 29 s requests (`MOVE_AFTER_SECONDS`) would only slow it."""
+SETTLE_WAIT_SECONDS = 30
+EVENTS_LIST = "/events?limit=5"
 
 
 class Oracle:
@@ -69,6 +73,27 @@ class Oracle:
             cursor = body["next_cursor"]
 
 
+class PagedWalk:
+    """A list walked a page at a time from its first page."""
+
+    def __init__(self, oracle: Oracle, path: str) -> None:
+        self.oracle, self.path = oracle, path
+        self.seen: list[str] = []
+        self.cursor: str | None = None
+        self.step(first=True)
+
+    def step(self, *, first: bool = False) -> None:
+        if first or self.cursor:
+            body = self.oracle.page(self.path, self.cursor)
+            self.seen += [item["id"] for item in body["items"]]
+            self.cursor = body["next_cursor"] if body["has_more"] else None
+
+    def finish(self) -> list[str]:
+        while self.cursor:
+            self.step()
+        return self.seen
+
+
 def test_an_accounts_counts_change_while_it_is_used_over_http(
     local_api: LocalApi, dynamodb_endpoint: str
 ) -> None:
@@ -85,6 +110,8 @@ def test_an_accounts_counts_change_while_it_is_used_over_http(
     open_list = "/incidents?state=OPEN&order=asc&limit=4"
     first = oracle.page(open_list, None)
     walked, cursor = [item["id"] for item in first["items"]], first["next_cursor"]
+    events_before = oracle.walk(EVENTS_LIST)
+    events = PagedWalk(oracle, EVENTS_LIST)  # newest first: what is older is all there now
     movers = []
     for family in FAMILIES:
         spec, key = family.move_spec(), family.meta_key(account)
@@ -92,7 +119,13 @@ def test_an_accounts_counts_change_while_it_is_used_over_http(
         movers.append((key, ShardMover(
             shards.counts(family), client, local_api.table, TABLE_SCHEMA, spec.version_attribute,
             2, index=spec.index, hashed=spec.hashed, pace=UNHURRIED,
+            move_after_seconds=SERVERS_VIEW_SECONDS,
         )))  # fmt: skip
+    movable = time.monotonic() + SERVERS_VIEW_SECONDS
+    while time.monotonic() < movable:  # writers may still hold the old count: they write on
+        oracle.create("before the move")
+        oracle.change(sorted(oracle.versions)[len(oracle.versions) % 3])
+        oracle.check_reads()
     step = 0
     while cursor:
         for key, mover in movers:
@@ -102,8 +135,12 @@ def test_an_accounts_counts_change_while_it_is_used_over_http(
         body = oracle.page(open_list, cursor)
         walked += [item["id"] for item in body["items"]]
         cursor = body["next_cursor"] if body["has_more"] else None
+        events.step()
         oracle.check_reads()
         step += 1
+    events_walked = events.finish()
+    assert len(events_walked) == len(set(events_walked)), "no event twice"
+    assert set(events_before) <= set(events_walked), "every event older than the walk's start"
     deadline = time.monotonic() + SETTLE_WAIT_SECONDS
     while not all(mover.step(key).settled for key, mover in movers):
         assert time.monotonic() < deadline, "the halvings settle"

@@ -11,6 +11,7 @@ from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 
 from dynashard import (
+    MOVE_AFTER_SECONDS,
     GrowthEvent,
     GrowthPolicy,
     HistoryEntry,
@@ -448,3 +449,79 @@ def test_a_halving_keeps_the_smaller_counts_and_reads_the_old_one_until_settled(
     )  # fmt: skip
     with pytest.raises(ShardMetadataError, match="not a halving"):
         ShardMeta(KEY, history, stored=True, moving_from=4)
+
+
+def test_items_may_move_while_a_halving_moves_and_a_minute_after_any_change() -> None:
+    """A list trusts a cursor's per-stream plan only when no item can have moved behind it:
+    not while a halving moves, nor within `MOVE_AFTER_SECONDS` of a change (a doubling
+    back ends a move whose last step may still be writing)."""
+    history = (HistoryEntry(0, 1), HistoryEntry(10_000, 2))
+    grown = ShardMeta(KEY, history, stored=True)
+    assert grown.items_may_move(10.0 + MOVE_AFTER_SECONDS - 0.001)
+    assert not grown.items_may_move(10.0 + MOVE_AFTER_SECONDS)
+    halved = grown.halved(100_000)
+    assert halved.items_may_move(100.0 + 3600), "moving until settled, however long"
+    assert not halved.settled().items_may_move(100.0 + MOVE_AFTER_SECONDS)
+    assert not ShardMeta.initial(KEY, 4).items_may_move(NOW), "a stage's count never changed"
+
+
+def batch_keys(*keys: ShardMetaKey) -> dict[str, Any]:
+    return {"tbl": {"Keys": [{"PK": {"S": k.partition}, "SK": {"S": k.base}} for k in keys]}}
+
+
+def meta_item_of(key: ShardMetaKey, count: int) -> dict[str, Any]:
+    history = [(n, 2**n) for n in range(count.bit_length())]
+    return meta_item(*history) | {
+        "PK": {"S": key.partition},
+        "SK": {"S": key.base},
+    }
+
+
+def test_many_maps_are_read_in_one_batch_and_the_cached_ones_not_at_all(
+    stubbed: Any, clock: Clock
+) -> None:
+    client, stubber = stubbed
+    counts = make_counts(client, clock, [], cache_seconds=5.0)
+    keys = [ShardMetaKey.for_tenant("acme", f"acme#team{n}") for n in range(3)]
+    expect_meta_read(stubber, meta_item((0, 1), (1, 2)), consistent=False)
+    stubber.add_response(
+        "batch_get_item",
+        {"Responses": {"tbl": [meta_item_of(keys[2], 4), meta_item_of(keys[0], 2)]}},
+        {"RequestItems": batch_keys(*keys)},
+    )
+    counts.get(KEY)  # cached
+    metas = counts.get_many([keys[0], KEY, keys[1], keys[2]])
+    assert [meta.key for meta in metas] == [keys[0], KEY, keys[1], keys[2]], "in the asked order"
+    assert [meta.read_count for meta in metas] == [2, 2, 1, 4], "keys[1] has none: the default"
+    assert [meta.stored for meta in metas] == [True, True, False, True]
+    assert counts.get_many(keys) == metas[:1] + metas[2:], "all cached now: no request"
+
+
+def test_keys_a_batch_leaves_unprocessed_are_asked_again_then_read_one_by_one(
+    stubbed: Any, clock: Clock
+) -> None:
+    client, stubber = stubbed
+    counts = make_counts(client, clock, [])
+    keys = [ShardMetaKey.for_tenant("acme", f"acme#team{n}") for n in range(2)]
+    stubber.add_response(
+        "batch_get_item",
+        {"Responses": {"tbl": [meta_item_of(keys[0], 2)]}, "UnprocessedKeys": batch_keys(keys[1])},
+        {"RequestItems": batch_keys(*keys)},
+    )
+    for _ in range(shard_counts.UNPROCESSED_ATTEMPTS - 1):
+        stubber.add_response(
+            "batch_get_item",
+            {"Responses": {"tbl": []}, "UnprocessedKeys": batch_keys(keys[1])},
+            {"RequestItems": batch_keys(keys[1])},
+        )
+    stubber.add_client_error(
+        "get_item", service_error_code="ThrottlingException", http_status_code=400,
+        expected_params={
+            "TableName": "tbl",
+            "Key": {"PK": {"S": keys[1].partition}, "SK": {"S": keys[1].base}},
+            "ConsistentRead": False,
+        },
+    )  # fmt: skip
+    with pytest.raises(ClientError, match="ThrottlingException"):
+        counts.get_many(keys)
+    assert len(clock.sleeps) == shard_counts.UNPROCESSED_ATTEMPTS, "backed off between rounds"
