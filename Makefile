@@ -101,6 +101,7 @@ bench: $(STAMP)
 	$(PY) -m bench.local_pages
 	$(PY) -m bench.small_tenant
 	$(PY) -m bench.shard_shrink
+	$(PY) -m bench.lagging_readers
 	$(PY) -m bench.alert_storm
 	$(PY) -m bench.quota_cost
 	$(PY) -m bench.cold_start

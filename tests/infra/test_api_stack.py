@@ -14,6 +14,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Match
 
 from app import build
+from dynashard import MOVE_AFTER_SECONDS, GrowthPolicy
 from incidents.timeline.queries import SETTLE_SECONDS
 from lambdas.routes import ROUTES, Group
 from lambdas.runtime import READ_SECONDS
@@ -277,3 +278,15 @@ def test_the_events_settle_window_outlasts_any_command() -> None:
     """An oldest-first /events read stops SETTLE_SECONDS before now: every command must have
     committed by then (its function's timeout, then a request's read timeout)."""
     assert TIMEOUT.to_seconds() + READ_SECONDS < SETTLE_SECONDS
+
+
+API_GATEWAY_SECONDS = 29
+"""API Gateway's default integration timeout: no request to a function outlives it."""
+
+
+def test_no_function_acts_on_a_shard_map_once_a_halving_may_move_its_items() -> None:
+    """A halving's mover waits MOVE_AFTER_SECONDS: a map cached by a function and used
+    until its request ends (the function's timeout, then API Gateway's 29 s bound) must
+    have lapsed by then, or a list would trust cursor positions items moved behind."""
+    cached = GrowthPolicy().cache_seconds
+    assert cached + max(TIMEOUT.to_seconds(), API_GATEWAY_SECONDS) < MOVE_AFTER_SECONDS

@@ -29,6 +29,7 @@ from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA
 from incidents.tenant_shards import OPERATOR, Family, build_tenant_shards
 from incidents.timeline.queries import EventRequest, account_events
+from tests.helpers.clock import ManualClock
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -46,24 +47,11 @@ GSI2 = IndexSchema("GSI2", "GSI2PK", "GSI2SK")
 PARTICIPANT_OPERATOR = GrowthPolicy(cooldown_seconds=0, max_jitter_seconds=0, cache_seconds=0)
 
 
-class Clock:
-    """Seconds since the epoch, moved only by the test."""
-
-    def __init__(self) -> None:
-        self.now = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-
 @dataclass
 class World:
     """Two stores on one table and one clock: a writer, and a reader whose caches lag."""
 
-    clock: Clock
+    clock: ManualClock
     writer: Store
     reader: Store
     caller: Caller
@@ -78,7 +66,7 @@ class World:
 
 @pytest.fixture
 def world(dynamodb: DynamoDBClient, table_name: str) -> Iterator[World]:
-    clock = Clock()
+    clock = ManualClock()
     writer, reader = (
         build_store(dynamodb, table_name, SECRET, shard_clock=clock) for _ in range(2)
     )

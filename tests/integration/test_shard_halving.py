@@ -26,6 +26,7 @@ from dynashard import (
     MoveReport,
     RegisteredMove,
     ShardCounts,
+    ShardMeta,
     ShardMetadataError,
     ShardMetaKey,
     ShardMover,
@@ -331,3 +332,44 @@ def test_the_admin_command_halves_a_key_and_moves_its_items(
     ), "each item of the upper half moved once"
     assert (lines[-1]["count"], lines[-1]["read_count"], lines[-1]["moving_from"]) == (4, 4, None)
     key.check()
+
+
+class DoubledBackMeanwhile(ShardCounts):
+    """A mover's counts whose second read of the map finds it doubled back by a writer."""
+
+    def __init__(self, client: DynamoDBClient, table: str) -> None:
+        super().__init__(client, table, TABLE_SCHEMA, policy=POLICY)
+        self.writer = ShardCounts(client, table, TABLE_SCHEMA, policy=POLICY)
+        self.reads = 0
+
+    def refresh(self, key: ShardMetaKey) -> ShardMeta:
+        self.reads += 1
+        if self.reads == 2:
+            self.writer.grow(key, self.writer.refresh(key))
+        return super().refresh(key)
+
+
+def test_a_step_stops_at_the_next_shard_once_a_doubling_back_ended_its_move(
+    dynamodb: DynamoDBClient, halving_table: str
+) -> None:
+    """A doubling back ends a move; a step that began before it re-reads the map before
+    each shard it pages and stops, so it moves no item behind a list that trusts the
+    doubled count."""
+    counts = DoubledBackMeanwhile(dynamodb, halving_table)
+    key = Key(dynamodb, halving_table, counts, ShardMetaKey.for_tenant("tenant_d", "tenant_d#k"))
+    for n in range(ITEMS):
+        key.create(f"item{n:03d}")
+    counts.shrink(key.key)
+    counts.reads = 0
+    mover = ShardMover(counts, dynamodb, halving_table, TABLE_SCHEMA, move_after_seconds=0)
+    report = mover.step(key.key)
+    first = [s for s in key.versions if calculated_shard(key.key.base, s, BEFORE) == AFTER]
+    assert 0 < len(first) < len(key.versions) - 1, "items in the first shard and the others"
+    assert (report.moved, report.settled) == (len(first), False), "the first shard only"
+    meta = counts.refresh(key.key)
+    assert (meta.shard_count, meta.moving_from) == (BEFORE, None), "doubled back"
+    for sort_key, shards in key.listed().items():
+        if sort_key not in first:
+            assert shards == [calculated_shard(key.key.base, sort_key, BEFORE)], "not moved"
+    key.check()
+    assert mover.step(key.key).settled, "the move is over"

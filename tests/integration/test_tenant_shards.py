@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dynashard import ShardMover, counted_keys
+from dynashard import MOVE_AFTER_SECONDS, ShardMover, counted_keys
 from incidents import shards
 from incidents.errors import NotFoundError
 from incidents.incident.commands import add_note, get_incident, update_incident
@@ -34,6 +34,7 @@ from incidents.tenant_shards import OPERATOR, Family, build_tenant_shards
 from incidents.timeline.queries import EventRequest, account_events
 from local.demo.data import write_batches
 from local.engines.clients import local_client
+from tests.helpers.clock import ManualClock
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -138,31 +139,45 @@ def test_a_new_account_reads_each_list_in_one_query(store: Store) -> None:
     assert events.stats.streams == 1
 
 
+@dataclasses.dataclass(frozen=True)
+class Live:
+    """Two stores on one fresh table and one clock: `store`, whose maps are never cached
+    (the test's operator and writers see each change at once), and `lagging`, a reader
+    that caches each map as a deployed server does."""
+
+    store: Store
+    lagging: Store
+    clock: ManualClock
+
+
 @pytest.fixture(scope="module", params=["dynamodb-local", "moto"])
 def live(
     request: pytest.FixtureRequest, dynamodb_endpoint: str, moto_endpoint: str
-) -> Callable[[], AbstractContextManager[Store]]:
-    """Stores on DynamoDB Local and on moto (the two engines must agree), each on a fresh
-    table (moto's Query reads its whole table: one growing across examples slows each
-    one), whose maps are never cached: the test's operator and its writers see each change
-    at once (a deployed stage's 5 s cache is what `MOVE_AFTER_SECONDS` waits out)."""
+) -> Callable[[], AbstractContextManager[Live]]:
+    """`Live` stores on DynamoDB Local and on moto (the two engines must agree), each on a
+    fresh table (moto's Query reads its whole table: one growing across examples slows
+    each one)."""
     from local.engines.clients import create_table  # noqa: PLC0415
 
     endpoint = dynamodb_endpoint if request.param == "dynamodb-local" else moto_endpoint
     client = local_client(endpoint, max_pool_connections=32)
 
     @contextmanager
-    def fresh() -> Iterator[Store]:
+    def fresh() -> Iterator[Live]:
         name = f"tenant-shards-{uuid.uuid4().hex[:12]}"
         create_table(client, TABLE_SCHEMA, name)
-        built = build_store(client, name, SECRET)
+        clock = ManualClock()
+        built = build_store(client, name, SECRET, shard_clock=clock)
         built = dataclasses.replace(
-            built, shards=build_tenant_shards(client, name, built.config, policy=OPERATOR)
+            built,
+            shards=build_tenant_shards(client, name, built.config, policy=OPERATOR, clock=clock),
         )
+        lagging = build_store(client, name, SECRET, shard_clock=clock)
         try:
-            yield built
+            yield Live(built, lagging, clock)
         finally:
             built.engine.close()
+            lagging.engine.close()
             client.delete_table(TableName=name)
 
     return fresh
@@ -209,12 +224,12 @@ class Account:
             family.meta_key(self.caller.account_id), family.move_spec()
         )
 
-    def mover(self, family: Family) -> ShardMover:
+    def mover(self, family: Family, clock: ManualClock) -> ShardMover:
         spec, store = family.move_spec(), self.store
         return ShardMover(
             store.shards.counts(family), store.client, store.table_name, TABLE_SCHEMA,
             spec.version_attribute, page_size=1, index=spec.index, hashed=spec.hashed,
-            move_after_seconds=0,
+            clock=clock,
         )  # fmt: skip
 
     def step_movers(self, movers: list[ShardMover]) -> None:
@@ -260,8 +275,12 @@ class Walk:
 
 
 OPERATIONS = st.lists(
-    st.sampled_from(["step", "create", "update", "note", "page", "read"]), min_size=5, max_size=25
+    st.sampled_from(["step", "create", "update", "note", "page", "lagged", "read", "tick"]),
+    min_size=5,
+    max_size=25,
 )
+TICK_SECONDS = 20.0
+"""What a tick moves the clock by: three let the movers start (`MOVE_AFTER_SECONDS`)."""
 
 
 @pytest.mark.slow
@@ -270,14 +289,35 @@ OPERATIONS = st.lists(
 )
 @given(operations=OPERATIONS, picks=st.randoms(use_true_random=False))
 def test_families_halved_while_walked_written_and_read(
-    live: Callable[[], AbstractContextManager[Store]], operations: list[str], picks: Any
+    live: Callable[[], AbstractContextManager[Live]], operations: list[str], picks: Any
 ) -> None:
-    with live() as store:
-        halve_while_walked(store, operations, picks)
+    with live() as stores:
+        halve_while_walked(stores, operations, picks)
 
 
-def halve_while_walked(live: Store, operations: list[str], picks: Any) -> None:
-    """Every family of a new account grown to 8 and halved to 4 while `operations` run."""
+def list_walks(store: Store, account: Account) -> tuple[Walk, Walk]:
+    """The account's open list and its events, walked oldest first by `store`."""
+    who = account.caller
+    opened = Walk(
+        lambda c: account_incidents(
+            store, who, State.OPEN, PageRequest(limit=3, cursor=c, descending=False)
+        ),
+        lambda: set(account.versions),
+    )
+    events = Walk(
+        lambda c: account_events(
+            store, who, EventRequest(PageRequest(limit=4, cursor=c, descending=False))
+        ),
+        account.events,
+    )
+    return opened, events
+
+
+def halve_while_walked(stores: Live, operations: list[str], picks: Any) -> None:
+    """Every family of a new account grown to 8 and halved to 4 while `operations` run,
+    the lists walked by a reader that sees each change at once and by one whose cached
+    maps lag it by up to their cache's life."""
+    live, clock = stores.store, stores.clock
     account = Account(live)
     account.create()  # a new account: its maps at 1
     for family in Family:
@@ -285,46 +325,39 @@ def halve_while_walked(live: Store, operations: list[str], picks: Any) -> None:
     for _ in range(11):
         account.create()
     who = account.caller
-    opened = Walk(
-        lambda c: account_incidents(
-            live, who, State.OPEN, PageRequest(limit=3, cursor=c, descending=False)
-        ),
-        lambda: set(account.versions),
-    )
-    events = Walk(
-        lambda c: account_events(
-            live, who, EventRequest(PageRequest(limit=4, cursor=c, descending=False))
-        ),
-        account.events,
-    )
-    opened.step()
-    events.step()  # cursors made before the halving
+    clock.advance(MOVE_AFTER_SECONDS)  # the growth is long past
+    opened, events = list_walks(live, account)
+    lagged = list_walks(stores.lagging, account)
+    Walk.step_all(opened, events, *lagged)  # cursors made (and maps cached) before the halving
     for family in Family:
         account.shrink(family)
-    movers = [account.mover(family) for family in Family]
+    movers = [account.mover(family, clock) for family in Family]
     act: dict[str, Callable[[], None]] = {
         "step": lambda: account.step_movers(movers),
         "create": account.create,
         "update": lambda: account.update(account.pick(picks)),
         "note": lambda: account.note(account.pick(picks)),
         "page": lambda: Walk.step_all(opened, events),
+        "lagged": lambda: Walk.step_all(*lagged),
         "read": lambda: None,  # point reads follow every operation
+        "tick": lambda: clock.advance(TICK_SECONDS),
     }
     for operation in operations:
         act[operation]()
         account.check_point_reads()
     for mover, family in zip(movers, Family, strict=True):
         while not mover.step(family.meta_key(who.account_id)).settled:
-            pass
+            clock.advance(TICK_SECONDS)
         meta = live.shards.meta(who.account_id, family)
         assert (meta.shard_count, meta.read_count, meta.moving_from) == (4, 4, None), family
     account.check_point_reads()
-    walked = opened.finish()
-    assert len(walked) == len(set(walked)), "no incident twice"
-    assert set(walked) == opened.held_at_end, "every open incident, the new ones too"
-    listed = events.finish()
-    assert len(listed) == len(set(listed)), "no event twice"
-    assert len(listed) == events.held_at_end, "every event, the new ones too"
+    for walk_open, walk_events in ((opened, events), lagged):
+        walked = walk_open.finish()
+        assert len(walked) == len(set(walked)), "no incident twice"
+        assert set(walked) == walk_open.held_at_end, "every open incident, the new ones too"
+        listed = walk_events.finish()
+        assert len(listed) == len(set(listed)), "no event twice"
+        assert len(listed) == walk_events.held_at_end, "every event, the new ones too"
     after = account_incidents(live, who, State.OPEN, PageRequest(limit=100))
     assert after.stats is not None
     assert after.stats.streams == 4, "reads back to 4 shards"

@@ -156,7 +156,7 @@ class ShardCounts:
         read: dict[ShardMetaKey, ShardMeta] = {}
         for attempt in range(UNPROCESSED_ATTEMPTS):
             response = self._client.batch_get_item(
-                RequestItems={self._table_name: {"Keys": asked}}  # type: ignore[dict-item]
+                RequestItems={self._table_name: {"Keys": asked}}
             )
             for item in response.get("Responses", {}).get(self._table_name, []):
                 key = by_key[(item[pk]["S"], item[sk]["S"])]
@@ -164,7 +164,7 @@ class ShardCounts:
             unprocessed = response.get("UnprocessedKeys", {}).get(self._table_name)
             if not unprocessed:
                 break
-            asked = list(unprocessed["Keys"])  # type: ignore[arg-type]
+            asked = list(unprocessed["Keys"])
             self._sleep(min(1.0, 0.05 * 2**attempt) * self._rng.random())
         else:
             for item in asked:
