@@ -109,20 +109,31 @@ def halve_between_pages(
     running: DevProcess, client: DynamoDBClient, runs: list[Run], move_after: float
 ) -> list[int]:
     """Each run's page 1, its halving, its mover stepped until the upper half is empty and
-    its walk continued at once; the items each run missed."""
+    its walk continued at once; the items each run missed. A mover that moves at once
+    takes one run at a time (page 2 follows page 1 within the servers' cache); the waiting
+    one takes all at once (each still steps from its own halving)."""
+    batch = len(runs) if move_after else 1
+    missing: list[int] = []
+    for start in range(0, len(runs), batch):
+        missing += _halve_batch(running, client, runs[start : start + batch], move_after)
+    return missing
+
+
+def _halve_batch(
+    running: DevProcess, client: DynamoDBClient, runs: list[Run], move_after: float
+) -> list[int]:
     counts = build_tenant_shards(client, TABLE, ShardConfig(), policy=OPERATOR).counts(
         Family.EVENTS
     )
+    spec = Family.EVENTS.move_spec()
     for run in runs:
         run.truth = set(walk(running, run.token))
         first = call(running, "GET", PAGE, run.token)
         run.walked, run.cursor = [item["id"] for item in first["items"]], first["next_cursor"]
-        key = Family.EVENTS.meta_key(run.account)
-        counts.shrink(key, Family.EVENTS.move_spec())
-        spec = Family.EVENTS.move_spec()
+        counts.shrink(Family.EVENTS.meta_key(run.account), spec)
         run.mover = ShardMover(
-            counts, client, TABLE, TABLE_SCHEMA, index=spec.index,
-            hashed=spec.hashed, move_after_seconds=move_after,
+            counts, client, TABLE, TABLE_SCHEMA, index=spec.index, hashed=spec.hashed,
+            move_after_seconds=move_after,
         )  # fmt: skip
     pending = list(runs)
     while pending:

@@ -129,6 +129,17 @@ def incident_alerts(incident_id: IncidentId) -> AlertCount:
 @route(app, "send_alert")
 def send_alert(body: AlertBody) -> Response[AlertAccepted]:
     """Open, join, acknowledge or resolve the incident of the alert's ``dedup_key``."""
+    return _alert(body)
+
+
+@route(app, "enqueue_event")
+def enqueue_event(body: AlertBody) -> Response[AlertAccepted]:
+    """``POST /alerts`` on the path PagerDuty's Events API v2 clients post to, so an SDK
+    given the API's URL as its base sends here unchanged."""
+    return _alert(body)
+
+
+def _alert(body: TriggerAlert | MoveAlert) -> Response[AlertAccepted]:
     key = _bearer() or body.routing_key
     if not key:
         raise UnauthorizedError("send the integration key as Authorization: Bearer <key>")

@@ -251,6 +251,16 @@ ROUTES: dict[str, Route] = {
         integration_key=True,
         max_body=ALERT_MAX_BYTES,
     ),
+    "enqueue_event": Route(
+        "POST",
+        "/v2/enqueue",
+        Group.ALERTS,
+        "Send an alert on PagerDuty's path (give an Events API v2 client the API's URL)",
+        202,
+        CREATE,
+        integration_key=True,
+        max_body=ALERT_MAX_BYTES,
+    ),
     "create_api_key": Route(
         "POST", "/api-keys", Group.ALERTS, "Create an API key (people only)", 201, CREATE
     ),

@@ -163,13 +163,12 @@ def _integration_key_routes(document: dict[str, Any]) -> None:
             operation["security"] = [{"IntegrationKey": []}, {}]
 
 
-INLINE_BODIES = {
-    "send_alert": (
-        "AlertEvent",
-        "One alert, as PagerDuty's Events API v2 takes it: a trigger, or an acknowledge or "
-        "resolve of its dedup_key, told apart by event_action.",
-    )
-}
+ALERT_EVENT = (
+    "AlertEvent",
+    "One alert, as PagerDuty's Events API v2 takes it: a trigger, or an acknowledge or "
+    "resolve of its dedup_key, told apart by event_action.",
+)
+INLINE_BODIES = {"send_alert": ALERT_EVENT, "enqueue_event": ALERT_EVENT}
 """Request bodies Powertools writes inline (a discriminated union): names, descriptions."""
 
 
@@ -323,6 +322,7 @@ def _demo_examples(document: dict[str, Any], known: Mapping[str, str]) -> None:
             },
         },
     }
+    bodies["enqueue_event"] = bodies["send_alert"]
     bodies["replay_webhook"] = {"since": NOTHING_YET}
     for operation_id, operation in _operations(document).items():
         for parameter in operation.get("parameters", []):

@@ -27,6 +27,7 @@ EXPECTED = {
     },
     None: {
         "my_incidents", "my_teams_incidents", "my_teams", "save_profile", "send_alert",
+        "enqueue_event",
         "create_api_key", "list_api_keys", "get_api_key", "revoke_api_key",
     },
 }  # fmt: skip
