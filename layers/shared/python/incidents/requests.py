@@ -31,9 +31,6 @@ from incidents.models import (
 from incidents.text import CLEAN_CHARACTERS, REFUSED_CLASS, TEXT_RULES, clean_text
 
 MAX_LIST = 100
-DOCUMENTED_TEXT = {"pattern": CLEAN_CHARACTERS}
-"""The rule in the document: the characters as a pattern, the rest in words (a schema cannot
-say "something visible"); `clean_text` enforces all of it."""
 
 
 def stored_text(max_characters: int, max_bytes: int | None = None) -> AfterValidator:
@@ -64,13 +61,13 @@ def valid_email(value: str) -> str:
         raise ValueError(str(error)) from None
 
 
-def documented(max_characters: int, rules: str = "") -> Any:
+def documented(max_characters: int, rules: str = "", pattern: str = CLEAN_CHARACTERS) -> Any:
     """The rules in the document: the characters as a pattern, the limit as ``maxLength``,
-    the rest in words."""
+    the rest in words (a schema cannot say "something visible"; `clean_text` enforces all
+    of it)."""
     words = rules or f"{TEXT_RULES} At most {max_characters:,} characters, counted in NFC."
-    return Field(
-        description=words, json_schema_extra={**DOCUMENTED_TEXT, "maxLength": max_characters}
-    )
+    schema: dict[str, Any] = {"pattern": pattern, "maxLength": max_characters}
+    return Field(description=words, json_schema_extra=schema)
 
 
 OneLine = StringConstraints(strip_whitespace=True, min_length=1)

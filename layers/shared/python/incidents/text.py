@@ -52,14 +52,16 @@ SEPARATORS = ((0x2028, 0x2029),)
 """General_Category=Zl and Zp: the line and the paragraph separator."""
 
 
-def _refused_class() -> str:
-    """Every character refused wherever it stands (the characters of `IN_CONTEXT` aside),
-    all planes, as the inside of a regex class, from the tables alone: the same on every
-    Python. The Basic Multilingual Plane is written as escapes; characters beyond it as
-    themselves (a JSON string carries them as a surrogate pair, which a Unicode-aware
-    pattern engine reads back as one code point: ``\\U...`` and ``\\u{...}`` have no
-    spelling common to ECMA-262 and Python)."""
-    codes = {code for table in (CONTROLS, SEPARATORS, FORMAT, DEFAULT_IGNORABLE)
+def _refused_class(*, lines: bool = True) -> str:
+    """Every character refused wherever it stands (the characters of `IN_CONTEXT` aside;
+    without `lines`, control characters and line separators too, which `one_line` turns
+    into spaces), all planes, as the inside of a regex class, from the tables alone: the
+    same on every Python. The Basic Multilingual Plane is written as escapes; characters
+    beyond it as themselves (a JSON string carries them as a surrogate pair, which a
+    Unicode-aware pattern engine reads back as one code point: ``\\U...`` and
+    ``\\u{...}`` have no spelling common to ECMA-262 and Python)."""
+    tables = (CONTROLS, SEPARATORS) if lines else ()
+    codes = {code for table in (*tables, FORMAT, DEFAULT_IGNORABLE)
              for a, b in table for code in range(a, b + 1)}  # fmt: skip
     codes |= {ord(char) for char in BIDI_CONTROLS | INVISIBLE_LETTERS}
     codes |= set(range(0xFDD0, 0xFDF0))
@@ -83,6 +85,10 @@ REFUSED_CLASS = _refused_class()
 CLEAN_CHARACTERS = f"^[^{REFUSED_CLASS}]*$"
 """The refused characters as a JSON Schema pattern, for the document; `clean_text` is what
 enforces (and decides the joiner, the emoji selectors and tags by what surrounds them)."""
+FLATTENED_CHARACTERS = f"^[^{_refused_class(lines=False)}]*$"
+"""`CLEAN_CHARACTERS` for text made one line first (`one_line`): controls are taken."""
+BREAKS = frozenset({"Cc", "Zl", "Zp"})
+"""Control characters (tab, newline, NUL, ...) and line and paragraph separators."""
 TEXT_RULES = (
     "Stored in Unicode NFC. One line of visible text: no control characters (tab and newline "
     "included), line or paragraph separators, bidirectional controls, noncharacters, "
@@ -93,6 +99,12 @@ TEXT_RULES = (
     "selectors U+FE0E/U+FE0F only after an emoji and tag characters only in a flag; must "
     "contain a visible character."
 )
+
+
+def one_line(value: str) -> str:
+    """`value` with each control character and line or paragraph separator as a space: a
+    monitoring tool's template (a newline, a tab) made one line instead of refused."""
+    return "".join(" " if unicodedata.category(char) in BREAKS else char for char in value)
 
 
 def clean_text(value: str) -> str:

@@ -39,10 +39,11 @@ from incidents.alerts.models import (
     TriggerAlert,
     title_of,
 )
+from incidents.alerts.trimmed import size_of, trimmed
 from incidents.errors import DomainError, VersionConflictError
 from incidents.incident.commands import CHANGE_ATTEMPTS, load_summary, update_incident
 from incidents.incident.create import create_incident
-from incidents.items import deserialize, serialize
+from incidents.items import MAX_DETAILS_BYTES, deserialize, serialize
 from incidents.keyed import request_digest
 from incidents.models import EventType, IncidentSummary, Status, timestamp
 from incidents.requests import CreateIncident, UpdateIncident
@@ -59,6 +60,8 @@ COUNTER_SHARDS = 8
 NEVER = ""
 """A key's last ``alert.received`` before its first: earlier than any timestamp."""
 OPEN_ATTEMPTS = 4
+ALERT_DETAILS = "alert"
+"""Where an incident opened by an alert keeps the alert, in its details."""
 
 
 class KeyTakenError(DomainError):
@@ -161,7 +164,7 @@ def _open(
     request = CreateIncident(
         title=title_of(payload.summary),
         severity=integration.default_severity or SEVERITIES[payload.severity],
-        details={"alert": _described(key, alert)},
+        details={ALERT_DETAILS: _described(key, alert)},
         teams=[integration.team_id] if integration.team_id else [],
     )
     values = {
@@ -254,13 +257,25 @@ def _is_open(key: AlertKey, incident_id: str) -> bool:
 
 
 def _described(key: AlertKey, alert: TriggerAlert) -> dict[str, Any]:
-    """The alert as the incident's details keep it."""
-    return {
+    """The alert as the incident's details keep it: the summary as sent where it had line
+    breaks, and its custom details trimmed to what an incident keeps (`trimmed`)."""
+    payload = alert.payload
+    sent = {"summary_sent": payload.sent_summary} if payload.sent_summary else {}
+    described: dict[str, Any] = {
         "integration_id": key.integration.id,
         "dedup_key": key.dedup_key,
-        **alert.payload.model_dump(mode="json", exclude_none=True),
-        "links": [link.model_dump(exclude_none=True) for link in alert.links],
+        **payload.model_dump(
+            mode="json", exclude_none=True, by_alias=True, exclude={"custom_details"}
+        ),
+        **sent,
+        **alert.model_dump(
+            mode="json", exclude_none=True, include={"links", "images", "client", "client_url"}
+        ),
     }
+    if payload.custom_details is not None:
+        room = MAX_DETAILS_BYTES - size_of({ALERT_DETAILS: {**described, "custom_details": {}}})
+        described["custom_details"] = trimmed(payload.custom_details, room)
+    return described
 
 
 def _claim_key(key: AlertKey, values: dict[str, Any], replaced: KeyState | None) -> Item:

@@ -7,17 +7,34 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    StringConstraints,
+    TypeAdapter,
+    ValidatorFunctionWrapHandler,
+    model_validator,
+)
 
 from incidents.models import KSUID, RESPONSE, TITLE_MAX, Severity, TeamId, Timestamp
 from incidents.requests import CleanName, OneLine, documented, stored_text
+from incidents.text import FLATTENED_CHARACTERS, TEXT_RULES, one_line
 
 INTEGRATION_ID = rf"^intg_{KSUID}$"
 DEDUP_KEY_MAX = 255
+"""PagerDuty's limit for a dedup key."""
 SUMMARY_MAX = 1024
 """PagerDuty's limit for a summary; an incident's title keeps its first `TITLE_MAX`."""
-"""PagerDuty's limit for a dedup key."""
 SOURCE_MAX = 255
+LINE_MAX = 1024
+"""A component, group, class, client, link text or image text at most."""
+URL_MAX = 2048
+MAX_LINKS = 20
+HTTP_URL = r"^[Hh][Tt][Tt][Pp][Ss]?://[^\s]+$"
+HTTPS_URL = r"^[Hh][Tt][Tt][Pp][Ss]://[^\s]+$"
 
 
 class EventAction(StrEnum):
@@ -45,25 +62,70 @@ SEVERITIES = {
 }
 """critical is SEV1, error SEV2, warning SEV3, info SEV4 (SEV5 is for people to choose)."""
 
-AlertSummary = Annotated[str, OneLine, stored_text(SUMMARY_MAX), documented(SUMMARY_MAX)]
-DedupKey = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=DEDUP_KEY_MAX)
+
+def _one_line(value: object) -> object:
+    return one_line(value) if isinstance(value, str) else value
+
+
+def _flattened(max_characters: int) -> Any:
+    """The document's rules for an alert's text: made one line, then a title's rules."""
+    rules = (
+        "Made one line first: each control character (a newline, a tab) and line or "
+        f"paragraph separator becomes a space. Then: {TEXT_RULES} At most "
+        f"{max_characters:,} characters, counted in NFC."
+    )
+    return documented(max_characters, rules, FLATTENED_CHARACTERS)
+
+
+FLATTEN = BeforeValidator(_one_line)
+"""What monitoring tools' templates send (a multi-line summary) is made one line, not refused."""
+AlertSummary = Annotated[str, FLATTEN, OneLine, stored_text(SUMMARY_MAX), _flattened(SUMMARY_MAX)]
+AlertSource = Annotated[str, FLATTEN, OneLine, stored_text(SOURCE_MAX), _flattened(SOURCE_MAX)]
+AlertLine = Annotated[str, FLATTEN, OneLine, stored_text(LINE_MAX), _flattened(LINE_MAX)]
+DedupKey = Annotated[str, FLATTEN, OneLine, stored_text(DEDUP_KEY_MAX), _flattened(DEDUP_KEY_MAX)]
+HttpUrl = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=URL_MAX, pattern=HTTP_URL),
+    stored_text(URL_MAX),
+]
+"""An http(s) URL, as sent (no ``javascript:`` or ``data:`` link reaches a browser)."""
+HttpsUrl = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=URL_MAX, pattern=HTTPS_URL),
+    stored_text(URL_MAX),
 ]
 
 
 class TriggerPayload(BaseModel):
     """What happened."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
     summary: AlertSummary
-    source: Annotated[str, StringConstraints(min_length=1, max_length=SOURCE_MAX)]
+    source: AlertSource
     severity: AlertSeverity
     timestamp: datetime | None = None
     """When the monitoring tool saw it."""
-    component: str | None = None
-    group: str | None = None
+    component: AlertLine | None = None
+    group: AlertLine | None = None
+    class_: AlertLine | None = Field(default=None, alias="class")
     custom_details: dict[str, Any] | None = None
+    _sent_summary: str | None = PrivateAttr(default=None)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_sent_summary(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        """The summary as sent, where making it one line changed it (the details keep it)."""
+        payload = handler(data)
+        sent = data.get("summary") if isinstance(data, dict) else None
+        if isinstance(sent, str) and one_line(sent) != sent:
+            payload._sent_summary = sent
+        return payload
+
+    @property
+    def sent_summary(self) -> str | None:
+        """The summary with its line breaks, if it had any."""
+        return self._sent_summary
 
 
 class MovePayload(BaseModel):
@@ -77,21 +139,29 @@ class MovePayload(BaseModel):
 
 
 class Link(BaseModel):
-    """A link to show with the alert."""
+    """A link to show with the alert (http or https only)."""
 
-    href: Annotated[str, StringConstraints(min_length=1, max_length=2048)]
-    text: str | None = None
+    href: HttpUrl
+    text: AlertLine | None = None
+
+
+class Image(BaseModel):
+    """An image to show with the alert: served over https, optionally a link."""
+
+    src: HttpsUrl
+    href: HttpUrl | None = None
+    alt: AlertLine | None = None
 
 
 class AlertBase(BaseModel):
-    """What every alert may carry (fields PagerDuty's API takes and this one does not read,
-    such as ``client`` or ``images``, are ignored)."""
+    """What every alert may carry (fields PagerDuty's API takes and this one does not read
+    are ignored)."""
 
     model_config = ConfigDict(extra="ignore")
 
     routing_key: str | None = None
     """The integration key, if not sent as ``Authorization``."""
-    links: list[Link] = Field(default_factory=list, max_length=20)
+    links: list[Link] = Field(default_factory=list, max_length=MAX_LINKS)
 
 
 class TriggerAlert(AlertBase):
@@ -101,6 +171,10 @@ class TriggerAlert(AlertBase):
     dedup_key: DedupKey | None = None
     """The alert's key (one incident per key while it is open); generated when absent."""
     payload: TriggerPayload
+    images: list[Image] = Field(default_factory=list, max_length=MAX_LINKS)
+    client: AlertLine | None = None
+    """The monitoring tool's name, shown with a link to it (`client_url`)."""
+    client_url: HttpUrl | None = None
 
 
 class MoveAlert(AlertBase):

@@ -137,14 +137,21 @@ def update_incident(
 def _summary_put(
     store: Store, account: str, updated: IncidentSummary, counted: Counted, events: int
 ) -> Item:
-    """The transaction's Put of the updated summary, on the version and counter read."""
+    """The transaction's Put of the updated summary, on the version and counter read, and,
+    when its state stays, on its list entry still being where it was read (a mover that
+    re-pointed it meanwhile makes the change read again, rather than undo the move)."""
     condition, names, values = as_read(counted)
+    listed_at = counted.listed_at if updated.state is counted.summary.state else None
+    if listed_at is not None:
+        condition += " AND GSI2PK = :listed"
+        values = {**values, ":listed": {"S": listed_at}}
+    item = summary_item(
+        store, account, updated, event_seq=counted.seq + events, pk=counted.pk, listed_at=listed_at
+    )
     return {
         "Put": {
             "TableName": store.table_name,
-            "Item": summary_item(
-                store, account, updated, event_seq=counted.seq + events, pk=counted.pk
-            ),
+            "Item": item,
             "ConditionExpression": condition,
             "ExpressionAttributeNames": names,
             "ExpressionAttributeValues": values,

@@ -37,16 +37,25 @@ condition (already newer, or removed), so it ends within as many as there are co
 
 
 def summary_item(
-    store: Store, account: str, summary: IncidentSummary, *, event_seq: int, pk: str | None = None
+    store: Store,
+    account: str,
+    summary: IncidentSummary,
+    *,
+    event_seq: int,
+    pk: str | None = None,
+    listed_at: str | None = None,
 ) -> Item:
     """The summary's item with its index keys and its timeline's event counter: at `pk`
-    (where it was read: a halving's mover moves it, an update never does), or for a new
-    one the account's current shard."""
+    and in its state list at `listed_at` (where they were read: a halving's mover moves
+    them, an update never does, or a reader whose map lags the halving would miss the
+    entry moved behind its cursor), or for a new one (a new state) the account's current
+    shards."""
     shards = store.shards
     if pk is None:
         pk, _ = summary_key(account, summary.id, shards.write_count(account, Family.SUMMARIES))
     listed = shards.write_count(account, Family.of_state(summary.state))
     gsi2pk, gsi2sk = state_index_key(account, summary.state, summary.id, summary.created_at, listed)
+    gsi2pk = listed_at or gsi2pk
     gsi3pk, gsi3sk = number_index_key(account, summary.number)
     keys = {"PK": pk, "SK": summary.id, "GSI2PK": gsi2pk, "GSI2SK": gsi2sk}
     keys |= {"GSI3PK": gsi3pk, "GSI3SK": gsi3sk}

@@ -61,6 +61,9 @@ class Counted:
     seq: int
     pk: str
     """Where the summary was read: a change writes it there (`dynashard.mover` moves it)."""
+    listed_at: str | None = None
+    """Its state list's partition (``GSI2PK``) as read: a change that keeps the state keeps
+    the entry there (the mover moves it; a change never does)."""
 
 
 def load_counted(store: Store, caller: Caller, incident_id: str) -> Counted | None:
@@ -69,7 +72,8 @@ def load_counted(store: Store, caller: Caller, incident_id: str) -> Counted | No
     if item is None:
         return None
     seq = int(item[SEQ_ATTRIBUTE]["N"]) if SEQ_ATTRIBUTE in item else 0
-    return Counted(from_item(IncidentSummary, item), seq, item["PK"]["S"])
+    listed = item["GSI2PK"]["S"] if "GSI2PK" in item else None
+    return Counted(from_item(IncidentSummary, item), seq, item["PK"]["S"], listed)
 
 
 def require_counted(store: Store, caller: Caller, incident_id: str) -> Counted:
