@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from incidents.items import MAX_DETAILS_BYTES
 from incidents.store import Caller, new_id
 from lambdas.routes import ALERT_MAX_BYTES
 from tests.helpers.api_harness import Api, Reply
@@ -34,6 +35,9 @@ def new_integration(api: Api, who: Caller, **body: Any) -> dict[str, Any]:
 def alert(api: Api, key: str | None, **body: Any) -> Reply:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     return api.call("send_alert", None, body=body, headers=headers)
+
+
+OK_PAYLOAD = {"summary": "disk full", "source": "db-1", "severity": "error"}
 
 
 def trigger(api: Api, key: str, dedup_key: str, summary: str = "disk full") -> Reply:
@@ -135,6 +139,34 @@ def test_a_key_s_alerts_reach_the_timeline_at_once_then_once_a_minute(
             },
             "severity",
         ),
+        (
+            {"event_action": "trigger", "payload": {**OK_PAYLOAD, "source": "db\u202e1"}},
+            "payload.source",
+        ),
+        (
+            {"event_action": "trigger", "payload": OK_PAYLOAD, "dedup_key": "\u200b"},
+            "dedup_key",
+        ),
+        (
+            {
+                "event_action": "trigger",
+                "payload": OK_PAYLOAD,
+                "links": [{"href": "javascript:alert(1)"}],
+            },
+            "links.0.href",
+        ),
+        (
+            {
+                "event_action": "trigger",
+                "payload": OK_PAYLOAD,
+                "images": [{"src": "http://grafana.example.com/panel.png"}],
+            },
+            "images.0.src",
+        ),
+        (
+            {"event_action": "trigger", "payload": OK_PAYLOAD, "client_url": "data:text/html,x"},
+            "client_url",
+        ),
     ],
 )
 def test_a_bad_alert_is_a_400_naming_the_field(
@@ -235,3 +267,68 @@ def test_an_incident_s_alert_count_is_exact_and_the_account_s_own(api: Api, alic
     assert by_hand["alerts"] == 0
     mallory = Caller(new_id("acct"), new_id("user"))
     assert api.call("incident_alerts", mallory, path).status == 404
+
+
+def test_what_monitoring_templates_send_is_made_one_line_not_refused(
+    api: Api, alice: Caller
+) -> None:
+    """Alertmanager's and Grafana's templates put newlines and tabs in a summary, and
+    Alertmanager does not retry a 400: every control character becomes a space (the
+    summary as sent is kept in the details), in every text field; what cannot be cleaned
+    (a bidirectional control) is a 400 naming its field (above)."""
+    key = new_integration(api, alice)["key"]
+    sent = "[FIRING:1] DiskFull\n\tdb-1: 95%\r\nrunbook: https://runbooks.example.com"
+    payload = {**OK_PAYLOAD, "summary": sent, "source": "db\x001", "component": "disk\npg"}
+    reply = alert(api, key, event_action="trigger", dedup_key="k\n1", payload=payload)
+    assert (reply.status, reply.body["dedup_key"]) == (202, "k 1"), reply.body
+    incident = api.call("get_incident", alice, {"incident_id": reply.body["incident_id"]}).body
+    title = "[FIRING:1] DiskFull  db-1: 95%  runbook: https://runbooks.example.com"
+    assert incident["summary"]["title"] == title
+    kept = incident["details"]["alert"]
+    assert (kept["summary"], kept["summary_sent"]) == (title, sent)
+    assert (kept["source"], kept["component"]) == ("db 1", "disk pg")
+    resolved = alert(api, key, event_action="resolve", dedup_key="k\n1")
+    assert (resolved.status, resolved.body["status"]) == (202, "resolved"), "the same key"
+
+
+def test_details_above_what_an_incident_keeps_are_trimmed_with_a_marker(
+    api: Api, alice: Caller
+) -> None:
+    """The route takes PagerDuty's 512 KB, and Alertmanager and Grafana trim only above
+    512,000 bytes: an alert that opens an incident keeps its details up to what an
+    incident holds, and says what it cut, instead of a 413 (a lost page)."""
+    key = new_integration(api, alice)["key"]
+    details = {"firing": "a" * 1000, "log": "b" * 400_000, "after": "c", "more": "d"}
+    payload = {**OK_PAYLOAD, "custom_details": details}
+    reply = alert(api, key, event_action="trigger", dedup_key="big", payload=payload)
+    assert (reply.status, reply.body["status"]) == (202, "opened"), reply.body
+    incident = api.call("get_incident", alice, {"incident_id": reply.body["incident_id"]}).body
+    kept = incident["details"]["alert"]["custom_details"]
+    assert kept["firing"] == "a" * 1000, "what fits is kept whole"
+    assert kept["log"][:4] + kept["log"][-1] == "bbbb…", "the first one not to fit is cut"
+    assert 300_000 < len(kept["log"]) < 400_000
+    marker = kept["_trimmed"]
+    assert marker["cut_or_dropped"] == ["log", "after", "more"]
+    assert marker["sent_bytes"] > 400_000 > marker["kept_bytes"]
+    assert len(json.dumps(incident["details"]).encode()) <= MAX_DETAILS_BYTES
+
+
+def test_images_class_and_client_are_kept_and_tell_alerts_apart(api: Api, alice: Caller) -> None:
+    key = new_integration(api, alice)["key"]
+    extra = {
+        "images": [{"src": "https://grafana.example.com/p.png", "href": "", "alt": "panel"}],
+        "client": "Grafana",
+        "client_url": "https://grafana.example.com/alerting",
+    }
+    payload = {**OK_PAYLOAD, "class": "disk", "group": ""}
+    first = alert(api, key, event_action="trigger", dedup_key="g", payload=payload, **extra)
+    assert first.status == 202, first.body
+    incident = api.call("get_incident", alice, {"incident_id": first.body["incident_id"]}).body
+    kept = incident["details"]["alert"]
+    assert (kept["class"], kept.get("group")) == ("disk", None), "an empty field is unset"
+    assert kept["images"] == [{"src": "https://grafana.example.com/p.png", "alt": "panel"}]
+    assert (kept["client"], kept["client_url"]) == (extra["client"], extra["client_url"])
+    other = {**extra, "client": "Grafana (staging)"}
+    alert(api, key, event_action="trigger", dedup_key="g", payload=payload, **other)
+    counted = api.call("incident_alerts", alice, {"incident_id": first.body["incident_id"]})
+    assert counted.body["alerts"] == 2, "differing only in client: two alerts, not a retry"

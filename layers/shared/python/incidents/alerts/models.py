@@ -89,6 +89,22 @@ HttpUrl = Annotated[
     stored_text(URL_MAX),
 ]
 """An http(s) URL, as sent (no ``javascript:`` or ``data:`` link reaches a browser)."""
+
+
+def _blank_is_unset(value: object) -> object:
+    return None if isinstance(value, str) and not value.strip() else value
+
+
+def _empty_documented(schema: dict[str, Any]) -> None:
+    """The document says an empty string is taken (as unset)."""
+    schema["anyOf"].insert(-1, {"type": "string", "maxLength": 0})
+
+
+BLANK_IS_UNSET = BeforeValidator(_blank_is_unset)
+"""An optional field sent empty (Alertmanager's and Grafana's unset fields) is unset."""
+EMPTY_IS_UNSET = Field(json_schema_extra=_empty_documented)
+OptionalLine = Annotated[AlertLine | None, BLANK_IS_UNSET, EMPTY_IS_UNSET]
+OptionalUrl = Annotated[HttpUrl | None, BLANK_IS_UNSET, EMPTY_IS_UNSET]
 HttpsUrl = Annotated[
     str,
     StringConstraints(min_length=1, max_length=URL_MAX, pattern=HTTPS_URL),
@@ -106,9 +122,9 @@ class TriggerPayload(BaseModel):
     severity: AlertSeverity
     timestamp: datetime | None = None
     """When the monitoring tool saw it."""
-    component: AlertLine | None = None
-    group: AlertLine | None = None
-    class_: AlertLine | None = Field(default=None, alias="class")
+    component: OptionalLine = None
+    group: OptionalLine = None
+    class_: OptionalLine = Field(default=None, alias="class")
     custom_details: dict[str, Any] | None = None
     _sent_summary: str | None = PrivateAttr(default=None)
 
@@ -142,15 +158,15 @@ class Link(BaseModel):
     """A link to show with the alert (http or https only)."""
 
     href: HttpUrl
-    text: AlertLine | None = None
+    text: OptionalLine = None
 
 
 class Image(BaseModel):
     """An image to show with the alert: served over https, optionally a link."""
 
     src: HttpsUrl
-    href: HttpUrl | None = None
-    alt: AlertLine | None = None
+    href: OptionalUrl = None
+    alt: OptionalLine = None
 
 
 class AlertBase(BaseModel):
@@ -172,9 +188,9 @@ class TriggerAlert(AlertBase):
     """The alert's key (one incident per key while it is open); generated when absent."""
     payload: TriggerPayload
     images: list[Image] = Field(default_factory=list, max_length=MAX_LINKS)
-    client: AlertLine | None = None
+    client: OptionalLine = None
     """The monitoring tool's name, shown with a link to it (`client_url`)."""
-    client_url: HttpUrl | None = None
+    client_url: OptionalUrl = None
 
 
 class MoveAlert(AlertBase):

@@ -13,10 +13,14 @@ from typing import Any
 
 MARKER = "_trimmed"
 """The key that says details were trimmed, and how."""
-MARKER_BYTES = 1024
-"""Room kept for the marker itself (a few numbers and up to a few key names)."""
+MARKER_BYTES = 4096
+"""Room kept for the marker itself: four numbers and `NAMED_KEYS` names of at most
+`NAME_CHARACTERS` characters, each at most 6 bytes as JSON (a control character's
+``\\uXXXX``)."""
 NAMED_KEYS = 20
 """Keys the marker names at most (dropped or cut); it counts the rest."""
+NAME_CHARACTERS = 32
+"""A named key's characters at most, so the marker stays within `MARKER_BYTES`."""
 
 
 def size_of(value: Any) -> int:
@@ -47,7 +51,7 @@ def trimmed(details: dict[str, Any], budget: int) -> dict[str, Any]:
     kept[MARKER] = {
         "sent_bytes": sent,
         "kept_bytes": size_of(kept),
-        "cut_or_dropped": cut[:NAMED_KEYS],
+        "cut_or_dropped": [name[:NAME_CHARACTERS] for name in cut[:NAMED_KEYS]],
         "more_dropped": max(0, len(cut) - NAMED_KEYS),
     }
     return kept
