@@ -201,3 +201,39 @@ def test_a_trigger_without_summary_names_the_missing_fields() -> None:
         ALERT_EVENTS.validate_python({"event_action": "trigger", "payload": {"severity": "info"}})
     with pytest.raises(ValueError, match=r"resolve\.dedup_key\n  Field required"):
         ALERT_EVENTS.validate_python({"event_action": "resolve"})
+
+
+ROUNDS, RACERS = 5, 24
+
+
+def test_mixed_alerts_racing_on_one_key_all_land_and_count_exactly(
+    store: Store, alice: Caller, integration: IntegrationWithKey
+) -> None:
+    """Triggers, acknowledges and resolves of one key, all at once, round after round: no
+    alert answers anything but what it did (the Events API has no 409), every trigger is
+    counted once on the incident it opened or joined, at most one incident of the key is
+    open, and no incident is joined, or notes an alert, once it is resolved."""
+    answers: list[Any] = []
+    for round_number in range(ROUNDS):
+        kinds = ["trigger"] * (RACERS // 2) + ["acknowledge", "resolve"] * (RACERS // 4)
+
+        def fire(n: int, kinds: list[str] = kinds, round_number: int = round_number) -> Any:
+            if kinds[n] == "trigger":
+                alert = trigger("racing", custom_details={"round": round_number, "n": n})
+                return send(store, integration.key, alert)
+            return send(store, integration.key, action(kinds[n], "racing"))
+
+        with ThreadPoolExecutor(RACERS) as pool:
+            answers += list(pool.map(fire, range(RACERS)))  # raises on any 409
+    triggered = [a for a in answers if a.status in (AlertStatus.OPENED, AlertStatus.ATTACHED)]
+    assert len(triggered) == ROUNDS * RACERS // 2, "every trigger opened or joined"
+    incidents = {a.incident_id for a in triggered}
+    counted = sum(alert_count(store, alice.account_id, i) for i in incidents)
+    assert counted == len(triggered), "each trigger counted once"
+    opened = [i for i in incidents if load_summary(store, alice, i).status is not Status.RESOLVED]
+    assert len(opened) <= 1, "at most one open incident of the key"
+    for incident_id in incidents:
+        kinds_seen = [e.type for e in events(store, alice, incident_id)]
+        if EventType.RESOLVED in kinds_seen:
+            after = kinds_seen[kinds_seen.index(EventType.RESOLVED) :]
+            assert EventType.ALERT_RECEIVED not in after, "nothing joins a resolved incident"

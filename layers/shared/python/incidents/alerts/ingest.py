@@ -49,7 +49,12 @@ from incidents.models import EventType, IncidentSummary, Status, timestamp
 from incidents.requests import CreateIncident, UpdateIncident
 from incidents.store import Caller, Store, new_id
 from incidents.table import TABLE_SCHEMA
-from incidents.timeline.events import change_operations, pause_before_retry, require_counted
+from incidents.timeline.events import (
+    change_operations,
+    load_counted,
+    pause_before_retry,
+    require_counted,
+)
 
 KEY_SHARDS = 16
 SEEN_SHARDS = 16
@@ -59,7 +64,10 @@ EVENT_EVERY = timedelta(minutes=1)
 COUNTER_SHARDS = 8
 NEVER = ""
 """A key's last ``alert.received`` before its first: earlier than any timestamp."""
-OPEN_ATTEMPTS = 4
+ALERT_ATTEMPTS = 24
+"""Tries of an alert that keeps losing races on its key (a trigger to open or join, an
+acknowledge or resolve to move the incident), with jittered back-off between them: the
+Events API has no 409, and a sender that retries only 5xx and 429 would drop the alert."""
 ALERT_DETAILS = "alert"
 """Where an incident opened by an alert keeps the alert, in its details."""
 
@@ -70,6 +78,11 @@ class KeyTakenError(DomainError):
 
 class SeenError(DomainError):
     """This alert was counted before (never leaves this module)."""
+
+
+class ResolvedMeanwhileError(DomainError):
+    """The key's incident was resolved after the trigger read it open (never leaves this
+    module: the trigger opens the key's next incident)."""
 
 
 @dataclass(frozen=True)
@@ -140,18 +153,19 @@ def _trigger(key: AlertKey, alert: TriggerAlert) -> AlertAccepted:
     store, account = key.store, key.account
     body = alert.model_dump(mode="json", exclude={"routing_key"})  # the key: however sent
     digest = request_digest({"integration": key.integration.id, "alert": body})
-    for _ in range(OPEN_ATTEMPTS):
+    for attempt in range(ALERT_ATTEMPTS):
         state = key.state()
-        if state is not None and _is_open(key, state.incident_id):
-            return _join(key, alert, digest, state)
+        open_at = _open_at(key, state)
         try:
+            if state is not None and open_at is not None:
+                return _join(key, alert, digest, state, open_at)
             return _open(key, alert, digest, state)
         except SeenError:  # a retry of an alert that was counted: its first answer
             seen = _seen_answer(store, account, digest)
             if seen is not None:
                 return seen
-        except KeyTakenError:  # another trigger opened the key's incident: join it
-            continue
+        except (KeyTakenError, ResolvedMeanwhileError, VersionConflictError):
+            pause_before_retry(min(attempt, 6))  # read the key again
     raise VersionConflictError("the alert's key keeps changing; retry")
 
 
@@ -189,15 +203,29 @@ def _open(
     return key.answer(AlertStatus.OPENED, incident.summary.id)
 
 
-def _join(key: AlertKey, alert: TriggerAlert, digest: str, state: KeyState) -> AlertAccepted:
-    """Count the alert on the key's open incident (and, once a minute, note it)."""
+def _join(
+    key: AlertKey, alert: TriggerAlert, digest: str, state: KeyState, open_at: str
+) -> AlertAccepted:
+    """Count the alert on the key's open incident (and, once a minute, note it), on the
+    condition that it is still open where it was read (`open_at`, its summary's partition):
+    a trigger racing a resolve opens the key's next incident instead of joining one that
+    is resolved."""
     store = key.store
     answer = key.answer(AlertStatus.ATTACHED, state.incident_id)
     base = _count_base(key.account, state.incident_id)
+    still_open = {
+        "ConditionCheck": {
+            "TableName": store.table_name,
+            "Key": {"PK": {"S": open_at}, "SK": {"S": state.incident_id}},
+            "ConditionExpression": "#status <> :resolved",
+            "ExpressionAttributeNames": {"#status": "status"},
+            "ExpressionAttributeValues": {":resolved": {"S": Status.RESOLVED.value}},
+        }
+    }
     try:
         store.transact(
-            [_seen_put(store, key.account, digest, answer), _counter(store).add(base)],
-            [SeenError("this alert was counted"), None],
+            [_seen_put(store, key.account, digest, answer), _counter(store).add(base), still_open],
+            [SeenError("this alert was counted"), None, ResolvedMeanwhileError("resolved")],
         )
     except SeenError:
         return _seen_answer(store, key.account, digest) or answer
@@ -225,6 +253,8 @@ def _note_alerts(key: AlertKey, alert: TriggerAlert, state: KeyState) -> None:
     }
     for attempt in range(CHANGE_ATTEMPTS):
         counted = require_counted(store, key.caller, state.incident_id)
+        if counted.summary.status is Status.RESOLVED:
+            return  # counted before the resolve; a note after it would read as swallowed
         operations, _ = change_operations(
             store, key.caller, counted, EventType.ALERT_RECEIVED, alert=received
         )
@@ -236,7 +266,18 @@ def _note_alerts(key: AlertKey, alert: TriggerAlert, state: KeyState) -> None:
 
 
 def _move(key: AlertKey, alert: MoveAlert) -> AlertAccepted:
-    """An acknowledge or a resolve: the key's incident moves, unless the alert is older."""
+    """An acknowledge or a resolve: the key's incident moves, unless the alert is older.
+    One that loses a race to another change of the incident tries again until it has moved
+    it (a resolve that loses to an acknowledge still resolves)."""
+    for attempt in range(ALERT_ATTEMPTS):
+        try:
+            return _move_once(key, alert)
+        except VersionConflictError:
+            pause_before_retry(min(attempt, 6))
+    raise VersionConflictError("the alert's incident keeps changing; retry")
+
+
+def _move_once(key: AlertKey, alert: MoveAlert) -> AlertAccepted:
     state = key.state()
     sent = alert.payload.timestamp if alert.payload else None
     if state is None or (sent is not None and timestamp(sent) < state.opened_at):
@@ -252,8 +293,14 @@ def _move(key: AlertKey, alert: MoveAlert) -> AlertAccepted:
     return key.answer(done, state.incident_id)
 
 
-def _is_open(key: AlertKey, incident_id: str) -> bool:
-    return load_summary(key.store, key.caller, incident_id).status is not Status.RESOLVED
+def _open_at(key: AlertKey, state: KeyState | None) -> str | None:
+    """The partition of the key's incident's summary if that incident is open, else None."""
+    if state is None:
+        return None
+    counted = load_counted(key.store, key.caller, state.incident_id)
+    if counted is None or counted.summary.status is Status.RESOLVED:
+        return None
+    return counted.pk
 
 
 def _described(key: AlertKey, alert: TriggerAlert) -> dict[str, Any]:
