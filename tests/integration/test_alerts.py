@@ -237,3 +237,30 @@ def test_mixed_alerts_racing_on_one_key_all_land_and_count_exactly(
         if EventType.RESOLVED in kinds_seen:
             after = kinds_seen[kinds_seen.index(EventType.RESOLVED) :]
             assert EventType.ALERT_RECEIVED not in after, "nothing joins a resolved incident"
+
+
+class DeletesFirst:
+    """A client whose next ``UpdateItem`` comes after the integration was deleted (a
+    DELETE racing the alert that had just read it)."""
+
+    def __init__(self, store: Store, alice: Caller, integration_id: str) -> None:
+        self._client, self._delete = store.client, (store, alice, integration_id)
+        self.exceptions = store.client.exceptions
+
+    def update_item(self, **request: Any) -> Any:
+        delete_integration(*self._delete)
+        return self._client.update_item(**request)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+def test_an_integration_deleted_while_its_alert_is_read_is_a_401_not_a_500(
+    store: Store, alice: Caller, integration: IntegrationWithKey
+) -> None:
+    racing = dataclasses.replace(
+        store,
+        client=DeletesFirst(store, alice, integration.id),  # type: ignore[arg-type]
+    )
+    with pytest.raises(UnauthorizedError, match="unknown or revoked"):
+        authenticate(racing, integration.key)

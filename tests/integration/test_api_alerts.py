@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -332,3 +333,48 @@ def test_images_class_and_client_are_kept_and_tell_alerts_apart(api: Api, alice:
     alert(api, key, event_action="trigger", dedup_key="g", payload=payload, **other)
     counted = api.call("incident_alerts", alice, {"incident_id": first.body["incident_id"]})
     assert counted.body["alerts"] == 2, "differing only in client: two alerts, not a retry"
+
+
+def test_a_dedup_key_of_255_characters_of_any_script_opens_and_resolves(
+    api: Api, alice: Caller
+) -> None:
+    """PagerDuty takes 255 characters; in a four-byte script that is 1,020 bytes, past
+    DynamoDB's 1,024-byte sort key once the integration's id is added: the key's item
+    holds its hash instead."""
+    key = new_integration(api, alice)["key"]
+    dedup_key = "\U0001d538" * 255
+    opened = trigger(api, key, dedup_key)
+    assert (opened.status, opened.body["dedup_key"]) == (202, dedup_key), opened.body
+    assert trigger(api, key, dedup_key, "again").body["status"] == "attached"
+    resolved = alert(api, key, event_action="resolve", dedup_key=dedup_key)
+    assert (resolved.status, resolved.body["status"]) == (202, "resolved"), resolved.body
+
+
+@pytest.mark.parametrize("sent", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"])
+def test_a_timestamp_past_the_calendar_in_utc_is_a_400(api: Api, alice: Caller, sent: str) -> None:
+    key = new_integration(api, alice)["key"]
+    payload = {**OK_PAYLOAD, "timestamp": sent}
+    reply = alert(api, key, event_action="trigger", dedup_key="edge", payload=payload)
+    assert (reply.status, reply.body["code"]) == (400, "validation_error"), reply.body
+    assert "payload.timestamp" in reply.body["message"]
+    late = alert(api, key, event_action="resolve", dedup_key="edge", payload={"timestamp": sent})
+    assert late.status == 400, late.body
+
+
+def test_a_trigger_stamped_ahead_of_the_clock_orders_as_now(api: Api, alice: Caller) -> None:
+    """A skewed clock, or a local time labelled Z, stamps a trigger an hour ahead: it
+    orders as the server's now, so the acknowledge and resolve that follow still move it."""
+    key = new_integration(api, alice)["key"]
+    ahead = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    opened = alert(
+        api, key, event_action="trigger", dedup_key="skew",
+        payload={**OK_PAYLOAD, "timestamp": ahead},
+    )  # fmt: skip
+    assert opened.body["status"] == "opened", opened.body
+    now = datetime.now(UTC).isoformat()
+    acked = alert(
+        api, key, event_action="acknowledge", dedup_key="skew", payload={"timestamp": now}
+    )
+    assert acked.body["status"] == "acknowledged", acked.body
+    resolved = alert(api, key, event_action="resolve", dedup_key="skew")
+    assert resolved.body["status"] == "resolved", resolved.body

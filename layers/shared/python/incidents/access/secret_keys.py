@@ -60,20 +60,28 @@ def owner_of(
     stored = found and store.get(partition(found[0]), found[1], consistent=False)
     if not (found and stored):
         return None
+    if stored.get("key_hash", {}).get("S", digest(key)) != digest(key):
+        return None  # rotated away since the lookup was read
     used = stored.get("last_used_at", {}).get("S")
-    mark_used(store, {"PK": stored["PK"], "SK": stored["SK"]}, used)
+    if not mark_used(store, {"PK": stored["PK"], "SK": stored["SK"]}, used):
+        return None  # deleted or revoked meanwhile: the same 401 as a key never known
     return found[0], stored
 
 
-def mark_used(store: Store, where: Item, last_used_at: str | None) -> None:
-    """Note the owner's `last_used_at` at `where`, if the last note is a minute old."""
+def mark_used(store: Store, where: Item, last_used_at: str | None) -> bool:
+    """Note the owner's `last_used_at` at `where`, if the last note is a minute old;
+    False if the owner is gone (deleted or revoked while the request ran)."""
     now = store.clock()
     if last_used_at and last_used_at > timestamp(now - LAST_USED_EVERY):
-        return
-    store.client.update_item(
-        TableName=store.table_name,
-        Key=where,
-        UpdateExpression="SET last_used_at = :now",
-        ConditionExpression="attribute_exists(PK)",
-        ExpressionAttributeValues={":now": {"S": timestamp(now)}},
-    )
+        return True
+    try:
+        store.client.update_item(
+            TableName=store.table_name,
+            Key=where,
+            UpdateExpression="SET last_used_at = :now",
+            ConditionExpression="attribute_exists(PK)",
+            ExpressionAttributeValues={":now": {"S": timestamp(now)}},
+        )
+    except store.client.exceptions.ConditionalCheckFailedException:
+        return False
+    return True

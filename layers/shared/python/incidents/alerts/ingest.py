@@ -23,6 +23,7 @@ races, and cheap on a hot key.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -57,6 +58,8 @@ from incidents.timeline.events import (
 )
 
 KEY_SHARDS = 16
+KEY_BYTES = 255
+"""A dedup key's bytes kept as they are in its item's sort key; a longer one is hashed."""
 SEEN_SHARDS = 16
 SEEN_SECONDS = 300
 """A body seen again within this window is a retry of the same alert."""
@@ -109,11 +112,13 @@ class AlertKey:
         return self.caller.account_id
 
     def item_key(self) -> tuple[str, str]:
-        """(PK, SK) of the key's item: ``<acct>#alertkey#<shard>``, ``<integration>#<key>``."""
-        base, sort_key = (
-            build_key(self.account, "alertkey"),
-            f"{self.integration.id}#{self.dedup_key}",
-        )
+        """(PK, SK) of the key's item: ``<acct>#alertkey#<shard>``, ``<integration>#<key>``
+        (a key longer than `KEY_BYTES` in UTF-8 by its SHA-256, so 255 characters of any
+        script stay within DynamoDB's 1,024-byte sort key)."""
+        stored = self.dedup_key
+        if len(stored.encode()) > KEY_BYTES:
+            stored = "sha256:" + hashlib.sha256(stored.encode()).hexdigest()
+        base, sort_key = build_key(self.account, "alertkey"), f"{self.integration.id}#{stored}"
         shard = calculated_shard(base, sort_key, KEY_SHARDS)
         return sharded_key(base, shard, KEY_SHARDS), sort_key
 
@@ -181,9 +186,11 @@ def _open(
         details={ALERT_DETAILS: _described(key, alert)},
         teams=[integration.team_id] if integration.team_id else [],
     )
+    now = store.clock()
+    sent = min(payload.timestamp, now) if payload.timestamp else now  # a skewed clock
     values = {
         "incident_id": "",
-        "opened_at": timestamp(payload.timestamp or store.clock()),
+        "opened_at": timestamp(sent),
         "last_event_at": NEVER,  # the first alert to join writes an event at once
     }
 

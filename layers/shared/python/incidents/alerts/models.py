@@ -3,11 +3,12 @@ EventBridge's PagerDuty settings work unchanged) and what integrations are."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -77,6 +78,19 @@ def _flattened(max_characters: int) -> Any:
     return documented(max_characters, rules, FLATTENED_CHARACTERS)
 
 
+def _in_utc(value: datetime) -> datetime:
+    """A sent time in UTC (one without an offset is taken as UTC); one whose UTC falls
+    outside the calendar (``0001-01-01T00:00:00+14:00``) is a 400, not an overflow."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("is outside the years 1 to 9999 once in UTC") from None
+
+
+SentTime = Annotated[datetime, AfterValidator(_in_utc)]
+"""When a monitoring tool saw something, in UTC."""
 FLATTEN = BeforeValidator(_one_line)
 """What monitoring tools' templates send (a multi-line summary) is made one line, not refused."""
 AlertSummary = Annotated[str, FLATTEN, OneLine, stored_text(SUMMARY_MAX), _flattened(SUMMARY_MAX)]
@@ -120,8 +134,8 @@ class TriggerPayload(BaseModel):
     summary: AlertSummary
     source: AlertSource
     severity: AlertSeverity
-    timestamp: datetime | None = None
-    """When the monitoring tool saw it."""
+    timestamp: SentTime | None = None
+    """When the monitoring tool saw it (one ahead of the server's clock orders as now)."""
     component: OptionalLine = None
     group: OptionalLine = None
     class_: OptionalLine = Field(default=None, alias="class")
@@ -149,7 +163,7 @@ class MovePayload(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    timestamp: datetime | None = None
+    timestamp: SentTime | None = None
     """When the monitoring tool saw it: one older than the key's incident is for an earlier
     incident of the key, and moves nothing."""
 
