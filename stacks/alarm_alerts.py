@@ -4,14 +4,24 @@ every other tool calls. Two rules on the default event bus send the alarm's stat
 an EventBridge API destination, shaped into the Events API v2 body by an input transformer
 (the alarm's ARN is the `dedup_key`); the connection sends an integration's key, kept in
 Secrets Manager (the stage's ``alarmIntegrationKeySecret``), as the ``Authorization``
-header. Off unless that setting names a secret."""
+header. Off unless that setting names a secret.
+
+EventBridge does not retry a 4xx (a 401 once the key was rotated and the secret not), and a
+target with nowhere to put what it gave up on drops it silently: each rule's target
+retries for a day and then parks the event in a dead-letter queue, and the stage's alarm
+topic hears of a parked event and of a failed invocation."""
 
 from __future__ import annotations
 
-from aws_cdk import SecretValue
+from aws_cdk import Duration, RemovalPolicy, SecretValue
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from constructs import Construct
+
+from stacks.event_delivery import encrypted_queue
+from stacks.monitoring import Monitoring
+from stacks.nag import FAILURE_DESTINATION, accept
 
 ALARM_STATE_CHANGE = "CloudWatch Alarm State Change"
 ACTIONS = {"ALARM": "trigger", "OK": "resolve"}
@@ -19,6 +29,14 @@ ACTIONS = {"ALARM": "trigger", "OK": "resolve"}
 SENDS_PER_SECOND = 10
 """The API destination's pace: an alarm storm queues in EventBridge (it retries for 24 h)
 instead of spending the account's alert quota at once."""
+RETRY_ATTEMPTS = 185
+"""EventBridge's most: with its back-off they span the day `MAX_EVENT_AGE` allows."""
+MAX_EVENT_AGE = Duration.hours(24)
+PERIOD = Duration.minutes(5)
+PARKED_REASON = (
+    "This queue is a dead-letter queue: where the alarm rules' targets park the events "
+    "EventBridge gave up on (cdk-nag only recognizes a queue's redrive target)."
+)
 
 
 def alarm_alert(action: str) -> events.RuleTargetInput:
@@ -47,9 +65,18 @@ class AlarmAlerts(Construct):
     """The connection, the API destination and one rule per alarm state."""
 
     def __init__(
-        self, scope: Construct, construct_id: str, *, api_url: str, key_secret_name: str
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        api_url: str,
+        key_secret_name: str,
+        monitoring: Monitoring,
+        removal: RemovalPolicy,
     ) -> None:
         super().__init__(scope, construct_id)
+        undelivered = encrypted_queue(self, "Undelivered", fifo=False, removal=removal)
+        accept(undelivered, FAILURE_DESTINATION, reason=PARKED_REASON)
         connection = events.Connection(
             self,
             "Connection",
@@ -68,7 +95,14 @@ class AlarmAlerts(Construct):
             description="the stage's POST /alerts",
         )
         for state, action in ACTIONS.items():
-            events.Rule(
+            target = targets.ApiDestination(
+                destination,
+                event=alarm_alert(action),
+                dead_letter_queue=undelivered,
+                retry_attempts=RETRY_ATTEMPTS,
+                max_event_age=MAX_EVENT_AGE,
+            )
+            rule = events.Rule(
                 self,
                 f"Alarm{state.title()}",
                 description=f"a CloudWatch alarm in {state}: {action} its alert",
@@ -77,5 +111,17 @@ class AlarmAlerts(Construct):
                     detail_type=[ALARM_STATE_CHANGE],
                     detail={"state": {"value": [state]}},
                 ),
-                targets=[targets.ApiDestination(destination, event=alarm_alert(action))],
+                targets=[target],
             )
+            failed = cloudwatch.Metric(
+                namespace="AWS/Events",
+                metric_name="FailedInvocations",
+                dimensions_map={"RuleName": rule.rule_name},
+                period=PERIOD,
+                statistic="Sum",
+            )
+            monitoring.alarm(f"AlarmAlerts{state.title()}Failed", failed, 1, f"{action}s failing")
+        parked = undelivered.metric_approximate_number_of_messages_visible(
+            period=PERIOD, statistic="Maximum"
+        )
+        monitoring.alarm("AlarmAlertsUndelivered", parked, 1, "alarms' alerts given up on")

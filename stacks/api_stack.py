@@ -164,6 +164,8 @@ class ApiStack(Stack):
                 "AlarmAlerts",
                 api_url=self.api.url,
                 key_secret_name=config.alarm_integration_key_secret,
+                monitoring=self.monitoring,
+                removal=config.removal,
             )
         self._accept_findings()
         CfnOutput(self, "ApiUrl", value=self.api.url)
@@ -252,6 +254,7 @@ class ApiStack(Stack):
             description="incidents API: authorizer (people's tokens, API keys)",
             memory_mb=512,
             timeout=AUTHORIZER_TIMEOUT,
+            reserved=self.config.reserved("authorizer"),
         )
         environment = {
             "TABLE_NAME": table.table_name,

@@ -37,6 +37,11 @@ EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 REMOVAL_POLICIES = {"retain": RemovalPolicy.RETAIN, "destroy": RemovalPolicy.DESTROY}
 
 
+SUPPORT_FUNCTIONS = ("authorizer", "shard_mover")
+"""Functions besides the handler groups whose concurrency a stage bounds: the authorizer
+(one call per token a cache's life) and the scheduled shard mover (one run at a time)."""
+
+
 @dataclass(frozen=True)
 class StageConfig:
     """Everything that differs between stages."""
@@ -114,7 +119,7 @@ class StageConfig:
                 )
 
     def _check_capacity(self) -> None:
-        groups = {group.value for group in Group}
+        groups = {group.value for group in Group} | set(SUPPORT_FUNCTIONS)
         unknown = sorted(set(self.reserved_concurrency) - groups)
         if unknown:
             raise ValueError(
@@ -147,9 +152,10 @@ class StageConfig:
                 f"{self.account_concurrency_limit - 100} in all"
             )
 
-    def reserved(self, group: Group) -> int | None:
-        """The reserved concurrency of `group`'s function (None: the account's pool)."""
-        return self.reserved_concurrency.get(group.value)
+    def reserved(self, function: str) -> int | None:
+        """The reserved concurrency of a function: a handler group's, or one of
+        `SUPPORT_FUNCTIONS` (None: the account's pool)."""
+        return self.reserved_concurrency.get(str(function))
 
     def shards(self) -> ShardSettings:
         """The stage's shard settings, as the functions will read them."""

@@ -88,13 +88,15 @@ class EventDelivery(Construct):
             retention=BUS_ARCHIVE_RETENTION,
         )
         removal = runtime.config.removal
-        self.dead_letters = _queue(self, "DeliveryDeadLetters", fifo=True, removal=removal)
-        self.queue = _queue(
+        self.dead_letters = encrypted_queue(self, "DeliveryDeadLetters", fifo=True, removal=removal)
+        self.queue = encrypted_queue(
             self, "Deliveries", fifo=True, removal=removal,
             consumer=(SENDER_TIMEOUT, self.dead_letters, RECEIVES_BEFORE_DEAD_LETTER),
         )  # fmt: skip
-        self.unrecovered = _queue(self, "StreamFailuresUnrecovered", fifo=False, removal=removal)
-        self.stream_failures = _queue(
+        self.unrecovered = encrypted_queue(
+            self, "StreamFailuresUnrecovered", fifo=False, removal=removal
+        )
+        self.stream_failures = encrypted_queue(
             self, "StreamFailures", fifo=False, removal=removal,
             consumer=(RECOVERY_TIMEOUT, self.unrecovered, RECOVERY_ATTEMPTS),
         )  # fmt: skip
@@ -311,7 +313,7 @@ class EventDelivery(Construct):
         )
 
 
-def _queue(
+def encrypted_queue(
     scope: Construct,
     name: str,
     *,

@@ -44,6 +44,7 @@ class ShardMaintenance(Construct):
             "incidents: halves cold shard counts and moves their items (dynashard)",
             256,
             MOVER_TIMEOUT,
+            reserved=runtime.config.reserved("shard_mover"),
         )
         pace = mover_environment(runtime.config.shard_mover_write_units)
         self.function, role = handler_function(

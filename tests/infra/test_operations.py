@@ -15,7 +15,7 @@ from incidents.events_out.delivery_messages import SENDER_MAX_CONCURRENCY
 from incidents.table import TABLE_SCHEMA
 from lambdas.routes import Group
 from lambdas.settings import mover_write_units
-from stacks.config import stage_config
+from stacks.config import SUPPORT_FUNCTIONS, stage_config
 from stacks.monitoring import LISTS
 from tests.helpers.synth import (
     BACKGROUND_FUNCTIONS,
@@ -291,6 +291,10 @@ def test_functions_reserve_the_stages_concurrency(prod: Synthesized) -> None:
     for group in Group:
         properties = function_of(prod, group)[1]["Properties"]
         assert properties["ReservedConcurrentExecutions"] == config.reserved(group)
+    for name in SUPPORT_FUNCTIONS:  # bounded too: an authorizer storm, overlapping movers
+        properties = function_of(prod, f"lambdas.{name}.handler")[1]["Properties"]
+        reserved = properties["ReservedConcurrentExecutions"]
+        assert reserved == config.reserved(name) is not None
 
 
 def test_the_shard_mover_runs_at_the_stage_s_pace(synthesized: Stages) -> None:

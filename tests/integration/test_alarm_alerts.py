@@ -97,3 +97,27 @@ def test_an_alarm_opens_an_incident_and_its_recovery_resolves_it(
     resolved = api.call("send_alert", None, body=ok, headers={"Authorization": key})
     assert (resolved.status, resolved.body["status"]) == (202, "resolved"), resolved.body
     assert api.call("get_incident", alice, path).body["summary"]["status"] == "RESOLVED"
+
+
+def test_an_alarm_alert_eventbridge_gives_up_on_is_parked_and_pages(alarmed: Synthesized) -> None:
+    """EventBridge does not retry a 4xx (a rotated key's 401), and a target without a
+    dead-letter queue drops what it gives up on: each rule's target retries for a day,
+    then parks the event, and both a parked event and a failed invocation page."""
+    (queue_id,) = [
+        name for name in resources(alarmed, "AWS::SQS::Queue") if "AlarmAlertsUndelivered" in name
+    ]
+    for state in ("ALARM", "OK"):
+        (target,) = rule_for(alarmed, state)["Targets"]
+        assert target["RetryPolicy"] == {
+            "MaximumRetryAttempts": 185,
+            "MaximumEventAgeInSeconds": 86400,
+        }
+        assert queue_id in json.dumps(target["DeadLetterConfig"])
+    alarms = resources(alarmed, "AWS::CloudWatch::Alarm").values()
+    watched = {
+        alarm["Properties"].get("MetricName"): alarm["Properties"]["AlarmActions"]
+        for alarm in alarms
+        if "AlarmAlerts" in alarm["Properties"]["AlarmDescription"]
+    }
+    assert set(watched) == {"FailedInvocations", "ApproximateNumberOfMessagesVisible"}
+    assert all(actions for actions in watched.values()), "each pages the alarm topic"

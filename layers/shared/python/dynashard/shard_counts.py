@@ -155,9 +155,7 @@ class ShardCounts:
         asked: list[Item] = [key.table_key(pk, sk) for key in keys]
         read: dict[ShardMetaKey, ShardMeta] = {}
         for attempt in range(UNPROCESSED_ATTEMPTS):
-            response = self._client.batch_get_item(
-                RequestItems={self._table_name: {"Keys": asked}}
-            )
+            response = self._client.batch_get_item(RequestItems={self._table_name: {"Keys": asked}})
             for item in response.get("Responses", {}).get(self._table_name, []):
                 key = by_key[(item[pk]["S"], item[sk]["S"])]
                 read[key] = ShardMeta.from_item(key, item)
