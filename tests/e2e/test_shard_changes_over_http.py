@@ -150,8 +150,8 @@ def test_an_accounts_counts_change_while_it_is_used_over_http(
     assert len(walked) == len(set(walked)), "no incident twice"
     assert set(walked) == set(after), "every open incident once, those created meanwhile too"
     assert set(oracle.versions) <= set(after)
-    events = oracle.walk("/events?limit=100")
-    assert len(events) == len(set(events)), "no event twice"
+    listed = oracle.walk("/events?limit=100")
+    assert len(listed) == len(set(listed)), "no event twice"
     for family in FAMILIES:
         meta = shards.counts(family).refresh(family.meta_key(account))
         assert (meta.shard_count, meta.read_count, meta.moving_from) == (2, 2, None)
