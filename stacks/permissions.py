@@ -9,7 +9,7 @@ from __future__ import annotations
 from lambdas.routes import Group
 
 TABLE_ACTIONS: dict[Group, tuple[str, ...]] = {
-    Group.INCIDENT_QUERIES: ("dynamodb:GetItem", "dynamodb:Query"),
+    Group.INCIDENT_QUERIES: ("dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query"),
     Group.INCIDENT_COMMANDS: (
         "dynamodb:ConditionCheckItem",
         "dynamodb:DeleteItem",

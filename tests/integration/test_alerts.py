@@ -29,10 +29,10 @@ from incidents.alerts.models import (
     NewIntegration,
 )
 from incidents.errors import NotFoundError, UnauthorizedError
-from incidents.incident.commands import load_summary
+from incidents.incident.commands import load_summary, update_incident
 from incidents.incident.queries import PageRequest
 from incidents.models import EventType, Severity, Status
-from incidents.requests import CreateTeam
+from incidents.requests import CreateTeam, UpdateIncident
 from incidents.store import Caller, Store, new_id
 from incidents.team_commands import create_team
 from incidents.timeline.queries import EventRequest, incident_timeline
@@ -264,3 +264,68 @@ def test_an_integration_deleted_while_its_alert_is_read_is_a_401_not_a_500(
     )
     with pytest.raises(UnauthorizedError, match="unknown or revoked"):
         authenticate(racing, integration.key)
+
+
+def test_concurrent_changes_of_an_integration_keep_every_field_and_never_404(
+    store: Store, alice: Caller, integration: IntegrationWithKey
+) -> None:
+    """A PATCH writes only what it names: two PATCHes of different fields and a rotation,
+    racing round after round, leave both fields changed and the rotated key working."""
+    severities = [Severity.SEV1, Severity.SEV2]
+    for round_number in range(8):
+        name = f"prometheus {round_number}"
+        severity = severities[round_number % 2]
+        with ThreadPoolExecutor(3) as pool:
+            renamed = pool.submit(
+                update_integration, store, alice, integration.id, IntegrationChanges(name=name)
+            )
+            reseverity = pool.submit(
+                update_integration, store, alice, integration.id,
+                IntegrationChanges(default_severity=severity),
+            )  # fmt: skip
+            rotated = pool.submit(rotate_key, store, alice, integration.id)
+            renamed.result(), reseverity.result()  # no 404
+            key = rotated.result().key
+        now = get_integration(store, alice, integration.id)
+        assert (now.name, now.default_severity) == (name, severity), "no field lost"
+        assert authenticate(store, key)[1].id == integration.id
+
+
+class ResolvesBeforeJoin:
+    """A client whose first join transaction comes right after a person resolved the
+    incident the trigger read open."""
+
+    def __init__(self, store: Store, alice: Caller, incident_id: str) -> None:
+        self._store, self._alice, self._incident = store, alice, incident_id
+        self._client, self.exceptions = store.client, store.client.exceptions
+        self.resolved = False
+
+    def transact_write_items(self, **request: Any) -> Any:
+        joining = any("ConditionCheck" in item for item in request["TransactItems"])
+        if joining and not self.resolved:
+            self.resolved = True
+            update_incident(
+                self._store, self._alice, self._incident, UpdateIncident(status=Status.RESOLVED)
+            )
+        return self._client.transact_write_items(**request)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+def test_a_trigger_that_loses_to_a_resolve_opens_the_key_s_next_incident(
+    store: Store, alice: Caller, integration: IntegrationWithKey
+) -> None:
+    first = send(store, integration.key, trigger("flap"))
+    racing = ResolvesBeforeJoin(store, alice, first.incident_id)
+    late = send(
+        dataclasses.replace(store, client=racing),  # type: ignore[arg-type]
+        integration.key,
+        trigger("flap", "again"),
+    )
+    assert racing.resolved, "the resolve landed between the trigger's read and its join"
+    assert late.status is AlertStatus.OPENED, "not attached to the resolved incident"
+    assert late.incident_id != first.incident_id
+    assert alert_count(store, alice.account_id, first.incident_id) == 1
+    kinds = [e.type for e in events(store, alice, first.incident_id)]
+    assert kinds[-1] is EventType.RESOLVED, "nothing after the resolve"

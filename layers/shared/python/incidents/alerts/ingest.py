@@ -24,6 +24,8 @@ races, and cheap on a hot key.
 from __future__ import annotations
 
 import hashlib
+import itertools
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -41,7 +43,12 @@ from incidents.alerts.models import (
     title_of,
 )
 from incidents.alerts.trimmed import size_of, trimmed
-from incidents.errors import DomainError, VersionConflictError
+from incidents.errors import (
+    DomainError,
+    PreconditionFailedError,
+    ThrottledError,
+    VersionConflictError,
+)
 from incidents.incident.commands import CHANGE_ATTEMPTS, load_summary, update_incident
 from incidents.incident.create import create_incident
 from incidents.items import MAX_DETAILS_BYTES, deserialize, serialize
@@ -67,10 +74,11 @@ EVENT_EVERY = timedelta(minutes=1)
 COUNTER_SHARDS = 8
 NEVER = ""
 """A key's last ``alert.received`` before its first: earlier than any timestamp."""
-ALERT_ATTEMPTS = 24
-"""Tries of an alert that keeps losing races on its key (a trigger to open or join, an
-acknowledge or resolve to move the incident), with jittered back-off between them: the
-Events API has no 409, and a sender that retries only 5xx and 429 would drop the alert."""
+ALERT_SECONDS = 6.0
+"""How long an alert that keeps losing races on its key (a trigger to open or join, an
+acknowledge or resolve to move the incident) tries again, with jittered back-off: the
+Events API has no 409, and a sender that retries only 5xx and 429 would drop the alert.
+Past it (within the function's 10 s) the answer is a 429, which every sender retries."""
 ALERT_DETAILS = "alert"
 """Where an incident opened by an alert keeps the alert, in its details."""
 
@@ -158,7 +166,10 @@ def _trigger(key: AlertKey, alert: TriggerAlert) -> AlertAccepted:
     store, account = key.store, key.account
     body = alert.model_dump(mode="json", exclude={"routing_key"})  # the key: however sent
     digest = request_digest({"integration": key.integration.id, "alert": body})
-    for attempt in range(ALERT_ATTEMPTS):
+    deadline = time.monotonic() + ALERT_SECONDS
+    for attempt in itertools.count():
+        if time.monotonic() > deadline:
+            break
         state = key.state()
         open_at = _open_at(key, state)
         try:
@@ -171,7 +182,7 @@ def _trigger(key: AlertKey, alert: TriggerAlert) -> AlertAccepted:
                 return seen
         except (KeyTakenError, ResolvedMeanwhileError, VersionConflictError):
             pause_before_retry(min(attempt, 6))  # read the key again
-    raise VersionConflictError("the alert's key keeps changing; retry")
+    raise ThrottledError("the alert's key is busy; retry with back-off")
 
 
 def _open(
@@ -224,7 +235,7 @@ def _join(
         "ConditionCheck": {
             "TableName": store.table_name,
             "Key": {"PK": {"S": open_at}, "SK": {"S": state.incident_id}},
-            "ConditionExpression": "#status <> :resolved",
+            "ConditionExpression": "attribute_exists(PK) AND #status <> :resolved",
             "ExpressionAttributeNames": {"#status": "status"},
             "ExpressionAttributeValues": {":resolved": {"S": Status.RESOLVED.value}},
         }
@@ -276,12 +287,15 @@ def _move(key: AlertKey, alert: MoveAlert) -> AlertAccepted:
     """An acknowledge or a resolve: the key's incident moves, unless the alert is older.
     One that loses a race to another change of the incident tries again until it has moved
     it (a resolve that loses to an acknowledge still resolves)."""
-    for attempt in range(ALERT_ATTEMPTS):
+    deadline = time.monotonic() + ALERT_SECONDS
+    for attempt in itertools.count():
         try:
             return _move_once(key, alert)
-        except VersionConflictError:
+        except (VersionConflictError, PreconditionFailedError):
+            if time.monotonic() > deadline:
+                break
             pause_before_retry(min(attempt, 6))
-    raise VersionConflictError("the alert's incident keeps changing; retry")
+    raise ThrottledError("the alert's incident is busy; retry with back-off")
 
 
 def _move_once(key: AlertKey, alert: MoveAlert) -> AlertAccepted:
@@ -293,9 +307,10 @@ def _move_once(key: AlertKey, alert: MoveAlert) -> AlertAccepted:
     resolve = alert.event_action is EventAction.RESOLVE
     if current.status is Status.RESOLVED and not resolve:
         return key.answer(AlertStatus.IGNORED, None)
-    if current.status is not Status.RESOLVED:
-        status = Status.RESOLVED if resolve else Status.ACKNOWLEDGED
-        update_incident(key.store, key.caller, state.incident_id, UpdateIncident(status=status))
+    if current.status is not Status.RESOLVED:  # on the version read: an acknowledge must
+        status = Status.RESOLVED if resolve else Status.ACKNOWLEDGED  # not reopen a resolve
+        change = UpdateIncident(status=status)
+        update_incident(key.store, key.caller, state.incident_id, change, current.version)
     done = AlertStatus.RESOLVED if resolve else AlertStatus.ACKNOWLEDGED
     return key.answer(done, state.incident_id)
 

@@ -73,28 +73,56 @@ def get_integration(store: Store, caller: Caller, integration_id: str) -> Integr
 def update_integration(
     store: Store, caller: Caller, integration_id: str, changes: IntegrationChanges
 ) -> Integration:
-    """Change its name, team or default severity (the team must exist)."""
-    stored = _stored(store, caller.account_id, integration_id)
+    """Change its name, team or default severity (the team must exist): only the fields
+    named, so a concurrent change of another field or a rotation of its key is kept, not
+    overwritten with what this request read (nor answered with a 404)."""
     fields = changes.model_dump(exclude_unset=True)
-    item = serialize({**deserialize(stored), **fields})
-    operations = [_replace(store, item, stored)]
+    names = {f"#f{n}": name for n, name in enumerate(fields)}
+    values = serialize({f":f{n}": value for n, value in enumerate(fields.values())})
+    sets = [f"#f{n} = :f{n}" for n in range(len(fields)) if f":f{n}" in values]
+    removes = [f"#f{n}" for n in range(len(fields)) if f":f{n}" not in values]  # null: clear
+    expression = " ".join(
+        part
+        for part in (sets and "SET " + ", ".join(sets), removes and "REMOVE " + ", ".join(removes))
+        if part
+    )
+    update: dict[str, Any] = {
+        "TableName": store.table_name,
+        "Key": _key(integrations_partition(caller.account_id), integration_id),
+        "UpdateExpression": expression,
+        "ConditionExpression": "attribute_exists(PK)",
+        "ExpressionAttributeNames": names,
+    }
+    if values:
+        update["ExpressionAttributeValues"] = values
+    operations: list[Item] = [{"Update": update}]
     failures: list[DomainError | None] = [NotFoundError(f"integration {integration_id} not found")]
     if fields.get("team_id") is not None:
         operations.append(store.exists_check(teams_partition(caller.account_id), fields["team_id"]))
         failures.append(NotFoundError(f"team {fields['team_id']} not found"))
     store.transact(operations, failures)
-    return _integration(item)
+    return get_integration(store, caller, integration_id)
 
 
 def rotate_key(store: Store, caller: Caller, integration_id: str) -> IntegrationWithKey:
-    """A new key for the integration; the old one stops working at once."""
+    """A new key for the integration; the old one stops working at once. Only the key's
+    fields change (on the condition that the key is still the one read), so a concurrent
+    change of its name, team or severity is kept."""
     stored = _stored(store, caller.account_id, integration_id)
     key = new_key(KEY_PREFIX)
     old = deserialize(stored)
-    item = serialize({**old, "key_hash": digest(key), "key_hint": key[-4:]})
+    new_key_values = serialize({":hash": digest(key), ":hint": key[-4:]})
     store.transact(
         [
-            _replace(store, item, stored),
+            {
+                "Update": {
+                    "TableName": store.table_name,
+                    "Key": _key(integrations_partition(caller.account_id), integration_id),
+                    "UpdateExpression": "SET key_hash = :hash, key_hint = :hint",
+                    "ConditionExpression": "key_hash = :seen",
+                    "ExpressionAttributeValues": {**new_key_values, ":seen": stored["key_hash"]},
+                }
+            },
             store.put_operation(
                 lookup_item(KIND, key, caller.account_id, integration_id), new=True
             ),
@@ -102,7 +130,8 @@ def rotate_key(store: Store, caller: Caller, integration_id: str) -> Integration
         ],
         [NotFoundError(f"integration {integration_id} not found"), None, None],
     )
-    return IntegrationWithKey(**_integration(item).model_dump(), key=key)
+    rotated = get_integration(store, caller, integration_id)
+    return IntegrationWithKey(**rotated.model_dump(), key=key)
 
 
 def delete_integration(store: Store, caller: Caller, integration_id: str) -> None:
@@ -139,18 +168,6 @@ def _stored(store: Store, account: str, integration_id: str) -> Item:
     if item is None:
         raise NotFoundError(f"integration {integration_id} not found")
     return item
-
-
-def _replace(store: Store, item: Item, stored: Item) -> Item:
-    """A transaction's Put of `item` over `stored`, if no one changed it since."""
-    return {
-        "Put": {
-            "TableName": store.table_name,
-            "Item": item,
-            "ConditionExpression": "key_hash = :seen",
-            "ExpressionAttributeValues": {":seen": stored["key_hash"]},
-        }
-    }
 
 
 def _integration_item(account: str, integration: Integration, key: str) -> Item:

@@ -39,15 +39,16 @@ def trimmed(details: dict[str, Any], budget: int) -> dict[str, Any]:
     room = budget - MARKER_BYTES
     kept: dict[str, Any] = {}
     cut: list[str] = []
+    used = size_of({})  # the braces; each entry adds its own size and a comma
     for name, value in details.items():
-        left = room - size_of({**kept, name: ""})
-        if size_of({**kept, name: value}) <= room:
-            kept[name] = value
-        elif left > 0 and not cut:
+        entry = size_of({name: value}) - size_of({}) + (1 if kept else 0)
+        if not cut and used + entry <= room:
+            kept[name], used = value, used + entry
+            continue
+        left = room - used - (size_of({name: ""}) - size_of({}) + (1 if kept else 0))
+        if not cut and left > 0:
             kept[name] = _head(value, left)
-            cut.append(name)
-        else:
-            cut.append(name)
+        cut.append(name)
     kept[MARKER] = {
         "sent_bytes": sent,
         "kept_bytes": size_of(kept),
