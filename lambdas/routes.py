@@ -305,6 +305,24 @@ MANAGED = ("webhooks", "integrations")
 """Path segments whose scope is ``<segment>:manage``, reads and changes alike."""
 
 
+ALSO_NEEDS = {
+    "create_integration": "incidents:write",
+    "rotate_integration_key": "incidents:write",
+    "replay_webhook": "incidents:read",
+}
+"""Routes whose reach goes past their subject, and the scope an API key needs for that as
+well: a key that makes (or rotates) an integration holds a key that opens incidents, and a
+replay sends the account's history to a URL."""
+
+
+def scopes_of(name: str) -> tuple[str, ...]:
+    """Every scope an API key needs to call route `name` (none: not for API keys)."""
+    needed = scope_of(ROUTES[name])
+    if needed is None:
+        return ()
+    return (needed, *([ALSO_NEEDS[name]] if name in ALSO_NEEDS else []))
+
+
 def scope_of(route: Route) -> str | None:
     """The scope an API key needs to call `route`; None: not for API keys (``/me``,
     ``/api-keys``: people only; ``/alerts``: integration keys). A list of incidents under
@@ -319,4 +337,5 @@ def scope_of(route: Route) -> str | None:
 
 
 ROUTE_OF: dict[tuple[str, str], Route] = {(r.method, r.path): r for r in ROUTES.values()}
+NAME_OF: dict[Route, str] = {route: name for name, route in ROUTES.items()}
 """The route API Gateway matched, by its ``httpMethod`` and ``resource``."""

@@ -41,7 +41,7 @@ from lambdas.http.json_body import JsonBodiesOnly, strict_json
 from lambdas.http.principal import ACCOUNT, PRINCIPAL, SCOPES
 from lambdas.http.quotas import admit, quotas
 from lambdas.http.responses import RETRY_AFTER_SECONDS, ErrorCode, documented_responses
-from lambdas.routes import ROUTE_OF, ROUTES, Route, resolver_rule, scope_of
+from lambdas.routes import NAME_OF, ROUTE_OF, ROUTES, Route, resolver_rule, scopes_of
 from lambdas.runtime import logger, metrics, tracer
 from lambdas.settings import allowed_origins
 
@@ -256,11 +256,12 @@ def caller(app: APIGatewayRestResolver) -> Caller:
 
 def _check_scope(route: Route | None, scopes: list[str]) -> None:
     """403 for an API key calling a route its scopes do not cover (or one for people)."""
-    needed = scope_of(route) if route else None
-    if needed is None:
+    needed = scopes_of(NAME_OF[route]) if route else ()
+    if not needed:
         raise ForbiddenError("API keys cannot call this route; sign in as a person")
-    if needed not in scopes:
-        raise ForbiddenError(f"this API key lacks the scope {needed}")
+    lacking = [scope for scope in needed if scope not in scopes]
+    if lacking:
+        raise ForbiddenError(f"this API key lacks the scope {' and '.join(lacking)}")
 
 
 def route(app: APIGatewayRestResolver, name: str) -> Callable[[F], F]:

@@ -146,3 +146,47 @@ def test_an_account_over_its_api_quota_gets_429s_and_another_account_does_not(
     assert 1 <= int(refused.headers["Retry-After"]) <= 15
     bob = Caller(new_id("acct"), new_id("user"))
     assert api.call("account_incidents", bob, query={"state": ["OPEN"]}).status == 200
+
+
+def test_a_key_acts_on_the_accounts_teams_as_its_scope_says(
+    api: Api, alice: Caller, gateway: LocalGateway
+) -> None:
+    """A key is no member of any team: `teams:write` lets it make teams and add and remove
+    members in any team of its account, `incidents:read` read any team's incidents."""
+    bob = Caller(alice.account_id, new_id("user"))
+    for person, name in ((alice, "Alice"), (bob, "Bob")):
+        assert api.call("save_profile", person, body={"name": name}).status == 200
+    teams = new_key(api, alice, "teams:write")
+    status, _, team = call(gateway, teams["key"], "POST", "/teams", {"name": "Payments"})
+    assert (status, team["created_by"]) == (201, teams["id"]), team
+    members = f"/teams/{team['id']}/members"
+    status, _, added = call(gateway, teams["key"], "POST", members, {"user_id": bob.user_id})
+    assert status == 201, added
+    status, _, listed = call(gateway, teams["key"], "POST", members, {"user_id": alice.user_id})
+    assert status == 201, listed
+    status, _, _ = call(gateway, teams["key"], "DELETE", f"{members}/{bob.user_id}")
+    assert status == 204
+    reader = new_key(api, alice, "incidents:read")
+    path = f"/teams/{team['id']}/incidents?state=OPEN"
+    status, _, incidents = call(gateway, reader["key"], "GET", path)
+    assert (status, incidents["items"]) == (200, []), incidents
+    elsewhere = f"/teams/{new_id('team')}/incidents?state=OPEN"
+    assert call(gateway, reader["key"], "GET", elsewhere)[0] == 404, "its own account only"
+
+
+def test_a_scope_reaches_only_what_it_says(api: Api, alice: Caller, gateway: LocalGateway) -> None:
+    """A key that makes an integration holds a key that opens incidents, and a replay sends
+    the account's history: each needs the incidents scope as well."""
+    manager = new_key(api, alice, "integrations:manage")
+    status, _, refused = call(gateway, manager["key"], "POST", "/integrations", {"name": "x"})
+    assert (status, refused["message"]) == (403, "this API key lacks the scope incidents:write")
+    both = new_key(api, alice, "integrations:manage", "incidents:write")
+    assert call(gateway, both["key"], "POST", "/integrations", {"name": "x"})[0] == 201
+    hooks = new_key(api, alice, "webhooks:manage")
+    body = {"url": "https://hooks.example.com/in"}
+    status, _, hook = call(gateway, hooks["key"], "POST", "/webhooks", body)
+    assert status == 201, hook
+    replay = f"/webhooks/{hook['id']}/replay"
+    since = {"since": "2026-01-01T00:00:00Z"}
+    status, _, refused = call(gateway, hooks["key"], "POST", replay, since)
+    assert (status, refused["message"]) == (403, "this API key lacks the scope incidents:read")

@@ -1,10 +1,15 @@
 """What each API key scope opens: every route's scope, pinned (a scope that silently moved
-would open or close routes for keys already handed out)."""
+would open or close routes for keys already handed out), and the scopes a route's reach
+adds (an integration's key opens incidents; a replay sends the account's history)."""
 
 from __future__ import annotations
 
+import pytest
+
 from incidents.access.models import SCOPES
-from lambdas.routes import ROUTES, scope_of
+from incidents.errors import ForbiddenError
+from lambdas.http.api import _check_scope
+from lambdas.routes import ALSO_NEEDS, ROUTES, scope_of, scopes_of
 
 EXPECTED = {
     "incidents:read": {
@@ -43,3 +48,19 @@ def test_every_route_has_the_scope_the_docs_give_it() -> None:
 def test_the_scopes_a_key_may_hold_are_exactly_those_routes_need() -> None:
     needed = {scope_of(route) for route in ROUTES.values()} - {None}
     assert needed == set(SCOPES)
+
+
+@pytest.mark.parametrize("name", sorted(ROUTES))
+def test_every_scope_grants_and_refuses_every_route_as_documented(name: str) -> None:
+    """The whole matrix: each scope alone, and the route's own scopes together, against
+    each route (the HTTP tests show a grant reaching the handler)."""
+    route, needed = ROUTES[name], set(scopes_of(name))
+    for scope in sorted(SCOPES):
+        if needed == {scope}:
+            _check_scope(route, [scope])
+        else:
+            with pytest.raises(ForbiddenError):
+                _check_scope(route, [scope])
+    if needed:
+        _check_scope(route, sorted(needed))
+    assert needed - {scope_of(route)} == ({ALSO_NEEDS[name]} if name in ALSO_NEEDS else set())

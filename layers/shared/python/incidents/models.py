@@ -166,7 +166,8 @@ class Team(BaseModel):
 
     id: TeamId
     name: Name
-    created_by: UserId
+    created_by: ActorId
+    """The user who made it, or the API key."""
     created_at: Timestamp
 
 

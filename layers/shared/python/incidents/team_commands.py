@@ -22,9 +22,14 @@ MEMBER_COUNT = "member_count"
 
 
 def create_team(store: Store, caller: Caller, request: CreateTeam) -> Team:
-    """A new team with the caller as its first member."""
+    """A new team with the caller as its first member (an API key makes it with none: it
+    is no member, and people are added next)."""
     now = timestamp(store.clock())
     team = Team(id=new_id("team"), name=request.name, created_by=caller.user_id, created_at=now)
+    if not caller.takes_part:
+        team_put = store.put_operation(team_item(caller.account_id, team, members=0), new=True)
+        store.transact([team_put], [None])
+        return team
     membership = Membership(team_id=team.id, user_id=caller.user_id, added_at=now)
     store.transact(
         [
@@ -143,8 +148,14 @@ def my_teams(store: Store, caller: Caller) -> list[Team]:
 
 
 def require_member(store: Store, caller: Caller, team_id: str) -> None:
-    """403 unless the caller is a member of `team_id` (404 if the team does not exist)."""
-    if store.get(user_partition(caller.account_id, caller.user_id), membership_sort_key(team_id)):
+    """403 unless the caller is a member of `team_id` (404 if the team does not exist). An
+    API key is no member: its scope, which the handler checked, lets it act on every team
+    of its account."""
+    if caller.takes_part and store.get(
+        user_partition(caller.account_id, caller.user_id), membership_sort_key(team_id)
+    ):
+        return
+    if not caller.takes_part and store.get(teams_partition(caller.account_id), team_id):
         return
     if store.get(teams_partition(caller.account_id), team_id) is None:
         raise NotFoundError(f"team {team_id} not found")
