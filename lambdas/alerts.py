@@ -13,12 +13,15 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from incidents.access import api_keys
 from incidents.access.models import API_KEY_ID, ApiKey, ApiKeyList, ApiKeyWithKey, NewApiKey
 from incidents.alerts import integrations as commands
+from incidents.alerts.changes import record_change
 from incidents.alerts.ingest import alert_count, ingest_alert
 from incidents.alerts.integrations import KEY_PREFIX
 from incidents.alerts.models import (
     INTEGRATION_ID,
     AlertAccepted,
     AlertCount,
+    ChangeEvent,
+    ChangeRecorded,
     Integration,
     IntegrationChanges,
     IntegrationList,
@@ -30,6 +33,7 @@ from incidents.alerts.models import (
 from incidents.errors import UnauthorizedError
 from incidents.incident.commands import load_summary
 from incidents.models import INCIDENT_ID
+from incidents.store import Caller
 from lambdas.http.api import (
     answer,
     caller,
@@ -140,7 +144,27 @@ def enqueue_event(body: AlertBody) -> Response[AlertAccepted]:
 
 
 def _alert(body: TriggerAlert | MoveAlert) -> Response[AlertAccepted]:
-    key = _bearer() or body.routing_key
+    who, integration, headers = _sender(body.routing_key)
+    accepted = answer(app, ingest_alert(store(), who, integration, body), status=202)
+    accepted.headers.update(headers)
+    return accepted
+
+
+@route(app, "enqueue_change")
+def enqueue_change(body: ChangeEvent) -> Response[ChangeRecorded]:
+    """Keep a change event (a deploy, a configuration push) in the account's change log:
+    PagerDuty's Change Events API path, for its clients; it never opens or moves an
+    incident (decision 013)."""
+    who, integration, headers = _sender(body.routing_key)
+    recorded = answer(app, record_change(store(), who, integration, body), status=202)
+    recorded.headers.update(headers)
+    return recorded
+
+
+def _sender(routing_key: str | None) -> tuple[Caller, Integration, dict[str, str]]:
+    """The integration that sends (its key as ``Authorization`` or ``routing_key``), acting
+    in its account, after its quotas (the key's and the account's alerts) admitted it."""
+    key = _bearer() or routing_key
     if not key:
         raise UnauthorizedError("send the integration key as Authorization: Bearer <key>")
     who, integration = commands.authenticate(store(), key)
@@ -148,9 +172,7 @@ def _alert(body: TriggerAlert | MoveAlert) -> Response[AlertAccepted]:
     headers = admit(
         who.account_id, [(integration.id, limits.integration), (ALERTS_QUOTA, limits.alerts)]
     )
-    accepted = answer(app, ingest_alert(store(), who, integration, body), status=202)
-    accepted.headers.update(headers)
-    return accepted
+    return who, integration, headers
 
 
 def _bearer() -> str | None:

@@ -14,6 +14,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Que
 from pydantic import BeforeValidator
 
 from dynashard import PageBudget
+from incidents.alerts.changes import list_changes as list_account_changes
+from incidents.alerts.models import ChangeList
 from incidents.errors import InvalidFilterError
 from incidents.incident import queries
 from incidents.incident.queries import (
@@ -367,6 +369,27 @@ def page_tag(page: EventPage) -> str:
 def _events(name: str, page: EventPage) -> EventList:
     report_page(name, page.stats)
     return EventList(items=page.items, next_cursor=page.next_cursor, has_more=page.has_more)
+
+
+@route(app, "list_changes")
+def list_changes(
+    *,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+    order: OrderParam = "desc",
+    since: Annotated[
+        str | None, _instant_query("changes at or after", "2026-11-20T00:00:00Z")
+    ] = None,
+    until: Annotated[str | None, _instant_query("changes before", "2026-11-27T00:00:00Z")] = None,
+) -> ChangeList:
+    """What changed in the account's systems (change events from its integrations), newest
+    first: by default the last 7 days, at most 31 a read."""
+    page = _page_request(ListParams(limit, cursor, order, since, until, None, None))
+    changes = list_account_changes(store(), caller(app), page)
+    report_page("list_changes", changes.stats)
+    return ChangeList(
+        items=changes.items, next_cursor=changes.next_cursor, has_more=changes.has_more
+    )
 
 
 def _list(name: str, page: IncidentPage) -> IncidentList:

@@ -261,6 +261,19 @@ ROUTES: dict[str, Route] = {
         integration_key=True,
         max_body=ALERT_MAX_BYTES,
     ),
+    "enqueue_change": Route(
+        "POST",
+        "/v2/change/enqueue",
+        Group.ALERTS,
+        "Send a change event (PagerDuty's Change Events API path): kept in the change log",
+        202,
+        CREATE,
+        integration_key=True,
+        max_body=ALERT_MAX_BYTES,
+    ),
+    "list_changes": Route(
+        "GET", "/changes", Group.INCIDENT_QUERIES, "The account's change log", errors=LIST
+    ),
     "create_api_key": Route(
         "POST", "/api-keys", Group.ALERTS, "Create an API key (people only)", 201, CREATE
     ),
@@ -299,7 +312,13 @@ def resolver_rule(route: Route) -> str:
     return route.path.replace("{", "<").replace("}", ">")
 
 
-SUBJECTS = {"incidents": "incidents", "events": "incidents", "teams": "teams", "users": "teams"}
+SUBJECTS = {
+    "incidents": "incidents",
+    "events": "incidents",
+    "changes": "incidents",
+    "teams": "teams",
+    "users": "teams",
+}
 """The first segment of a path, and the scope subject (``:read`` or ``:write``) it needs."""
 MANAGED = ("webhooks", "integrations")
 """Path segments whose scope is ``<segment>:manage``, reads and changes alike."""

@@ -323,6 +323,11 @@ def _demo_examples(document: dict[str, Any], known: Mapping[str, str]) -> None:
         },
     }
     bodies["enqueue_event"] = bodies["send_alert"]
+    bodies["enqueue_change"] = {
+        "routing_key": bodies["send_alert"]["routing_key"],
+        "payload": {"summary": "deployed checkout 4812", "source": "ci"},
+        "links": [{"href": "https://ci.example.com/runs/4812", "text": "the run"}],
+    }
     bodies["replay_webhook"] = {"since": NOTHING_YET}
     for operation_id, operation in _operations(document).items():
         for parameter in operation.get("parameters", []):

@@ -89,3 +89,24 @@ def test_pagerduty_clients_drive_an_incident_by_its_dedup_key(
     assert reopened["id"] != first["id"], "the key's next incident"
     status, alerts = local_api.request("GET", f"/incidents/{first['id']}/alerts", token)
     assert (status, alerts["alerts"]) == (200, 2), "opened and joined"
+
+
+def test_pagerduty_clients_send_change_events_to_the_change_log(
+    local_api: LocalApi, https: Front
+) -> None:
+    """Each client's change event (``/v2/change/enqueue``) is kept in the account's change
+    log, and opens nothing."""
+    token = local_api.token(ACCOUNT, 0)
+    status, integration = local_api.request("POST", "/integrations", token, {"name": "CD"})
+    assert status == 201, integration
+    key = integration["key"]
+    session = pdpyras.ChangeEventsAPISession(key)
+    session.url = local_api.url
+    session.submit("deployed checkout 4812 (pdpyras)", source="argo")
+    url, trusted = https
+    official = pagerduty.EventsApiV2Client(key, base_url=url, verify=trusted)
+    official.send_change_event(payload={"summary": "deployed checkout 4813 (pagerduty)"})
+    status, listed = local_api.request("GET", "/changes?limit=100", token)
+    assert status == 200, listed
+    mine = [c["summary"] for c in listed["items"] if c["integration_id"] == integration["id"]]
+    assert mine == ["deployed checkout 4813 (pagerduty)", "deployed checkout 4812 (pdpyras)"]

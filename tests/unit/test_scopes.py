@@ -14,7 +14,7 @@ from lambdas.routes import ALSO_NEEDS, ROUTES, scope_of, scopes_of
 EXPECTED = {
     "incidents:read": {
         "get_incident", "get_incident_by_number", "incident_timeline", "account_events",
-        "team_incidents", "account_incidents", "incident_alerts",
+        "team_incidents", "account_incidents", "incident_alerts", "list_changes",
     },
     "incidents:write": {
         "create_incident", "update_incident", "resolve_incident", "add_participant",
@@ -32,7 +32,7 @@ EXPECTED = {
     },
     None: {
         "my_incidents", "my_teams_incidents", "my_teams", "save_profile", "send_alert",
-        "enqueue_event",
+        "enqueue_event", "enqueue_change",
         "create_api_key", "list_api_keys", "get_api_key", "revoke_api_key",
     },
 }  # fmt: skip

@@ -22,7 +22,7 @@ from pydantic import (
 
 from incidents.models import KSUID, RESPONSE, TITLE_MAX, Severity, TeamId, Timestamp
 from incidents.requests import CleanName, OneLine, documented, stored_text
-from incidents.text import FLATTENED_CHARACTERS, TEXT_RULES, one_line
+from incidents.text import FLATTENED_CHARACTERS, REFUSED_CLASS, TEXT_RULES, one_line
 
 INTEGRATION_ID = rf"^intg_{KSUID}$"
 DEDUP_KEY_MAX = 255
@@ -34,8 +34,9 @@ LINE_MAX = 1024
 """A component, group, class, client, link text or image text at most."""
 URL_MAX = 2048
 MAX_LINKS = 20
-HTTP_URL = r"^[Hh][Tt][Tt][Pp][Ss]?://[^\s]+$"
-HTTPS_URL = r"^[Hh][Tt][Tt][Pp][Ss]://[^\s]+$"
+HTTP_URL = rf"^[Hh][Tt][Tt][Pp][Ss]?://[^\s{REFUSED_CLASS}]+$"
+HTTPS_URL = rf"^[Hh][Tt][Tt][Pp][Ss]://[^\s{REFUSED_CLASS}]+$"
+"""http(s) URLs with nothing a text may not hold (the document says what `clean_text` checks)."""
 
 
 class EventAction(StrEnum):
@@ -218,6 +219,67 @@ class MoveAlert(AlertBase):
 AlertEvent = Annotated[TriggerAlert | MoveAlert, Field(discriminator="event_action")]
 """One alert, as PagerDuty's Events API v2 takes it, told apart by ``event_action``."""
 ALERT_EVENTS: TypeAdapter[AlertEvent] = TypeAdapter(AlertEvent)
+
+
+class ChangePayload(BaseModel):
+    """What changed (a deploy, a configuration push, a feature flag)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    summary: AlertSummary
+    source: Annotated[AlertSource | None, BLANK_IS_UNSET, EMPTY_IS_UNSET] = None
+    timestamp: SentTime | None = None
+    """When it changed (one ahead of the server's clock is taken as now)."""
+    custom_details: dict[str, Any] | None = None
+
+
+class ChangeEvent(BaseModel):
+    """A change event, as PagerDuty's Change Events API takes it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    routing_key: str | None = None
+    """The integration key, if not sent as ``Authorization``."""
+    payload: ChangePayload
+    links: list[Link] = Field(default_factory=list, max_length=MAX_LINKS)
+    images: list[Image] = Field(default_factory=list, max_length=MAX_LINKS)
+
+
+class Change(BaseModel):
+    """A change in the account's change log."""
+
+    model_config = RESPONSE
+
+    id: str
+    at: Timestamp
+    """When it changed (as sent, or when it was received)."""
+    integration_id: str
+    team_id: str | None
+    """The integration's team when it was sent."""
+    summary: str
+    source: str | None
+    custom_details: dict[str, Any] | None
+    links: list[Link]
+    images: list[Image]
+
+
+class ChangeRecorded(BaseModel):
+    """The answer to a change event (202)."""
+
+    model_config = RESPONSE
+
+    status: Literal["recorded"]
+    id: str
+
+
+class ChangeList(BaseModel):
+    """A page of the account's change log, newest first."""
+
+    model_config = RESPONSE
+
+    items: list[Change]
+    next_cursor: str | None
+    has_more: bool
 
 
 class AlertStatus(StrEnum):
