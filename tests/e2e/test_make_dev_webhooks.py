@@ -32,7 +32,13 @@ def test_a_change_reaches_a_local_receiver_signed_within_seconds(local_api: Loca
         assert status == 201
         wait_for(lambda: len(receiver.accepted()) >= 1, 10, "a delivery from make dev")
         elapsed = receiver.accepted()[0].at - started
-        status, log = local_api.request("GET", f"/webhooks/{hook['id']}/deliveries", token)
+        deliveries = f"/webhooks/{hook['id']}/deliveries"
+        wait_for(  # the sender logs the attempt once the receiver has answered it
+            lambda: bool(local_api.request("GET", deliveries, token)[1]["items"]),
+            10,
+            "the delivery logged",
+        )
+        status, log = local_api.request("GET", deliveries, token)
     delivery = receiver.received[0]
     assert delivery.verified
     assert delivery.body["type"] == "incident.created"

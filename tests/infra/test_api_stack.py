@@ -63,7 +63,7 @@ def test_one_function_per_group_on_python_313_arm64_with_the_layer(dev: Synthesi
         assert log_group["Properties"]["RetentionInDays"] == 30
 
 
-def test_every_route_has_the_request_authorizer_but_the_alerts_key_route(
+def test_every_route_has_the_request_authorizer_but_the_integration_key_routes(
     dev: Synthesized,
 ) -> None:
     methods = resources(dev, "AWS::ApiGateway::Method").values()
@@ -71,8 +71,12 @@ def test_every_route_has_the_request_authorizer_but_the_alerts_key_route(
     assert Counter(m["HttpMethod"] for m in routed) == Counter(r.method for r in ROUTES.values())
     (authorizer_id,) = resources(dev, "AWS::ApiGateway::Authorizer")
     keyed = [m for m in routed if m["AuthorizationType"] == "NONE"]
-    assert [m["HttpMethod"] for m in keyed] == ["POST"], "POST /alerts only"
-    assert [r.path for r in ROUTES.values() if r.integration_key] == ["/alerts"]
+    assert [m["HttpMethod"] for m in keyed] == ["POST"] * 3, "the alert and change routes"
+    assert [r.path for r in ROUTES.values() if r.integration_key] == [
+        "/alerts",
+        "/v2/enqueue",
+        "/v2/change/enqueue",
+    ]
     for method in routed:
         assert method["RequestValidatorId"]
         if method not in keyed:

@@ -90,7 +90,14 @@ def _in_utc(value: datetime) -> datetime:
         raise ValueError("is outside the years 1 to 9999 once in UTC") from None
 
 
-SentTime = Annotated[datetime, AfterValidator(_in_utc)]
+def _written(value: object) -> object:
+    """A time as the document says it comes: a string (not a number of seconds)."""
+    if not isinstance(value, str):
+        raise ValueError("must be an RFC 3339 date-time string")
+    return value
+
+
+SentTime = Annotated[datetime, BeforeValidator(_written), AfterValidator(_in_utc)]
 """When a monitoring tool saw something, in UTC."""
 FLATTEN = BeforeValidator(_one_line)
 """What monitoring tools' templates send (a multi-line summary) is made one line, not refused."""
