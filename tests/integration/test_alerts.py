@@ -4,6 +4,7 @@ that open, join, acknowledge and resolve incidents, on DynamoDB Local."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -250,20 +251,33 @@ def test_mixed_alerts_racing_on_one_key_all_land_and_count_exactly(
             assert EventType.ALERT_RECEIVED not in after, "nothing joins a resolved incident"
 
 
-class DeletesFirst:
-    """A client whose next ``UpdateItem`` comes after the integration was deleted (a
-    DELETE racing the alert that had just read it)."""
+class ActsFirst:
+    """A store's client that runs `action` (another request racing this one) once, just
+    before the first `operation` call that `when` picks."""
 
-    def __init__(self, store: Store, alice: Caller, integration_id: str) -> None:
-        self._client, self._delete = store.client, (store, alice, integration_id)
-        self.exceptions = store.client.exceptions
-
-    def update_item(self, **request: Any) -> Any:
-        delete_integration(*self._delete)
-        return self._client.update_item(**request)
+    def __init__(
+        self,
+        store: Store,
+        operation: str,
+        action: Callable[[], object],
+        when: Callable[[dict[str, Any]], bool] = lambda _: True,
+    ) -> None:
+        self._client, self.exceptions = store.client, store.client.exceptions
+        self._operation, self._action, self._when = operation, action, when
+        self.acted = False
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._client, name)
+        call = getattr(self._client, name)
+        if name != self._operation:
+            return call
+
+        def first_acting(**request: Any) -> Any:
+            if not self.acted and self._when(request):
+                self.acted = True
+                self._action()
+            return call(**request)
+
+        return first_acting
 
 
 def test_an_integration_deleted_while_its_alert_is_read_is_a_401_not_a_500(
@@ -271,7 +285,9 @@ def test_an_integration_deleted_while_its_alert_is_read_is_a_401_not_a_500(
 ) -> None:
     racing = dataclasses.replace(
         store,
-        client=DeletesFirst(store, alice, integration.id),  # type: ignore[arg-type]
+        client=ActsFirst(  # type: ignore[arg-type]
+            store, "update_item", lambda: delete_integration(store, alice, integration.id)
+        ),
     )
     with pytest.raises(UnauthorizedError, match="unknown or revoked"):
         authenticate(racing, integration.key)
@@ -302,39 +318,24 @@ def test_concurrent_changes_of_an_integration_keep_every_field_and_never_404(
         assert authenticate(store, key)[1].id == integration.id
 
 
-class ResolvesBeforeJoin:
-    """A client whose first join transaction comes right after a person resolved the
-    incident the trigger read open."""
-
-    def __init__(self, store: Store, alice: Caller, incident_id: str) -> None:
-        self._store, self._alice, self._incident = store, alice, incident_id
-        self._client, self.exceptions = store.client, store.client.exceptions
-        self.resolved = False
-
-    def transact_write_items(self, **request: Any) -> Any:
-        joining = any("ConditionCheck" in item for item in request["TransactItems"])
-        if joining and not self.resolved:
-            self.resolved = True
-            update_incident(
-                self._store, self._alice, self._incident, UpdateIncident(status=Status.RESOLVED)
-            )
-        return self._client.transact_write_items(**request)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._client, name)
-
-
 def test_a_trigger_that_loses_to_a_resolve_opens_the_key_s_next_incident(
     store: Store, alice: Caller, integration: IntegrationWithKey
 ) -> None:
     first = send(store, integration.key, trigger("flap"))
-    racing = ResolvesBeforeJoin(store, alice, first.incident_id)
+    racing = ActsFirst(
+        store,
+        "transact_write_items",
+        lambda: update_incident(
+            store, alice, first.incident_id, UpdateIncident(status=Status.RESOLVED)
+        ),
+        when=lambda request: any("ConditionCheck" in op for op in request["TransactItems"]),
+    )
     late = send(
         dataclasses.replace(store, client=racing),  # type: ignore[arg-type]
         integration.key,
         trigger("flap", "again"),
     )
-    assert racing.resolved, "the resolve landed between the trigger's read and its join"
+    assert racing.acted, "the resolve landed between the trigger's read and its join"
     assert late.status is AlertStatus.OPENED, "not attached to the resolved incident"
     assert late.incident_id != first.incident_id
     assert alert_count(store, alice.account_id, first.incident_id) == 1

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -162,14 +163,23 @@ def alert_count(store: Store, account: str, incident_id: str) -> int:
     return _counter(store).total(_count_base(account, incident_id))
 
 
+def _tries() -> Iterator[int]:
+    """Tries of an alert losing races on its key: a jittered pause before each retry, and
+    none once `ALERT_SECONDS` have passed."""
+    deadline = time.monotonic() + ALERT_SECONDS
+    for attempt in itertools.count():
+        if attempt:
+            pause_before_retry(min(attempt - 1, 6))
+        if time.monotonic() > deadline:
+            return
+        yield attempt
+
+
 def _trigger(key: AlertKey, alert: TriggerAlert) -> AlertAccepted:
     store, account = key.store, key.account
     body = alert.model_dump(mode="json", exclude={"routing_key"})  # the key: however sent
     digest = request_digest({"integration": key.integration.id, "alert": body})
-    deadline = time.monotonic() + ALERT_SECONDS
-    for attempt in itertools.count():
-        if time.monotonic() > deadline:
-            break
+    for _ in _tries():
         state = key.state()
         open_at = _open_at(key, state)
         try:
@@ -181,7 +191,7 @@ def _trigger(key: AlertKey, alert: TriggerAlert) -> AlertAccepted:
             if seen is not None:
                 return seen
         except (KeyTakenError, ResolvedMeanwhileError, VersionConflictError):
-            pause_before_retry(min(attempt, 6))  # read the key again
+            continue  # read the key again
     raise ThrottledError("the alert's key is busy; retry with back-off")
 
 
@@ -287,14 +297,11 @@ def _move(key: AlertKey, alert: MoveAlert) -> AlertAccepted:
     """An acknowledge or a resolve: the key's incident moves, unless the alert is older.
     One that loses a race to another change of the incident tries again until it has moved
     it (a resolve that loses to an acknowledge still resolves)."""
-    deadline = time.monotonic() + ALERT_SECONDS
-    for attempt in itertools.count():
+    for _ in _tries():
         try:
             return _move_once(key, alert)
         except (VersionConflictError, PreconditionFailedError):
-            if time.monotonic() > deadline:
-                break
-            pause_before_retry(min(attempt, 6))
+            continue
     raise ThrottledError("the alert's incident is busy; retry with back-off")
 
 
