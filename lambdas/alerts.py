@@ -15,7 +15,6 @@ from incidents.access.models import API_KEY_ID, ApiKey, ApiKeyList, ApiKeyWithKe
 from incidents.alerts import integrations as commands
 from incidents.alerts.changes import record_change
 from incidents.alerts.ingest import alert_count, ingest_alert
-from incidents.alerts.integrations import KEY_PREFIX
 from incidents.alerts.models import (
     INTEGRATION_ID,
     AlertAccepted,
@@ -34,24 +33,20 @@ from incidents.errors import UnauthorizedError
 from incidents.incident.commands import load_summary
 from incidents.models import INCIDENT_ID
 from incidents.store import Caller
+from lambdas.http.admission import admitted, caller
 from lambdas.http.api import (
     answer,
-    caller,
     lambda_handler,
     new_resolver,
     no_content,
     route,
 )
-from lambdas.http.cors import request_header
-from lambdas.http.quotas import admit, quotas
 from lambdas.runtime import store
 
 IntegrationId = Annotated[str, Path(pattern=INTEGRATION_ID)]
 ApiKeyId = Annotated[str, Path(pattern=API_KEY_ID)]
 IncidentId = Annotated[str, Path(pattern=INCIDENT_ID)]
 AlertBody = Annotated[TriggerAlert | MoveAlert, Body(discriminator="event_action")]
-BEARER = "bearer "
-ALERTS_QUOTA = "alerts"
 
 app = new_resolver()
 
@@ -59,71 +54,71 @@ app = new_resolver()
 @route(app, "create_integration")
 def create_integration(body: NewIntegration) -> Response[IntegrationWithKey]:
     """A new integration; the answer holds its key (shown only here and on rotation)."""
-    created = commands.create_integration(store(), caller(app), body)
+    created = commands.create_integration(store(), caller(), body)
     return answer(app, created, status=201, location=f"/integrations/{created.id}")
 
 
 @route(app, "list_integrations")
 def list_integrations() -> IntegrationList:
     """The account's integrations, oldest first."""
-    return IntegrationList(items=commands.list_integrations(store(), caller(app)))
+    return IntegrationList(items=commands.list_integrations(store(), caller()))
 
 
 @route(app, "get_integration")
 def get_integration(integration_id: IntegrationId) -> Integration:
     """One integration (never its key)."""
-    return commands.get_integration(store(), caller(app), integration_id)
+    return commands.get_integration(store(), caller(), integration_id)
 
 
 @route(app, "update_integration")
 def update_integration(integration_id: IntegrationId, body: IntegrationChanges) -> Integration:
     """Change its name, its team or its default severity."""
-    return commands.update_integration(store(), caller(app), integration_id, body)
+    return commands.update_integration(store(), caller(), integration_id, body)
 
 
 @route(app, "delete_integration")
 def delete_integration(integration_id: IntegrationId) -> Response[None]:
     """Delete it; its key stops working at once."""
-    commands.delete_integration(store(), caller(app), integration_id)
+    commands.delete_integration(store(), caller(), integration_id)
     return no_content()
 
 
 @route(app, "rotate_integration_key")
 def rotate_integration_key(integration_id: IntegrationId) -> IntegrationWithKey:
     """A new key; the old one stops working at once."""
-    return commands.rotate_key(store(), caller(app), integration_id)
+    return commands.rotate_key(store(), caller(), integration_id)
 
 
 @route(app, "create_api_key")
 def create_api_key(body: NewApiKey) -> Response[ApiKeyWithKey]:
     """A new API key; the answer holds the key (shown only here)."""
-    created = api_keys.create_api_key(store(), caller(app), body)
+    created = api_keys.create_api_key(store(), caller(), body)
     return answer(app, created, status=201, location=f"/api-keys/{created.id}")
 
 
 @route(app, "list_api_keys")
 def list_api_keys() -> ApiKeyList:
     """The account's API keys, oldest first."""
-    return ApiKeyList(items=api_keys.list_api_keys(store(), caller(app)))
+    return ApiKeyList(items=api_keys.list_api_keys(store(), caller()))
 
 
 @route(app, "get_api_key")
 def get_api_key(key_id: ApiKeyId) -> ApiKey:
     """One API key (never the key itself)."""
-    return api_keys.get_api_key(store(), caller(app), key_id)
+    return api_keys.get_api_key(store(), caller(), key_id)
 
 
 @route(app, "revoke_api_key")
 def revoke_api_key(key_id: ApiKeyId) -> Response[None]:
     """Revoke it: it stops working within the authorizer cache's minute."""
-    api_keys.revoke_api_key(store(), caller(app), key_id)
+    api_keys.revoke_api_key(store(), caller(), key_id)
     return no_content()
 
 
 @route(app, "incident_alerts")
 def incident_alerts(incident_id: IncidentId) -> AlertCount:
     """How many alerts the incident received: its counter's shards, one batch read."""
-    who = caller(app)
+    who = caller()
     load_summary(store(), who, incident_id)  # 404 outside the caller's account
     return AlertCount(
         incident_id=incident_id, alerts=alert_count(store(), who.account_id, incident_id)
@@ -144,10 +139,8 @@ def enqueue_event(body: AlertBody) -> Response[AlertAccepted]:
 
 
 def _alert(body: TriggerAlert | MoveAlert) -> Response[AlertAccepted]:
-    who, integration, headers = _sender(body.routing_key)
-    accepted = answer(app, ingest_alert(store(), who, integration, body), status=202)
-    accepted.headers.update(headers)
-    return accepted
+    who, integration = _sender()
+    return answer(app, ingest_alert(store(), who, integration, body), status=202)
 
 
 @route(app, "enqueue_change")
@@ -155,33 +148,17 @@ def enqueue_change(body: ChangeEvent) -> Response[ChangeRecorded]:
     """Keep a change event (a deploy, a configuration push) in the account's change log:
     PagerDuty's Change Events API path, for its clients; it never opens or moves an
     incident (decision 013)."""
-    who, integration, headers = _sender(body.routing_key)
-    recorded = answer(app, record_change(store(), who, integration, body), status=202)
-    recorded.headers.update(headers)
-    return recorded
+    who, integration = _sender()
+    return answer(app, record_change(store(), who, integration, body), status=202)
 
 
-def _sender(routing_key: str | None) -> tuple[Caller, Integration, dict[str, str]]:
-    """The integration that sends (its key as ``Authorization`` or ``routing_key``), acting
-    in its account, after its quotas (the key's and the account's alerts) admitted it."""
-    key = _bearer() or routing_key
-    if not key:
+def _sender() -> tuple[Caller, Integration]:
+    """The integration that sends, as the request was admitted (its key as
+    ``Authorization`` or ``routing_key``; `lambdas.http.admission`)."""
+    admission = admitted()
+    if admission is None or admission.integration is None:
         raise UnauthorizedError("send the integration key as Authorization: Bearer <key>")
-    who, integration = commands.authenticate(store(), key)
-    limits = quotas()
-    headers = admit(
-        who.account_id, [(integration.id, limits.integration), (ALERTS_QUOTA, limits.alerts)]
-    )
-    return who, integration, headers
-
-
-def _bearer() -> str | None:
-    """The key in ``Authorization``: ``Bearer <key>``, or the bare key (an EventBridge
-    connection's API key sends the secret as the header's whole value)."""
-    header = request_header(app.current_event.headers, "Authorization").strip()
-    if header.lower().startswith(BEARER):
-        return header[len(BEARER) :].strip() or None
-    return header if header.startswith(KEY_PREFIX) else None
+    return admission.caller, admission.integration
 
 
 handler = lambda_handler(app)

@@ -31,10 +31,10 @@ from incidents.models import (
 )
 from incidents.requests import AddNote, AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller
+from lambdas.http.admission import caller
 from lambdas.http.api import (
     NotModifiedError,
     answer,
-    caller,
     entity_tags,
     error_response,
     lambda_handler,
@@ -107,7 +107,7 @@ def create(
 ) -> Response[Incident]:
     """Create an incident; with `Idempotency-Key`, a retry returns the incident the first
     request wrote (never a second one)."""
-    incident = _created(caller(app), body, idempotency_key)
+    incident = _created(caller(), body, idempotency_key)
     summary = incident.summary
     return answer(
         app, incident, status=201, etag=str(summary.version), location=f"/incidents/{summary.id}"
@@ -181,7 +181,7 @@ def _once(command: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[..., 
 @route(app, "get_incident")
 def get(incident_id: IncidentId, if_none_match: IfNoneMatch = None) -> Response[Incident]:
     """Summary, details and participants; its ETag names this state (If-None-Match: 304)."""
-    return _current(caller(app), incident_id, if_none_match)
+    return _current(caller(), incident_id, if_none_match)
 
 
 def _current(who: Caller, incident_id: str, if_none_match: str | None) -> Response[Incident]:
@@ -202,7 +202,7 @@ def get_by_number(
     if_none_match: IfNoneMatch = None,
 ) -> Response[Incident]:
     """The same answer as GET /incidents/{incident_id}; the number costs one key read."""
-    who = caller(app)
+    who = caller()
     return _current(who, commands.incident_id_by_number(store(), who, number), if_none_match)
 
 
@@ -222,7 +222,7 @@ def update(
 ) -> Response[IncidentSummary]:
     """Change title, status or severity; `If-Match: <version>` makes it conditional (412)."""
     summary = commands.update_incident(
-        store(), caller(app), incident_id, body, if_match=_version(if_match)
+        store(), caller(), incident_id, body, if_match=_version(if_match)
     )
     return answer(app, summary, etag=str(summary.version))
 
@@ -230,14 +230,14 @@ def update(
 @route(app, "resolve_incident")
 def resolve(incident_id: IncidentId) -> Response[IncidentSummary]:
     """Set the status to RESOLVED."""
-    summary = commands.resolve_incident(store(), caller(app), incident_id)
+    summary = commands.resolve_incident(store(), caller(), incident_id)
     return answer(app, summary, etag=str(summary.version))
 
 
 @route(app, "add_participant")
 def add_participant(incident_id: IncidentId, body: AddParticipant) -> Response[Participation]:
     """Add a user or team, or another role to one already there."""
-    added = participants.add_participant(store(), caller(app), incident_id, body)
+    added = participants.add_participant(store(), caller(), incident_id, body)
     return answer(app, added, etag=str(added.incident.version))
 
 
@@ -247,7 +247,7 @@ def remove_participant(
     participant_id: Annotated[str, Path(pattern=PARTICIPANT_ID)],
 ) -> Response[None]:
     """Remove a participant and all their roles."""
-    participants.remove_participant(store(), caller(app), incident_id, participant_id)
+    participants.remove_participant(store(), caller(), incident_id, participant_id)
     return no_content()
 
 
@@ -259,7 +259,7 @@ def add_note(
 ) -> Response[NoteAdded]:
     """Write a note on the incident's timeline; the answer is its ``note.added`` event.
     With `Idempotency-Key`, a retry returns the note the first request wrote."""
-    who = caller(app)
+    who = caller()
     if idempotency_key is None:
         event = commands.add_note(store(), who, incident_id, body)
     else:

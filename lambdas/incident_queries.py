@@ -43,10 +43,10 @@ from incidents.models import (
 from incidents.requests import MAX_LIST
 from incidents.timeline import queries as timelines
 from incidents.timeline.queries import EventPage, EventRequest
+from lambdas.http.admission import caller
 from lambdas.http.api import (
     NotModifiedError,
     answer,
-    caller,
     entity_tags,
     lambda_handler,
     new_resolver,
@@ -189,7 +189,7 @@ def my_incidents(
 ) -> IncidentList:
     """Incidents I participate in."""
     page = _page_request(ListParams(limit, cursor, order, since, until, status, severity))
-    return _list("my_incidents", queries.my_incidents(store(), caller(app), state, page))
+    return _list("my_incidents", queries.my_incidents(store(), caller(), state, page))
 
 
 @route(app, "my_teams_incidents")
@@ -212,7 +212,7 @@ def my_teams_incidents(
     page = _page_request(ListParams(limit, cursor, order, since, until, status, severity))
     return _list(
         "my_teams_incidents",
-        queries.my_teams_incidents(store(), caller(app), state, page, team_ids=team),
+        queries.my_teams_incidents(store(), caller(), state, page, team_ids=team),
     )
 
 
@@ -231,9 +231,7 @@ def team_incidents(
 ) -> IncidentList:
     """One team's incidents (members only)."""
     page = _page_request(ListParams(limit, cursor, order, since, until, status, severity))
-    return _list(
-        "team_incidents", queries.team_incidents(store(), caller(app), team_id, state, page)
-    )
+    return _list("team_incidents", queries.team_incidents(store(), caller(), team_id, state, page))
 
 
 @route(app, "account_incidents")
@@ -250,7 +248,7 @@ def account_incidents(
 ) -> IncidentList:
     """Every incident of my account."""
     page = _page_request(ListParams(limit, cursor, order, since, until, status, severity))
-    return _list("account_incidents", queries.account_incidents(store(), caller(app), state, page))
+    return _list("account_incidents", queries.account_incidents(store(), caller(), state, page))
 
 
 EventsSince = Annotated[str | None, _instant_query("events at or after", "2026-11-01T00:00:00Z")]
@@ -294,7 +292,7 @@ def incident_timeline(
     page's ETag names the incident's event counter (If-None-Match: 304, one read)."""
     params = ListParams(limit, cursor, order, None, None, None, None)
     request = EventRequest(_page_request(params), tuple(type or ()))
-    who = caller(app)
+    who = caller()
     counted = None if cursor else timelines.event_counter(store(), who, incident_id)
     tag = None if counted is None else str(counted.seq)
     if tag is not None and tag in entity_tags(if_none_match):
@@ -341,7 +339,7 @@ def account_events(
     Poll oldest first from the last walk's ``next_since``: nothing missed, nothing twice."""
     params = ListParams(limit, cursor, order, since, until, None, None)
     request = EventRequest(_page_request(params), tuple(type or ()))
-    who, tables = caller(app), store()
+    who, tables = caller(), store()
     if order == "asc":
         settled = timelines.settled_events(tables, who, request, tables.clock())
         page, next_since = settled.page, settled.next_since
@@ -385,7 +383,7 @@ def list_changes(
     """What changed in the account's systems (change events from its integrations), newest
     first: by default the last 7 days, at most 31 a read."""
     page = _page_request(ListParams(limit, cursor, order, since, until, None, None))
-    changes = list_account_changes(store(), caller(app), page)
+    changes = list_account_changes(store(), caller(), page)
     report_page("list_changes", changes.stats)
     return ChangeList(
         items=changes.items, next_cursor=changes.next_cursor, has_more=changes.has_more

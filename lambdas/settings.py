@@ -49,6 +49,10 @@ USER_POOL_CLIENT_ID = "USER_POOL_CLIENT_ID"
 API_REQUESTS_PER_MINUTE = "API_REQUESTS_PER_MINUTE"
 DEFAULT_API_REQUESTS_PER_MINUTE = 3000
 """An account's API requests a minute (people and machine keys together): 50 a second."""
+API_KEY_QUOTA_PERCENT = "API_KEY_QUOTA_PERCENT"
+DEFAULT_API_KEY_QUOTA_PERCENT = 50
+"""One API key's requests a minute, as a share of its account's: a key looping at full speed
+is stopped by its own bucket and leaves the rest to the account's people."""
 
 
 class SettingsError(ValueError):
@@ -181,9 +185,10 @@ def authorizer_cache_seconds(env: Mapping[str, str]) -> int:
 @dataclass(frozen=True)
 class QuotaSettings:
     """Requests a minute: each account's on the API and on ``POST /alerts``, and each
-    integration key's on ``POST /alerts``."""
+    integration key's on ``POST /alerts``; and each API key's share of its account's."""
 
     api_requests: int = DEFAULT_API_REQUESTS_PER_MINUTE
+    api_key_percent: int = DEFAULT_API_KEY_QUOTA_PERCENT
     alerts: int = DEFAULT_ALERTS_PER_MINUTE
     integration_alerts: int = DEFAULT_INTEGRATION_ALERTS_PER_MINUTE
 
@@ -193,7 +198,7 @@ class QuotaSettings:
 
 
 def quota_settings(env: Mapping[str, str]) -> QuotaSettings:
-    """The stage's quotas; each at least 1."""
+    """The stage's quotas; each at least 1 (and a share at most 100 %)."""
     defaults = QuotaSettings()
     values = {}
     for name, variable in QUOTA_VARIABLES.items():
@@ -201,11 +206,16 @@ def quota_settings(env: Mapping[str, str]) -> QuotaSettings:
         if value < 1:
             raise SettingsError(f"{variable} must be at least 1, got {value}")
         values[name] = value
+    if values["api_key_percent"] > 100:
+        raise SettingsError(
+            f"{API_KEY_QUOTA_PERCENT} must be at most 100, got {values['api_key_percent']}"
+        )
     return QuotaSettings(**values)
 
 
 QUOTA_VARIABLES = {
     "api_requests": API_REQUESTS_PER_MINUTE,
+    "api_key_percent": API_KEY_QUOTA_PERCENT,
     "alerts": ALERTS_PER_MINUTE,
     "integration_alerts": INTEGRATION_ALERTS_PER_MINUTE,
 }

@@ -11,7 +11,8 @@ from incidents import team_commands as commands
 from incidents import users
 from incidents.models import TEAM_ID, USER_ID, Membership, Team, TeamList, User
 from incidents.requests import AddMember, CreateTeam, SaveProfile
-from lambdas.http.api import answer, caller, lambda_handler, new_resolver, no_content, route
+from lambdas.http.admission import caller
+from lambdas.http.api import answer, lambda_handler, new_resolver, no_content, route
 from lambdas.runtime import store
 
 TeamId = Annotated[str, Path(pattern=TEAM_ID)]
@@ -23,40 +24,40 @@ app = new_resolver()
 @route(app, "create_team")
 def create_team(body: CreateTeam) -> Response[Team]:
     """A new team with me as its first member."""
-    team = commands.create_team(store(), caller(app), body)
+    team = commands.create_team(store(), caller(), body)
     return answer(app, team, status=201, location=f"/teams/{team.id}")
 
 
 @route(app, "my_teams")
 def my_teams() -> TeamList:
     """The teams I am a member of."""
-    return TeamList(items=commands.my_teams(store(), caller(app)))
+    return TeamList(items=commands.my_teams(store(), caller()))
 
 
 @route(app, "add_member")
 def add_member(team_id: TeamId, body: AddMember) -> Response[Membership]:
     """Add a user to one of my teams."""
-    added = commands.add_member(store(), caller(app), team_id, body)
+    added = commands.add_member(store(), caller(), team_id, body)
     return answer(app, added, status=201, location=f"/teams/{team_id}/members/{added.user_id}")
 
 
 @route(app, "remove_member")
 def remove_member(team_id: TeamId, user_id: UserId) -> Response[None]:
     """Remove a user (or myself) from one of my teams."""
-    commands.remove_member(store(), caller(app), team_id, user_id)
+    commands.remove_member(store(), caller(), team_id, user_id)
     return no_content()
 
 
 @route(app, "save_profile")
 def save_profile(body: SaveProfile) -> User:
     """Create or replace my profile."""
-    return users.save_profile(store(), caller(app), body)
+    return users.save_profile(store(), caller(), body)
 
 
 @route(app, "get_profile")
 def get_profile(user_id: UserId) -> User:
     """A user's profile in my account."""
-    return users.get_profile(store(), caller(app), user_id)
+    return users.get_profile(store(), caller(), user_id)
 
 
 handler = lambda_handler(app)

@@ -24,7 +24,8 @@ from incidents.events_out.webhook_models import (
     WebhookPatch,
 )
 from incidents.incident.queries import DEFAULT_LIMIT, PageRequest
-from lambdas.http.api import answer, caller, lambda_handler, new_resolver, no_content, route
+from lambdas.http.admission import caller
+from lambdas.http.api import answer, lambda_handler, new_resolver, no_content, route
 from lambdas.incident_queries import Cursor, Limit, parse_instant
 from lambdas.runtime import delivery_queue, endpoint_policy, store
 
@@ -37,42 +38,40 @@ app = new_resolver()
 def create_webhook(body: NewWebhook) -> Response[WebhookCreated]:
     """Register a webhook; the answer holds its signing secret (shown only here and on
     rotation)."""
-    created = commands.create_webhook(store(), caller(app), body, endpoint_policy())
+    created = commands.create_webhook(store(), caller(), body, endpoint_policy())
     return answer(app, created, status=201, location=f"/webhooks/{created.id}")
 
 
 @route(app, "list_webhooks")
 def list_webhooks(*, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> WebhookList:
     """The account's webhooks, oldest first."""
-    page = commands.list_webhooks(
-        store(), caller(app), PageRequest(limit, cursor, descending=False)
-    )
+    page = commands.list_webhooks(store(), caller(), PageRequest(limit, cursor, descending=False))
     return WebhookList(items=page.items, next_cursor=page.next_cursor, has_more=page.has_more)
 
 
 @route(app, "get_webhook")
 def get_webhook(webhook_id: WebhookId) -> Webhook:
     """One webhook (never its secret)."""
-    return commands.get_webhook(store(), caller(app), webhook_id)
+    return commands.get_webhook(store(), caller(), webhook_id)
 
 
 @route(app, "update_webhook")
 def update_webhook(webhook_id: WebhookId, body: WebhookPatch) -> Webhook:
     """Change the URL, event types, description, or enable / disable it."""
-    return commands.update_webhook(store(), caller(app), webhook_id, body, endpoint_policy())
+    return commands.update_webhook(store(), caller(), webhook_id, body, endpoint_policy())
 
 
 @route(app, "delete_webhook")
 def delete_webhook(webhook_id: WebhookId) -> Response[None]:
     """Delete a webhook; its queued deliveries are dropped."""
-    commands.delete_webhook(store(), caller(app), webhook_id)
+    commands.delete_webhook(store(), caller(), webhook_id)
     return no_content()
 
 
 @route(app, "rotate_webhook_secret")
 def rotate_webhook_secret(webhook_id: WebhookId) -> RotatedSecret:
     """A new secret; the previous one signs too for 24 hours."""
-    return commands.rotate_secret(store(), caller(app), webhook_id)
+    return commands.rotate_secret(store(), caller(), webhook_id)
 
 
 @route(app, "list_deliveries")
@@ -80,7 +79,7 @@ def list_deliveries(
     webhook_id: WebhookId, *, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
 ) -> DeliveryList:
     """Every delivery attempt of the last 30 days, newest first."""
-    page = deliveries.list_deliveries(store(), caller(app), webhook_id, PageRequest(limit, cursor))
+    page = deliveries.list_deliveries(store(), caller(), webhook_id, PageRequest(limit, cursor))
     return DeliveryList(items=page.items, next_cursor=page.next_cursor, has_more=page.has_more)
 
 
@@ -89,14 +88,14 @@ def replay_webhook(webhook_id: WebhookId, body: Replay) -> Accepted:
     """Queue the account's events from `since` on for delivery again, in order."""
     since = parse_instant(body.since, "since")
     assert since is not None, "required by the body's model"
-    queued = start_replay(store(), delivery_queue(), caller(app), webhook_id, since)
+    queued = start_replay(store(), delivery_queue(), caller(), webhook_id, since)
     return Accepted(id=queued)
 
 
 @route(app, "test_webhook")
 def test_webhook(webhook_id: WebhookId) -> Accepted:
     """Queue a ``webhook.test`` event for this webhook."""
-    return Accepted(id=send_test(store(), delivery_queue(), caller(app), webhook_id))
+    return Accepted(id=send_test(store(), delivery_queue(), caller(), webhook_id))
 
 
 handler = lambda_handler(app)

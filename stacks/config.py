@@ -20,6 +20,7 @@ from incidents.keys import DEFAULT_STATE_SHARDS, DEFAULT_SUMMARY_SHARDS
 from lambdas.routes import Group
 from lambdas.settings import (
     DEFAULT_ALERTS_PER_MINUTE,
+    DEFAULT_API_KEY_QUOTA_PERCENT,
     DEFAULT_API_REQUESTS_PER_MINUTE,
     DEFAULT_AUTHORIZER_CACHE_SECONDS,
     DEFAULT_INTEGRATION_ALERTS_PER_MINUTE,
@@ -73,6 +74,9 @@ class StageConfig:
     """Each integration key's alerts a minute (within its account's)."""
     api_requests_per_minute: int = DEFAULT_API_REQUESTS_PER_MINUTE
     """Each account's requests a minute on every other route, people and API keys alike."""
+    api_key_quota_percent: int = DEFAULT_API_KEY_QUOTA_PERCENT
+    """Each API key's requests a minute, as a share of its account's (1 to 100): taken from
+    the key's own bucket first, so a looping key never spends the account's people's share."""
     authorizer_cache_seconds: int = DEFAULT_AUTHORIZER_CACHE_SECONDS
     """How long API Gateway caches the authorizer's answer for one ``Authorization`` value
     (0 to 3,600): a revoked API key keeps working at most this long."""
@@ -134,11 +138,14 @@ class StageConfig:
             "alertsPerMinute": self.alerts_per_minute,
             "integrationAlertsPerMinute": self.integration_alerts_per_minute,
             "apiRequestsPerMinute": self.api_requests_per_minute,
+            "apiKeyQuotaPercent": self.api_key_quota_percent,
             **{f"reservedConcurrency.{k}": v for k, v in self.reserved_concurrency.items()},
         }
         for name, value in limits.items():
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"stages.{self.stage}.{name} must be a positive integer")
+        if self.api_key_quota_percent > 100:
+            raise ValueError(f"stages.{self.stage}.apiKeyQuotaPercent must be at most 100")
         cache = self.authorizer_cache_seconds
         if not isinstance(cache, int) or not 0 <= cache <= MAX_AUTHORIZER_CACHE_SECONDS:
             raise ValueError(
@@ -174,6 +181,7 @@ class StageConfig:
             **retention_environment(self.event_retention_days),
             **QuotaSettings(
                 api_requests=self.api_requests_per_minute,
+                api_key_percent=self.api_key_quota_percent,
                 alerts=self.alerts_per_minute,
                 integration_alerts=self.integration_alerts_per_minute,
             ).to_environment(),

@@ -32,28 +32,16 @@ from dynashard import (
     error_code,
     is_throttling,
 )
-from incidents.access.models import API_KEY_ID
-from incidents.errors import DomainError, ForbiddenError, UnauthorizedError
-from incidents.models import ACCOUNT_ID, USER_ID
-from incidents.store import Caller
+from incidents.errors import DomainError
+from lambdas.http.admission import admit_request, admitted
 from lambdas.http.cors import request_header, with_cors
 from lambdas.http.json_body import JsonBodiesOnly, strict_json
-from lambdas.http.principal import ACCOUNT, PRINCIPAL, SCOPES
-from lambdas.http.quotas import admit, quotas
-from lambdas.http.responses import RETRY_AFTER_SECONDS, ErrorCode, documented_responses
-from lambdas.routes import NAME_OF, ROUTE_OF, ROUTES, Route, resolver_rule, scopes_of
+from lambdas.http.proxy import add_headers, clipped, error_headers, proxy_error
+from lambdas.http.responses import ErrorCode, documented_responses, too_large_message
+from lambdas.routes import ROUTE_OF, ROUTES, resolver_rule
 from lambdas.runtime import logger, metrics, tracer
 from lambdas.settings import allowed_origins
 
-_ACCOUNT_PATTERN = re.compile(ACCOUNT_ID)
-_PRINCIPAL_PATTERN = re.compile(rf"{USER_ID}|{API_KEY_ID}")
-API_QUOTA = "api"
-_REQUEST: dict[str, object] = {}
-"""The request being served: its caller and its quota's headers (a container serves one
-request at a time; the handler clears it for each)."""
-
-MAX_MESSAGE = 300
-"""Characters of an error message at most: enough to say what is wrong, never a payload."""
 MAX_LOCATION_PART = 40
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -62,14 +50,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 def error_response(status: int, code: ErrorCode | str, message: str) -> Response[str]:
     """The API's one error shape; the message is clipped, so no error echoes a large input.
     A throttled or unavailable answer says when to try again (``Retry-After``)."""
-    if len(message) > MAX_MESSAGE:
-        message = message[: MAX_MESSAGE - 1] + "…"
-    retry = RETRY_AFTER_SECONDS.get(status)
     return Response(
         status_code=status,
         content_type=content_types.APPLICATION_JSON,
-        body=json.dumps({"code": ErrorCode(code).value, "message": message}),
-        headers={"Retry-After": str(retry)} if retry else None,
+        body=json.dumps({"code": ErrorCode(code).value, "message": clipped(message)}),
+        headers=error_headers(status) or None,
     )
 
 
@@ -229,41 +214,6 @@ def new_resolver(
     return app
 
 
-def caller(app: APIGatewayRestResolver) -> Caller:
-    """The caller from the authorizer's context, never from the request itself (401
-    without). An API key must hold the route's scope (403), and each request takes one from
-    its account's ``api`` quota (429); the quota's headers go on the answer."""
-    known = _REQUEST.get("caller")
-    if isinstance(known, Caller):
-        return known
-    event = app.current_event
-    context = event.request_context.authorizer
-    account, principal = context.get(ACCOUNT), context.get(PRINCIPAL)
-    if not (isinstance(account, str) and _ACCOUNT_PATTERN.match(account)):
-        raise UnauthorizedError("missing or invalid account claim")
-    if not (isinstance(principal, str) and _PRINCIPAL_PATTERN.match(principal)):
-        raise UnauthorizedError("missing or invalid user claim")
-    scopes = context.get(SCOPES)
-    if isinstance(scopes, str):
-        _check_scope(ROUTE_OF.get((event.http_method, event.resource)), scopes.split())
-    elif not principal.startswith("user_"):
-        raise UnauthorizedError("missing or invalid user claim")
-    who = Caller(account_id=account, user_id=principal)
-    _REQUEST["headers"] = admit(account, [(API_QUOTA, quotas().api)])
-    _REQUEST["caller"] = who
-    return who
-
-
-def _check_scope(route: Route | None, scopes: list[str]) -> None:
-    """403 for an API key calling a route its scopes do not cover (or one for people)."""
-    needed = scopes_of(NAME_OF[route]) if route else ()
-    if not needed:
-        raise ForbiddenError("API keys cannot call this route; sign in as a person")
-    lacking = [scope for scope in needed if scope not in scopes]
-    if lacking:
-        raise ForbiddenError(f"this API key lacks the scope {' and '.join(lacking)}")
-
-
 def route(app: APIGatewayRestResolver, name: str) -> Callable[[F], F]:
     """Register a function for the route table's entry `name`."""
     entry = ROUTES[name]
@@ -307,13 +257,7 @@ def _slash_in_path_parameter(event: Mapping[str, Any]) -> dict[str, Any] | None:
     separator: no parameter of this API holds a ``/``, so it is refused here, naming it."""
     for name, value in (event.get("pathParameters") or {}).items():
         if "/" in str(value):
-            body = {"code": "validation_error", "message": f"path.{name}: must not contain '/'"}
-            return {
-                "statusCode": 400,
-                "multiValueHeaders": {"Content-Type": [content_types.APPLICATION_JSON]},
-                "body": json.dumps(body),
-                "isBase64Encoded": False,
-            }
+            return proxy_error(400, "validation_error", f"path.{name}: must not contain '/'")
     return None
 
 
@@ -323,24 +267,9 @@ def _too_large(event: Mapping[str, Any]) -> dict[str, Any] | None:
     body = event.get("body") or ""
     if route is None or route.max_body is None or len(body.encode()) <= route.max_body:
         return None
-    message = f"the body is {len(body.encode()):,} bytes; this route takes {route.max_body:,}"
-    return {
-        "statusCode": 413,
-        "multiValueHeaders": {"Content-Type": [content_types.APPLICATION_JSON]},
-        "body": json.dumps({"code": "payload_too_large", "message": message}),
-        "isBase64Encoded": False,
-    }
-
-
-def _add_headers(response: dict[str, Any], headers: object) -> None:
-    """`headers` (the quota's, if the request took one) on a proxy response, beside its own."""
-    if not isinstance(headers, dict):
-        return
-    multi = response.get("multiValueHeaders")
-    if isinstance(multi, dict):
-        multi.update({name: [value] for name, value in headers.items()})
-    else:
-        response.setdefault("headers", {}).update(headers)
+    return proxy_error(
+        413, "payload_too_large", too_large_message(len(body.encode()), route.max_body)
+    )
 
 
 def lambda_handler(
@@ -355,11 +284,15 @@ def lambda_handler(
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         if before:
             before(context)
-        _REQUEST.clear()
         response = (
-            _slash_in_path_parameter(event) or _too_large(event) or app.resolve(event, context)
+            admit_request(event)
+            or _slash_in_path_parameter(event)
+            or _too_large(event)
+            or app.resolve(event, context)
         )
-        _add_headers(response, _REQUEST.get("headers"))
+        admission = admitted()
+        if admission is not None:
+            add_headers(response, admission.headers)
         if not origins:
             return response
         return with_cors(response, request_header(event.get("headers"), "Origin"), origins)

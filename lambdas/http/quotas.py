@@ -1,7 +1,8 @@
 """The stage's rate limits, built once a container from its settings.
 
-Every API request takes one from its account's ``api`` bucket; an alert takes one from its
-integration key's ``integration`` bucket, then one from its account's ``alerts`` bucket.
+Every API request takes one from its account's ``api`` bucket (an API key's first from its
+own ``api-key`` bucket, a share of the account's); an alert takes one from its integration
+key's ``integration`` bucket, then one from its account's ``alerts`` bucket.
 Each bucket is a `dynashard.RatePolicy` kept in the table (one conditional write a
 request), spread over more items when its pace is more than one item should take.
 """
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from dynashard import Decision, RateLimits, RatePolicy
 from incidents.errors import RateLimitedError
 from incidents.table import TABLE_SCHEMA
+from lambdas.http.responses import rate_limited_message
 from lambdas.runtime import dynamodb, table_name
 from lambdas.settings import QuotaSettings, quota_settings
 
@@ -34,9 +36,10 @@ def per_minute(name: str, limit: int) -> RatePolicy:
 
 @dataclass(frozen=True)
 class Quotas:
-    """The three policies of a stage."""
+    """The policies of a stage."""
 
     api: RatePolicy
+    api_key: RatePolicy
     alerts: RatePolicy
     integration: RatePolicy
 
@@ -45,6 +48,9 @@ class Quotas:
         """The policies of `settings`."""
         return cls(
             api=per_minute("api", settings.api_requests),
+            api_key=per_minute(
+                "api-key", max(1, settings.api_requests * settings.api_key_percent // 100)
+            ),
             alerts=per_minute("alerts", settings.alerts),
             integration=per_minute("integration", settings.integration_alerts),
         )
@@ -71,8 +77,7 @@ def admit(account: str, takes: list[tuple[str, RatePolicy]]) -> dict[str, str]:
         decision = rate_limits().take(account, key, policy)
         if not decision.allowed:
             raise RateLimitedError(
-                f'rate limit "{policy.name}": {policy.limit} requests a minute; '
-                f"retry in {decision.retry_after} s",
+                rate_limited_message(policy.name, policy.limit, decision.more_seconds),
                 _headers([*decisions, decision]),
             )
         decisions.append(decision)

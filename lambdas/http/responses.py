@@ -7,12 +7,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 from http import HTTPStatus
-from typing import Any
 
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse, OpenAPIResponseHeader
 from pydantic import BaseModel
 
-from lambdas.routes import Route
+from incidents.access.models import API_KEY_ID
+from incidents.alerts.models import INTEGRATION_ID
+from incidents.events_out.webhook_models import WEBHOOK_ID
+from incidents.models import INCIDENT_ID, PARTICIPANT_ID, TEAM_ID, USER_ID
+from lambdas.routes import LIST, Route
 
 
 class ErrorCode(StrEnum):
@@ -53,6 +56,20 @@ class ErrorBody(BaseModel):
     message: str
 
 
+GATEWAY_TOO_LARGE = "the request body is above the API's limit (6 MB)"
+"""What a body above what the gateway passes on to Lambda is answered."""
+
+
+def too_large_message(size: int, limit: int) -> str:
+    """What a 413 for a body over its route's limit says."""
+    return f"the body is {size:,} bytes; this route takes {limit:,}"
+
+
+def rate_limited_message(policy: str, limit: int, retry_after: int) -> str:
+    """What a 429 for a spent quota says."""
+    return f'rate limit "{policy}": {limit} requests a minute; retry in {retry_after} s'
+
+
 RETRY_AFTER_SECONDS = {429: 1, 503: 5}
 """What ``Retry-After`` says on a throttled (429) or unavailable (503) answer."""
 EVERY_ROUTE = (401, 429, 431, 500, 503)
@@ -72,9 +89,7 @@ class ErrorStatus:
 
 ERROR_STATUSES: dict[int, ErrorStatus] = {
     400: ErrorStatus(
-        "invalid request, cursor or If-Match",
-        ErrorCode.VALIDATION_ERROR,
-        "title: String should have at most 200 characters",
+        "invalid request, cursor or If-Match", ErrorCode.VALIDATION_ERROR, "body: Field required"
     ),
     401: ErrorStatus(
         "no valid identity claims", ErrorCode.UNAUTHORIZED, "missing or invalid identity claims"
@@ -100,9 +115,9 @@ ERROR_STATUSES: dict[int, ErrorStatus] = {
         "If-Match 3 is not the current version 4",
     ),
     413: ErrorStatus(
-        "incident details too large, or a request body above 6 MB",
+        "incident details too large, or a request body above the route's limit (6 MB on most)",
         ErrorCode.PAYLOAD_TOO_LARGE,
-        "the request body is larger than 6 MB",
+        GATEWAY_TOO_LARGE,
     ),
     415: ErrorStatus(
         "the body is not JSON (application/json)",
@@ -110,10 +125,10 @@ ERROR_STATUSES: dict[int, ErrorStatus] = {
         "send the body as application/json",
     ),
     429: ErrorStatus(
-        "throttled, or over the account's rate limit (rate_limited, naming the policy, with "
-        "RateLimit-Policy and RateLimit headers); retry after Retry-After seconds",
-        ErrorCode.THROTTLED,
-        "too many requests; retry after Retry-After seconds",
+        "over a quota (rate_limited, naming it), or the table is busy (throttled); retry "
+        "after Retry-After seconds",
+        ErrorCode.RATE_LIMITED,
+        rate_limited_message("api", 3000, 1),
     ),
     431: ErrorStatus(
         "the request line and headers are above 10,240 bytes (API Gateway's limit; make "
@@ -152,9 +167,33 @@ PAGE_ETAG: OpenAPIResponseHeader = {
     "schema": {"type": "string", "pattern": '^"[0-9a-f]{24}"$'},
 }
 RETRY_AFTER: OpenAPIResponseHeader = {
-    "description": "seconds to wait before trying again",
+    "description": "seconds to wait before trying again (on a spent quota, the same as the "
+    "refusing quota's t in RateLimit)",
     "schema": {"type": "integer", "minimum": 1},
 }
+QUOTA_HEADERS: dict[str, OpenAPIResponseHeader] = {
+    "RateLimit-Policy": {
+        "description": "the quotas this request was counted against (IETF draft-11), one list "
+        'item each: its name, requests (q) a window of w seconds: "api";q=3000;w=60. On every '
+        "answer to an admitted caller (not a 401, which names none)",
+        "schema": {"type": "string"},
+    },
+    "RateLimit": {
+        "description": "what is left of each quota (r) and the seconds until more is (t, "
+        'draft-11; 0: it is whole): "api";r=2999;t=1',
+        "schema": {"type": "string"},
+    },
+}
+PATH_PATTERNS = {
+    "incident_id": INCIDENT_ID,
+    "team_id": TEAM_ID,
+    "user_id": USER_ID,
+    "participant_id": PARTICIPANT_ID,
+    "webhook_id": WEBHOOK_ID,
+    "integration_id": INTEGRATION_ID,
+    "key_id": API_KEY_ID,
+}
+"""The pattern of each id in a path, for the example of a malformed one."""
 
 
 def documented_responses(route: Route) -> dict[int, OpenAPIResponse]:
@@ -164,18 +203,54 @@ def documented_responses(route: Route) -> dict[int, OpenAPIResponse]:
     if tag is not None and (route.conditional or route.counter_tag or route.page_tag):
         responses[HTTPStatus.NOT_MODIFIED] = {
             "description": "If-None-Match names the current version: not changed, no body",
-            "headers": {"ETag": tag},
+            "headers": {"ETag": tag, **QUOTA_HEADERS},
         }
     authorized = () if route.integration_key else (403,)  # a key without its scope
     for status in sorted({*route.errors, *EVERY_ROUTE, *authorized}):
+        example = {
+            "code": ERROR_STATUSES[status].code.value,
+            "message": example_message(route, status),
+        }
         error: OpenAPIResponse = {
             "description": ERROR_STATUSES[status].description,
-            "content": {"application/json": {"model": ErrorBody, "examples": _example(status)}},
+            "content": {
+                "application/json": {
+                    "model": ErrorBody,
+                    "examples": {example["code"]: {"value": example}},
+                }
+            },
+            "headers": {**QUOTA_HEADERS},
         }
         if status in (429, 503):
-            error["headers"] = {"Retry-After": RETRY_AFTER}
+            error["headers"]["Retry-After"] = RETRY_AFTER
         responses[status] = error
     return responses
+
+
+def example_message(route: Route, status: int) -> str:
+    """The message of the example error `route` shows for `status`: what it answers to the
+    commonest mistake of its kind (an alert without a summary, a body missing, a limit too
+    high, a malformed id in the path)."""
+    if status == HTTPStatus.BAD_REQUEST:
+        return _bad_request_message(route)
+    if status == HTTPStatus.REQUEST_ENTITY_TOO_LARGE and route.max_body is not None:
+        return too_large_message(route.max_body + 1, route.max_body)
+    if status == HTTPStatus.TOO_MANY_REQUESTS and route.integration_key:
+        return rate_limited_message("integration", 3000, 1)
+    return ERROR_STATUSES[status].message
+
+
+def _bad_request_message(route: Route) -> str:
+    if route.integration_key:
+        return "body.trigger.payload.summary: Field required"
+    if 415 in route.errors:  # it takes a JSON body
+        return "body: Field required"
+    ids = [part[1:-1] for part in route.path.split("/") if part[1:-1] in PATH_PATTERNS]
+    if ids:
+        return f"path.{ids[0]}: String should match pattern '{PATH_PATTERNS[ids[0]]}'"
+    if route.errors == LIST:
+        return "query.limit: Input should be less than or equal to 100"
+    return ERROR_STATUSES[HTTPStatus.BAD_REQUEST].message
 
 
 def _etag(route: Route) -> OpenAPIResponseHeader | None:
@@ -187,19 +262,11 @@ def _etag(route: Route) -> OpenAPIResponseHeader | None:
     return ETAG if route.etag else None
 
 
-def _example(status: int) -> dict[str, Any]:
-    shown = ERROR_STATUSES[status]
-    return {shown.code.value: {"value": {"code": shown.code.value, "message": shown.message}}}
-
-
 def _success(route: Route) -> OpenAPIResponse:
     headers = {
         **({"ETag": tag} if (tag := _etag(route)) else {}),
         **({"Location": LOCATION} if route.status == HTTPStatus.CREATED else {}),
+        **QUOTA_HEADERS,
     }
-    success: OpenAPIResponse = {"description": "success"}
-    if route.status == HTTPStatus.NO_CONTENT:
-        success = {"description": "done; no body"}
-    if headers:
-        success["headers"] = headers
-    return success
+    description = "done; no body" if route.status == HTTPStatus.NO_CONTENT else "success"
+    return {"description": description, "headers": headers}

@@ -28,6 +28,7 @@ from incidents.store import Caller
 from lambdas import authorizer
 from lambdas.http.cors import preflight_headers, request_header, response_headers
 from lambdas.http.principal import context_of
+from lambdas.http.responses import GATEWAY_TOO_LARGE
 from lambdas.routes import ROUTES, Group
 from lambdas.settings import allowed_origins, authorizer_cache_seconds
 from local.api.call_log import RUNNING
@@ -47,7 +48,6 @@ MAX_GATEWAY_PAYLOAD = 10 * 1024 * 1024
 """API Gateway's limit on a request: above it, 413 without reading the body."""
 MAX_LAMBDA_PAYLOAD = 6 * 1024 * 1024
 """A synchronous Lambda invocation's payload limit (the body is most of the event)."""
-TOO_LARGE = "the request body is above the API's limit (6 MB)"
 JSON, HTML = "application/json", "text/html; charset=utf-8"
 METHOD_ARN = f"arn:aws:execute-api:us-east-1:123456789012:{LOCAL_API_ID}/{LOCAL_STAGE}/GET/"
 
@@ -97,7 +97,9 @@ class LocalGateway:
     ) -> tuple[int, dict[str, str], bytes]:
         url = urlsplit(target)
         if len(body) > MAX_LAMBDA_PAYLOAD:
-            return _error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "payload_too_large", TOO_LARGE)
+            return _error(
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "payload_too_large", GATEWAY_TOO_LARGE
+            )
         if method == "GET" and url.path in self.documents:
             if parse_qs(url.query).get("format") == ["json"]:  # Swagger UI's link to it
                 return self.documents["/openapi.json"]
@@ -173,7 +175,7 @@ class LocalGateway:
         stream = environ["wsgi.input"]
         if length.isdecimal() and int(length) > MAX_GATEWAY_PAYLOAD:
             status, headers, payload = _error(
-                HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "payload_too_large", TOO_LARGE
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "payload_too_large", GATEWAY_TOO_LARGE
             )
             headers = {**headers, "Connection": "close"}  # the body is not read
         else:

@@ -18,6 +18,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate_swagger_html
 
 from incidents.events_out.webhook_models import NOTHING_YET
+from lambdas.http.responses import QUOTA_HEADERS, RETRY_AFTER
 from lambdas.routes import ROUTES, Group
 from local.demo.data import DemoSize, demo_accounts
 from local.engines.clients import use_local_credentials
@@ -141,6 +142,7 @@ def openapi_document(examples: Mapping[str, str] | None = None) -> dict[str, Any
     merged["components"]["securitySchemes"] = SECURITY_SCHEME
     merged["security"] = [{"Authorization": []}]
     _integration_key_routes(merged)
+    _shared_headers(merged)
     _name_inline_bodies(merged)
     _add_links(merged)
     _no_null_parameters(merged)
@@ -161,6 +163,21 @@ def _integration_key_routes(document: dict[str, Any]) -> None:
         if route.integration_key:
             operation = document["paths"][route.path][route.method.lower()]
             operation["security"] = [{"IntegrationKey": []}, {}]
+
+
+SHARED_HEADERS = {**QUOTA_HEADERS, "Retry-After": RETRY_AFTER}
+"""Headers declared on many responses: written once, in ``components.headers``."""
+
+
+def _shared_headers(document: dict[str, Any]) -> None:
+    """Each of `SHARED_HEADERS` a reference to its one component, not a copy a response."""
+    document["components"]["headers"] = dict(SHARED_HEADERS)
+    for operation in _operations(document).values():
+        for response in operation["responses"].values():
+            for name, header in response.get("headers", {}).items():
+                if name in SHARED_HEADERS:
+                    assert header == SHARED_HEADERS[name], f"{name} declared two ways"
+                    response["headers"][name] = {"$ref": f"#/components/headers/{name}"}
 
 
 ALERT_EVENT = (

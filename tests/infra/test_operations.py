@@ -103,6 +103,8 @@ def test_subscribers_come_from_the_stage_config(dev: Synthesized, ops: Synthesiz
         ("alertsPerMinute", 0, "positive integer"),
         ("apiRequestsPerMinute", 0, "positive integer"),
         ("integrationAlertsPerMinute", -5, "positive integer"),
+        ("apiKeyQuotaPercent", 0, "positive integer"),
+        ("apiKeyQuotaPercent", 101, "at most 100"),
     ],
 )
 def test_bad_operations_settings_are_refused(setting: str, value: object, says: str) -> None:

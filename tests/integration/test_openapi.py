@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import importlib
 import json
+from collections.abc import Callable
 
 import pytest
 
-from lambdas.routes import ROUTES, Group, routes_of
+from incidents.store import Caller, new_id
+from lambdas.routes import ALERT_MAX_BYTES, ROUTES, Group, routes_of
 from local.openapi.document import DOCUMENT, openapi_document
 from tests.helpers.api_harness import Api
 
@@ -81,3 +83,62 @@ def test_what_generated_clients_read_is_what_the_api_does() -> None:
         kind = schemas[ref["$ref"].rsplit("/", 1)[1]]
         assert kind["required"] == ["participant_id", "role"]
         assert kind["additionalProperties"] is False
+
+
+def test_every_response_declares_the_quota_headers() -> None:
+    document = openapi_document()
+    for path, methods in document["paths"].items():
+        for method, operation in methods.items():
+            for status, response in operation["responses"].items():
+                declared = set(response.get("headers", {}))
+                assert {"RateLimit", "RateLimit-Policy"} <= declared, (method, path, status)
+                if status in ("429", "503"):
+                    assert "Retry-After" in declared, (method, path, status)
+
+
+def _example(name: str, status: int) -> dict[str, str]:
+    route = ROUTES[name]
+    content = openapi_document()["paths"][route.path][route.method.lower()]["responses"]
+    examples = content[str(status)]["content"]["application/json"]["examples"]
+    (example,) = examples.values()
+    return dict(example["value"])
+
+
+BAD_REQUESTS = {
+    "send_alert": {
+        "body": {"event_action": "trigger", "payload": {"source": "db", "severity": "info"}}
+    },
+    "create_team": {"raw_body": ""},
+    "account_incidents": {"query": {"limit": ["1000"]}},
+    "get_incident": {"path": {"incident_id": "inc_x"}},
+    "remove_member": {"path": {"team_id": "t", "user_id": new_id("user")}},
+}
+"""The commonest mistake of each kind of route, as its 400 example shows it."""
+
+
+@pytest.mark.parametrize("name", sorted(BAD_REQUESTS))
+def test_a_routes_examples_are_what_it_answers(api: Api, name: str) -> None:
+    who = Caller(new_id("acct"), new_id("user"))
+    reply = api.call(name, None if ROUTES[name].integration_key else who, **BAD_REQUESTS[name])
+    assert (reply.status, reply.body) == (400, _example(name, 400))
+
+
+def test_an_alert_routes_413_and_429_examples_are_what_it_answers(
+    api: Api, set_quotas: Callable[..., None]
+) -> None:
+    """The examples show the stage's default quota and the route's limit: the answers differ
+    from them only in the sizes and numbers."""
+    set_quotas(INTEGRATION_ALERTS_PER_MINUTE=2)
+    key = api.call("create_integration", Caller(new_id("acct"), new_id("user")), body={"name": "x"})
+    bearer = {"Authorization": f"Bearer {key.body['key']}"}
+    big = api.call(
+        "send_alert", None, raw_body=json.dumps({"x": "y" * ALERT_MAX_BYTES}), headers=bearer
+    )
+    shown = _example("send_alert", 413)
+    assert (big.status, big.body["code"]) == (413, shown["code"])
+    assert big.body["message"].split("; ")[1] == shown["message"].split("; ")[1]
+    api.call("send_alert", None, raw_body="{}", headers=bearer)  # the quota's second
+    refused = api.call("send_alert", None, raw_body="{}", headers=bearer)
+    shown = _example("send_alert", 429)
+    assert (refused.status, refused.body["code"]) == (429, shown["code"])
+    assert refused.body["message"].split(":")[0] == shown["message"].split(":")[0]

@@ -95,9 +95,27 @@ def test_the_answer_carries_the_draft_11_headers(dynamodb: DynamoDBClient, table
     refused = limits.take(tenant, "api", policy).headers()
     assert refused == {
         "RateLimit-Policy": '"account";q=2;w=60',
-        "RateLimit": '"account";r=0;t=60',
+        "RateLimit": '"account";r=0;t=30',
         "Retry-After": "30",
-    }
+    }, "t is when the next request fits, as Retry-After says"
+
+
+def test_t_is_the_seconds_until_more_not_until_whole(dynamodb: DynamoDBClient, table: str) -> None:
+    """draft-11's ``t``: a client that waits it is admitted again (a minute's worth spent
+    refills one request a second, so the next is a second away, not a minute)."""
+    clock = Clock()
+    limits = RateLimits(dynamodb, table, SCHEMA, clock=clock)
+    policy = RatePolicy("api", limit=60, window_seconds=60)
+    tenant = f"tenant_{next(tenants)}"
+    taken = [limits.take(tenant, "api", policy) for _ in range(60)]
+    assert [d.headers()["RateLimit"] for d in taken[-2:]] == ['"api";r=1;t=1', '"api";r=0;t=1']
+    refused = limits.take(tenant, "api", policy)
+    assert (refused.allowed, refused.more_seconds, refused.retry_after) == (False, 1, 1)
+    clock.now += refused.more_seconds
+    assert limits.take(tenant, "api", policy).allowed, "waiting t seconds is enough"
+    clock.now += 120
+    whole = limits.take(tenant, "api", policy)
+    assert whole.headers()["RateLimit"] == '"api";r=59;t=1', "one taken: it is back in 1 s"
 
 
 def test_a_policy_that_cannot_be_kept_is_refused() -> None:

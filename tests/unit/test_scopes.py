@@ -8,7 +8,7 @@ import pytest
 
 from incidents.access.models import SCOPES
 from incidents.errors import ForbiddenError
-from lambdas.http.api import _check_scope
+from lambdas.http.admission import check_scope
 from lambdas.routes import ALSO_NEEDS, ROUTES, scope_of, scopes_of
 
 EXPECTED = {
@@ -57,10 +57,10 @@ def test_every_scope_grants_and_refuses_every_route_as_documented(name: str) -> 
     route, needed = ROUTES[name], set(scopes_of(name))
     for scope in sorted(SCOPES):
         if needed == {scope}:
-            _check_scope(route, [scope])
+            check_scope(route, [scope])
         else:
             with pytest.raises(ForbiddenError):
-                _check_scope(route, [scope])
+                check_scope(route, [scope])
     if needed:
-        _check_scope(route, sorted(needed))
+        check_scope(route, sorted(needed))
     assert needed - {scope_of(route)} == ({ALSO_NEEDS[name]} if name in ALSO_NEEDS else set())

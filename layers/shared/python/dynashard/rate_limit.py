@@ -16,7 +16,10 @@ random shard, so a storm on one tenant never makes one partition hot (the quota 
 refuse a little early, never admit more).
 
 `Decision.headers` are the IETF httpapi rate-limit headers (draft-11): ``RateLimit-Policy``
-and ``RateLimit``, with ``Retry-After`` on a refusal.
+and ``RateLimit``, with ``Retry-After`` on a refusal. The draft's ``t`` is the seconds until
+*more* of the quota is available (a bucket refills one request an interval, so that is at
+most one interval away; not the time until it is whole), and on a refusal it is the same
+number as ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -87,16 +90,16 @@ class Decision:
     allowed: bool
     remaining: int
     """Requests the quota still admits now (its shards' share, scaled to the whole)."""
-    reset_seconds: int
-    """Seconds until the quota is whole again."""
+    more_seconds: int
+    """Seconds until more of the quota is available (draft-11's ``t``; 0: it is whole)."""
     retry_after: int | None = None
-    """On a refusal: seconds until a request is admitted."""
+    """On a refusal: seconds until a request is admitted (the same as `more_seconds`)."""
 
     def headers(self) -> dict[str, str]:
         """``RateLimit-Policy``, ``RateLimit`` and, on a refusal, ``Retry-After``."""
         headers = {
             "RateLimit-Policy": self.policy.header(),
-            "RateLimit": f'"{self.policy.name}";r={self.remaining};t={self.reset_seconds}',
+            "RateLimit": f'"{self.policy.name}";r={self.remaining};t={self.more_seconds}',
         }
         if self.retry_after is not None:
             headers["Retry-After"] = str(self.retry_after)
@@ -213,10 +216,11 @@ def _decision(policy: RatePolicy, now: float, tat: float, admitted: bool) -> Dec
     """What the answer says, from the shard's arrival time after the request (admitted) or
     as it stands (refused)."""
     ahead = max(0.0, round(tat - now))  # whole ms: the stored µs would make 12 s read 13
-    reset = math.ceil(ahead / 1000)
     if not admitted:
         retry = max(1, math.ceil((ahead - policy.tolerance_ms) / 1000))
-        return Decision(policy, False, 0, reset, retry)
+        return Decision(policy, False, 0, retry, retry)
     further = math.floor((policy.tolerance_ms - ahead) / policy.interval_ms) + 1
     remaining = min(policy.limit, max(0, further) * policy.shards)
-    return Decision(policy, True, remaining, reset)
+    # one more request fits each time `ahead` falls by an interval: the next is this far off
+    more = (ahead % policy.interval_ms or policy.interval_ms) if ahead > 0 else 0.0
+    return Decision(policy, True, remaining, math.ceil(more / 1000))

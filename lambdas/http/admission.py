@@ -1,0 +1,158 @@
+"""Who calls and whether their quotas admit them, decided from the raw event before the
+resolver parses anything: a refusal (401, 403, 429) never depends on the body, and every
+answer to an admitted caller (a 400 or a 404 too) has spent its quota and carries its
+headers.
+
+A person or an API key is named by the authorizer's context. An API key must hold the
+route's scopes and spends its own bucket before the account's ``api`` one, so a looping key
+is stopped by its bucket while the account's people keep theirs. An integration key (the
+alert routes) comes in ``Authorization`` or as the body's ``routing_key``; it spends its
+integration's bucket, then the account's ``alerts`` one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from incidents.access.models import API_KEY_ID
+from incidents.alerts.integrations import KEY_PREFIX, authenticate
+from incidents.alerts.models import Integration
+from incidents.errors import DomainError, ForbiddenError, UnauthorizedError
+from incidents.models import ACCOUNT_ID, USER_ID
+from incidents.store import Caller
+from lambdas.http.cors import request_header
+from lambdas.http.principal import ACCOUNT, PRINCIPAL, SCOPES
+from lambdas.http.proxy import proxy_error
+from lambdas.http.quotas import admit, quotas
+from lambdas.routes import NAME_OF, ROUTE_OF, Route, scopes_of
+from lambdas.runtime import store
+
+_ACCOUNT_PATTERN = re.compile(ACCOUNT_ID)
+_PRINCIPAL_PATTERN = re.compile(rf"{USER_ID}|{API_KEY_ID}")
+BEARER = "bearer "
+API_QUOTA = "api"
+ALERTS_QUOTA = "alerts"
+
+
+@dataclass(frozen=True)
+class Admission:
+    """An admitted request: its caller (with the integration it sends as, on the alert
+    routes) and its quotas' headers."""
+
+    caller: Caller
+    headers: dict[str, str] = field(default_factory=dict)
+    integration: Integration | None = None
+
+
+_ADMITTED: ContextVar[Admission | None] = ContextVar("admitted", default=None)
+"""The request being served (a Lambda container serves one at a time; a context variable
+keeps threads that call the handler side by side, as tests do, apart)."""
+
+
+def admitted() -> Admission | None:
+    """The admission of the request being served, if it was admitted."""
+    return _ADMITTED.get()
+
+
+def admit_request(event: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Admit `event`'s caller: None when it may go on (its admission kept for the handler),
+    else the proxy response that refuses it. A preflight, a route this API does not have,
+    and an alert with no key to be found before parsing go on unadmitted: the handler
+    answers them."""
+    _ADMITTED.set(None)
+    route = ROUTE_OF.get((str(event.get("httpMethod")), str(event.get("resource"))))
+    if route is None:
+        return None
+    try:
+        admission = _integration(event, route) if route.integration_key else _person(event, route)
+    except DomainError as refused:
+        return proxy_error(refused.status, refused.code, str(refused), refused.headers)
+    _ADMITTED.set(admission)
+    return None
+
+
+def _person(event: Mapping[str, Any], route: Route) -> Admission:
+    """A person or an API key, as the authorizer named it: 401 without valid claims, 429
+    over a quota, 403 for an API key without the route's scopes (with the quota's
+    headers: the request was counted)."""
+    context = (event.get("requestContext") or {}).get("authorizer") or {}
+    account, principal = context.get(ACCOUNT), context.get(PRINCIPAL)
+    if not (isinstance(account, str) and _ACCOUNT_PATTERN.match(account)):
+        raise UnauthorizedError("missing or invalid account claim")
+    if not (isinstance(principal, str) and _PRINCIPAL_PATTERN.match(principal)):
+        raise UnauthorizedError("missing or invalid user claim")
+    scopes = context.get(SCOPES)
+    if not isinstance(scopes, str) and not principal.startswith("user_"):
+        raise UnauthorizedError("missing or invalid user claim")
+    limits = quotas()
+    takes = [(API_QUOTA, limits.api)]
+    if isinstance(scopes, str):
+        takes.insert(0, (principal, limits.api_key))
+    headers = admit(account, takes)
+    if isinstance(scopes, str):
+        try:
+            check_scope(route, scopes.split())
+        except ForbiddenError as error:
+            error.headers = headers
+            raise
+    return Admission(Caller(account_id=account, user_id=principal), headers)
+
+
+def check_scope(route: Route, scopes: list[str]) -> None:
+    """403 for an API key calling a route its scopes do not cover (or one for people)."""
+    needed = scopes_of(NAME_OF[route])
+    if not needed:
+        raise ForbiddenError("API keys cannot call this route; sign in as a person")
+    lacking = [scope for scope in needed if scope not in scopes]
+    if lacking:
+        raise ForbiddenError(f"this API key lacks the scope {' and '.join(lacking)}")
+
+
+def _integration(event: Mapping[str, Any], route: Route) -> Admission | None:
+    """The integration whose key is in ``Authorization`` (or the body's ``routing_key``),
+    admitted by its bucket and its account's ``alerts`` one; 401 for a key that is not one."""
+    key = _bearer(event) or _routing_key(event, route)
+    if key is None:
+        return None
+    who, integration = authenticate(store(), key)
+    limits = quotas()
+    headers = admit(
+        who.account_id, [(integration.id, limits.integration), (ALERTS_QUOTA, limits.alerts)]
+    )
+    return Admission(who, headers, integration)
+
+
+def _bearer(event: Mapping[str, Any]) -> str | None:
+    """The key in ``Authorization``: ``Bearer <key>``, or the bare key (an EventBridge
+    connection's API key sends the secret as the header's whole value)."""
+    header = request_header(event.get("headers"), "Authorization").strip()
+    if header.lower().startswith(BEARER):
+        return header[len(BEARER) :].strip() or None
+    return header if header.startswith(KEY_PREFIX) else None
+
+
+def _routing_key(event: Mapping[str, Any], route: Route) -> str | None:
+    """The body's ``routing_key``, if the body is a JSON object within the route's size
+    (what is not, the resolver refuses with the reason)."""
+    body = event.get("body") or ""
+    if route.max_body is not None and len(body.encode()) > route.max_body:
+        return None
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return None
+    key = parsed.get("routing_key") if isinstance(parsed, dict) else None
+    return key if isinstance(key, str) and key else None
+
+
+def caller() -> Caller:
+    """The admitted caller (401 if the request was not admitted)."""
+    admission = _ADMITTED.get()
+    if admission is None:
+        raise UnauthorizedError("missing or invalid identity claims")
+    return admission.caller

@@ -1,0 +1,149 @@
+"""Quotas per caller and honest headers, through the real authorizer and handlers: an API key
+spends its own bucket before its account's, so a looping key never costs the account's
+people a 429; every answer to an admitted caller (a 4xx too) is counted and says so; the
+scope is checked before the body is read; and ``t`` and ``Retry-After`` agree."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from incidents.store import Caller, new_id
+from local.api.gateway import LocalGateway
+from tests.helpers.api_harness import Api
+
+pytestmark = pytest.mark.integration
+QUOTA_HEADERS = ("RateLimit-Policy", "RateLimit")
+
+
+@pytest.fixture
+def alice() -> Caller:
+    return Caller(new_id("acct"), new_id("user"))
+
+
+@pytest.fixture
+def gateway(api: Api) -> LocalGateway:
+    return LocalGateway(api.handlers, {})
+
+
+def send(
+    gateway: LocalGateway,
+    key: str,
+    method: str,
+    path: str,
+    body: Any = None,
+    content_type: str = "application/json",
+) -> tuple[int, dict[str, str], Any]:
+    """One request as a machine sends it with `key`: status, headers, parsed body."""
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": content_type}
+    raw = (body if isinstance(body, str) else json.dumps(body)).encode() if body else b""
+    status, answer, payload = gateway.respond(method, path, headers, raw)
+    return status, answer, json.loads(payload) if payload else None
+
+
+def new_key(api: Api, who: Caller, *scopes: str) -> str:
+    reply = api.call("create_api_key", who, body={"name": "loop", "scopes": list(scopes)})
+    assert reply.status == 201, reply.body
+    return str(reply.body["key"])
+
+
+def remaining(headers: dict[str, str], policy: str) -> int:
+    """What the answer says is left of `policy` (its ``r``)."""
+    for item in headers["RateLimit"].split(", "):
+        name, *params = item.split(";")
+        if name == f'"{policy}"':
+            return int(dict(param.split("=") for param in params)["r"])
+    raise AssertionError(f"{policy} is not in {headers['RateLimit']}")
+
+
+def test_a_looping_key_is_stopped_by_its_own_bucket_and_people_never_see_it(
+    api: Api, alice: Caller, gateway: LocalGateway, set_quotas: Callable[..., None]
+) -> None:
+    set_quotas(API_REQUESTS_PER_MINUTE=20, API_KEY_QUOTA_PERCENT=50)
+    key = new_key(api, alice, "incidents:read")  # the account's first request
+    with ThreadPoolExecutor(8) as pool:  # the key at full speed
+        answers = list(pool.map(lambda _: send(gateway, key, "GET", "/incidents"), range(30)))
+    statuses = sorted(status for status, _, _ in answers)
+    assert statuses == [200] * 10 + [429] * 20, "its own bucket: half the account's 20"
+    refused = next(body for status, _, body in answers if status == 429)
+    assert refused["message"].startswith('rate limit "api-key": 10 requests a minute'), refused
+    admitted = next(headers for status, headers, _ in answers if status == 200)
+    assert admitted["RateLimit-Policy"] == '"api-key";q=10;w=60, "api";q=20;w=60'
+    people = [api.call("account_incidents", alice, query={"state": ["OPEN"]}) for _ in range(10)]
+    assert [reply.status for reply in people] == [200] * 9 + [429], (
+        "the key's 20 refusals took nothing from the account: 20 - 1 - 10 are left"
+    )
+    assert people[-1].body["message"].startswith('rate limit "api": 20 requests a minute')
+    assert "api-key" not in people[0].headers["RateLimit-Policy"], "a person has no key bucket"
+
+
+def test_every_answer_to_an_admitted_caller_is_counted_and_says_so(
+    api: Api, alice: Caller, gateway: LocalGateway, set_quotas: Callable[..., None]
+) -> None:
+    set_quotas(API_REQUESTS_PER_MINUTE=20)  # a request's interval of 6 s: no refill meanwhile
+    key = new_key(api, alice, "incidents:read")
+    answers = [
+        send(gateway, key, "GET", "/incidents?state=OPEN&limit=1000"),  # 400
+        send(gateway, key, "GET", f"/incidents/{new_id('inc')}"),  # 404
+        send(gateway, key, "POST", "/teams", {"name": "x"}),  # 403: no teams:write
+        send(gateway, key, "GET", "/incidents?state=OPEN"),  # 200
+    ]
+    assert [status for status, _, _ in answers] == [400, 404, 403, 200]
+    left = [remaining(headers, "api-key") for _, headers, _ in answers]
+    assert left == [9, 8, 7, 6], "each answer counted"
+    person = api.call(
+        "create_team", alice, raw_body="name=x", headers={"Content-Type": "text/plain"}
+    )
+    assert person.status == 415
+    assert all(h in person.headers for h in QUOTA_HEADERS)
+    status, headers, _ = gateway.respond("GET", "/incidents", {}, b"")
+    assert status == 401
+    assert not any(h in headers for h in QUOTA_HEADERS), "no caller: no quota"
+    stranger = api.call("account_incidents", None)
+    assert stranger.status == 401
+    assert "RateLimit" not in stranger.headers
+
+
+def test_the_scope_is_checked_before_the_body_is_read(
+    api: Api, alice: Caller, gateway: LocalGateway
+) -> None:
+    reader = new_key(api, alice, "incidents:read")
+    for body in ({"title": 7}, "{not json", None):
+        status, headers, answer = send(gateway, reader, "POST", "/incidents", body)
+        assert (status, answer["code"]) == (403, "forbidden"), (body, answer)
+        assert "RateLimit" in headers, "a refusal by scope is counted too"
+
+
+def test_retry_after_is_the_refusing_quotas_t(
+    api: Api, alice: Caller, set_quotas: Callable[..., None]
+) -> None:
+    set_quotas(API_REQUESTS_PER_MINUTE=3)
+    replies = [api.call("account_incidents", alice, query={"state": ["OPEN"]}) for _ in range(4)]
+    assert [reply.status for reply in replies] == [200, 200, 200, 429]
+    refused = replies[-1].headers
+    t = int(refused["RateLimit"].rsplit("t=", 1)[1])
+    assert refused["RateLimit"].startswith('"api";r=0;')
+    assert 1 <= t <= 20, refused
+    assert refused["Retry-After"] == str(t), refused
+    assert int(replies[0].headers["RateLimit"].rsplit("t=", 1)[1]) <= 20, (
+        "t is when more is available (one request's interval), not when the quota is whole"
+    )
+
+
+def test_an_integration_key_s_bad_alert_is_counted_and_says_so(
+    api: Api, alice: Caller, gateway: LocalGateway, set_quotas: Callable[..., None]
+) -> None:
+    set_quotas(INTEGRATION_ALERTS_PER_MINUTE=10)
+    created = api.call("create_integration", alice, body={"name": "grafana"}).body
+    alert = {"routing_key": created["key"], "event_action": "trigger", "payload": {}}
+    reply = api.call("send_alert", None, body=alert)
+    assert reply.status == 400
+    assert reply.headers["RateLimit-Policy"].startswith('"integration"')
+    big = {"routing_key": created["key"], "blob": "x" * 600_000}
+    status, headers, answer = send(gateway, created["key"], "POST", "/v2/enqueue", big)
+    assert (status, answer["code"]) == (413, "payload_too_large")
+    assert (remaining(reply.headers, "integration"), remaining(headers, "integration")) == (9, 8)
