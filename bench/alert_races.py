@@ -1,0 +1,228 @@
+"""Racing alerts on one key, through the alerts handler as ``POST /alerts`` serves it, on
+AWS DynamoDB Local: 100 sender processes (one handler each, as Lambda runs one request a
+container) fire 50 triggers, 25 acknowledges and 25 resolves of one ``dedup_key`` at the
+same instant, round after round (20 rounds).
+
+What it checks, against the table afterwards: every answer a 202 (the Events API has no
+409, and a resolve that loses a race retries until it has moved the incident); every
+trigger counted once on the incident it opened or joined; at most one open incident of the
+key after each round; and each incident's timeline in the order its writes committed (``seq``
+1, 2, 3... with no gap, versions and times never going back, each status change starting
+from the status the one before it left, nothing after ``incident.resolved``).
+
+    PYTHONPATH=layers/shared/python:. .venv/bin/python -m bench.alert_races
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import multiprocessing
+import os
+import statistics
+import time
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from bench.support.report import recording_tables, save
+from incidents.alerts.ingest import alert_count
+from incidents.alerts.integrations import create_integration
+from incidents.alerts.models import NewIntegration
+from incidents.incident.commands import load_summary
+from incidents.incident.queries import PageRequest
+from incidents.models import EventType, Status, TimelineEvent
+from incidents.store import Caller, Store, new_id
+from incidents.table import TABLE_SCHEMA
+from incidents.timeline.queries import EventRequest, incident_timeline
+from lambdas.routes import ROUTES
+from local.api.proxy_events import LocalLambdaContext, json_body, proxy_event
+from local.engines.clients import create_table, use_local_credentials
+from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
+
+RACERS, ROUNDS = 100, 20
+KINDS = ["trigger"] * (RACERS // 2) + ["acknowledge", "resolve"] * (RACERS // 4)
+"""One round's alerts: half triggers, a quarter each acknowledges and resolves."""
+KEY = "racing"
+TABLE = "alert-races"
+START_SECONDS = 2.0
+"""How far ahead a round's instant is set, so every sender is waiting for it."""
+
+
+def main() -> None:
+    use_local_credentials()
+    with local_engine(DYNAMODB_LOCAL) as engine:
+        environment = {
+            "TABLE_NAME": TABLE,
+            "DYNAMODB_ENDPOINT": engine.endpoint,
+            "CURSOR_SECRET": "bench-alert-races-cursor-secret-0123456789",
+            "POWERTOOLS_SERVICE_NAME": "incidents",
+            "POWERTOOLS_METRICS_NAMESPACE": "IncidentsBench",
+            "POWERTOOLS_TRACE_DISABLED": "true",
+            "POWERTOOLS_LOG_LEVEL": "ERROR",
+            "ALERTS_PER_MINUTE": str(RACERS * ROUNDS * 2),
+            "INTEGRATION_ALERTS_PER_MINUTE": str(RACERS * ROUNDS * 2),
+        }
+        os.environ.update(environment)
+        from lambdas import runtime  # noqa: PLC0415 - reads the environment set above
+
+        create_table(runtime.dynamodb(), TABLE_SCHEMA, TABLE)
+        store = runtime.store()
+        caller = Caller(new_id("acct"), new_id("user"))
+        key = create_integration(store, caller, NewIntegration(name="racing")).key
+        spawn = multiprocessing.get_context("spawn")  # forked, they would share our sockets
+        with ProcessPoolExecutor(
+            RACERS, mp_context=spawn, initializer=_container, initargs=(environment,)
+        ) as pool:
+            list(pool.map(_warm, range(RACERS * 2)))  # every container started
+            results = race(store, caller, key, pool)
+        results["engine"] = engine.description
+    report(results)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One alert's HTTP answer and latency."""
+
+    kind: str
+    status: int
+    outcome: str
+    incident_id: str | None
+    ms: float
+
+
+_CONTAINER: dict[str, Any] = {}
+
+
+def _container(environment: dict[str, str]) -> None:
+    os.environ.update(environment)
+    from lambdas import alerts  # noqa: PLC0415 - reads the environment set above
+
+    _CONTAINER["handler"] = alerts.handler
+
+
+def _warm(_: int) -> None:
+    time.sleep(0.05)  # each process takes one, so the pool starts them all
+
+
+def _send(job: tuple[float, str, str, int]) -> Answer:
+    """One alert of `kind` at the instant `at` (the monotonic clock, shared by processes)."""
+    at, key, kind, round_number = job
+    body: dict[str, Any] = {"event_action": kind, "dedup_key": KEY}
+    if kind == "trigger":
+        body["payload"] = {"summary": f"racing {round_number}", "source": "b", "severity": "info"}
+    event = proxy_event(
+        ROUTES["send_alert"], headers={"Authorization": f"Bearer {key}"}, body=json_body(body)
+    )
+    time.sleep(max(0.0, at - time.monotonic()))
+    started = time.perf_counter()
+    response = _CONTAINER["handler"](event, LocalLambdaContext())
+    took = (time.perf_counter() - started) * 1000
+    answer = json.loads(response["body"])
+    status = int(response["statusCode"])
+    outcome = answer.get("status", answer.get("code", "?"))
+    return Answer(kind, status, outcome, answer.get("incident_id"), took)
+
+
+def race(store: Store, caller: Caller, key: str, pool: ProcessPoolExecutor) -> dict[str, Any]:
+    """`ROUNDS` rounds of `RACERS` alerts at once; what they answered and left."""
+    answers: list[Answer] = []
+    open_after_round: list[int] = []
+    for round_number in range(ROUNDS):
+        at = time.monotonic() + START_SECONDS
+        jobs = [(at, key, kind, round_number) for kind in KINDS]
+        answers += list(pool.map(_send, jobs, chunksize=1))
+        seen = {a.incident_id for a in answers if a.incident_id}
+        open_after_round.append(
+            sum(load_summary(store, caller, i).status is not Status.RESOLVED for i in seen)
+        )
+    triggers = [a for a in answers if a.kind == "trigger"]
+    incidents = sorted({a.incident_id for a in answers if a.incident_id})
+    counted = sum(alert_count(store, caller.account_id, i) for i in incidents)
+    broken = [i for i in incidents if not _in_commit_order(_timeline(store, caller, i))]
+    return {
+        "racers": RACERS,
+        "rounds": ROUNDS,
+        "alerts": len(answers),
+        "statuses": dict(Counter(a.status for a in answers)),
+        "outcomes": {
+            kind: dict(Counter(a.outcome for a in answers if a.kind == kind))
+            for kind in ("trigger", "acknowledge", "resolve")
+        },
+        "incidents": len(incidents),
+        "triggers": len(triggers),
+        "counted": counted,
+        "counts_exact": counted == len(triggers),
+        "most_open_after_a_round": max(open_after_round),
+        "timelines_out_of_order": len(broken),
+        "p50_ms": round(statistics.median(a.ms for a in answers), 1),
+        "p99_ms": round(sorted(a.ms for a in answers)[int(len(answers) * 0.99)], 1),
+        "max_ms": round(max(a.ms for a in answers), 1),
+    }
+
+
+def _timeline(store: Store, caller: Caller, incident_id: str) -> list[TimelineEvent]:
+    events: list[TimelineEvent] = []
+    cursor = None
+    while True:
+        page = incident_timeline(
+            store, caller, incident_id, EventRequest(PageRequest(100, cursor, descending=False))
+        )
+        events += page.items
+        if not page.has_more:
+            return events
+        cursor = page.next_cursor
+
+
+def _in_commit_order(events: list[TimelineEvent]) -> bool:
+    """``seq`` 1, 2, 3... with no gap; versions and times never back; each status change
+    from the status the one before left; nothing after the incident resolved."""
+    if [e.seq for e in events] != list(range(1, len(events) + 1)):
+        return False
+    if any(b.version < a.version or b.at < a.at for a, b in itertools.pairwise(events)):
+        return False
+    status = Status.TRIGGERED
+    for event in events[1:]:
+        if status is Status.RESOLVED:
+            return False
+        change = getattr(event, "changes", None)
+        if change is not None and change.status is not None:
+            if change.status.from_ is not status:
+                return False
+            status = change.status.to
+    return events[0].type is EventType.CREATED
+
+
+def report(results: dict[str, Any]) -> None:
+    with recording_tables():
+        print(
+            f"{results['rounds']} rounds of {results['racers']} alerts of one key at once "
+            f"(50 triggers, 25 acknowledges, 25 resolves) by {RACERS} sender processes, "
+            f"{results['engine']}:"
+        )
+        print()
+        print(
+            "| alerts | 202 | other | incidents | triggers counted | most open after a round "
+            "| timelines out of order | p50 | p99 | max |"
+        )
+        print("|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+        statuses = results["statuses"]
+        other = results["alerts"] - statuses.get(202, 0)
+        print(
+            f"| {results['alerts']:,} | {statuses.get(202, 0):,} | {other} "
+            f"| {results['incidents']} | {results['counted']:,} of {results['triggers']:,} "
+            f"| {results['most_open_after_a_round']} | {results['timelines_out_of_order']} "
+            f"| {results['p50_ms']} ms | {results['p99_ms']} ms | {results['max_ms']} ms |"
+        )
+        print()
+        print("| alert | what it did |")
+        print("|---|---|")
+        for kind, outcomes in results["outcomes"].items():
+            said = ", ".join(f"{name} {count}" for name, count in sorted(outcomes.items()))
+            print(f"| {kind} | {said} |")
+        print(f"written to {save('alert_races', json.loads(json.dumps(results, default=str)))}")
+
+
+if __name__ == "__main__":
+    main()
