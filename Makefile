@@ -103,6 +103,7 @@ bench: $(STAMP)
 	$(PY) -m bench.shard_shrink
 	$(PY) -m bench.lagging_readers
 	$(PY) -m bench.alert_storm
+	$(PY) -m bench.alert_races
 	$(PY) -m bench.quota_cost
 	$(PY) -m bench.cold_start
 
