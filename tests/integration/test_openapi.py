@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import json
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -104,7 +105,7 @@ def _example(name: str, status: int) -> dict[str, str]:
     return dict(example["value"])
 
 
-BAD_REQUESTS = {
+BAD_REQUESTS: dict[str, dict[str, Any]] = {
     "send_alert": {
         "body": {"event_action": "trigger", "payload": {"source": "db", "severity": "info"}}
     },
