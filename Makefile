@@ -105,6 +105,7 @@ bench: $(STAMP)
 	$(PY) -m bench.alert_storm
 	$(PY) -m bench.alert_races
 	$(PY) -m bench.quota_cost
+	$(PY) -m bench.key_quota
 	$(PY) -m bench.cold_start
 
 STAGE ?= dev
