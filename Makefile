@@ -4,10 +4,10 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-export PYTHONPATH := $(CURDIR)/layers/shared/python:$(CURDIR)
+export PYTHONPATH := $(CURDIR)/layers/shared/python:$(CURDIR)/packages/dynashard/src:$(CURDIR)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: setup test suite test-fast test-unit test-infra test-integration test-e2e test-durations \
+.PHONY: setup test suite test-fast test-library test-unit test-infra test-integration test-e2e test-durations \
 	lint typecheck docs-build docs dev openapi bench synth clean fuzz load receiver
 
 setup: $(STAMP)
@@ -47,8 +47,11 @@ suite: lint docs-build  # the tests, once the style holds and the docs site they
 
 test-fast: $(STAMP)  # the loop while working: no JVM, no browser, no server
 	$(MAKE) --no-print-directory -j2 -O lint typecheck
-	$(PARALLEL) tests/unit
+	$(PARALLEL) tests/unit packages/dynashard/tests
 	$(SERIAL) tests/unit --durations=5
+
+test-library: $(STAMP)  # dynashard's own suite, alone, as its package runs it
+	cd packages/dynashard && $(CURDIR)/$(VENV)/bin/pytest
 
 test-unit test-infra test-integration test-e2e: test-%: $(STAMP)  # one tier (a folder)
 	$(PARALLEL) tests/$* $(PYTEST_ARGS)

@@ -3,23 +3,27 @@ Python 3.13 on ARM64.
 
 pip downloads the Lambda platform's wheels (``manylinux2014_aarch64``, CPython 3.13, binary
 only, so a native package like xxhash or pydantic-core can never be built for the wrong
-machine) into ``python/``, and the layer's own packages are copied beside them. Both assets
+machine) into ``python/``, with dynashard installed from the wheel built of its package
+(``packages/dynashard``, as its users install it), and the domain's packages are copied
+beside them. Both assets
 then get bytecode compiled by CPython 3.13 (`stacks.bytecode`). Synth in tests skips
 bundling through the ``aws:cdk:bundling-stacks`` context.
 """
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import jsii
-from aws_cdk import BundlingOptions, DockerImage, ILocalBundling
+from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
@@ -28,6 +32,7 @@ from stacks.bytecode import compile_tree
 ROOT = Path(__file__).resolve().parent.parent
 LAYER_DIR = ROOT / "layers" / "shared"
 HANDLERS_DIR = ROOT / "lambdas"
+LIBRARY_DIR = ROOT / "packages" / "dynashard"
 PLATFORM = "manylinux2014_aarch64"
 PYTHON_VERSION = "3.13"
 PIP = [sys.executable, "-m", "pip", "--quiet", "--disable-pip-version-check"]
@@ -36,7 +41,8 @@ ARCHITECTURE = lambda_.Architecture.ARM_64
 
 
 def wheel_command(wheels: Path) -> list[str]:
-    """pip building the sdist-only pure-Python requirements into wheels."""
+    """pip building the sdist-only pure-Python requirements, and dynashard from its
+    package, into wheels."""
     return [
         *PIP,
         "wheel",
@@ -45,7 +51,15 @@ def wheel_command(wheels: Path) -> list[str]:
         str(wheels),
         "--requirement",
         str(LAYER_DIR / "requirements-sdist.txt"),
+        str(LIBRARY_DIR),
     ]
+
+
+def library_requirement() -> str:
+    """dynashard pinned to the version its package declares (its wheel, found among the
+    built ones)."""
+    project = tomllib.loads((LIBRARY_DIR / "pyproject.toml").read_text())["project"]
+    return f"{project['name']}=={project['version']}"
 
 
 def pip_command(target: Path, wheels: Path, platform: str = PLATFORM) -> list[str]:
@@ -67,6 +81,7 @@ def pip_command(target: Path, wheels: Path, platform: str = PLATFORM) -> list[st
         str(target),
         "--requirement",
         str(LAYER_DIR / "requirements.txt"),
+        library_requirement(),
     ]
 
 
@@ -127,6 +142,20 @@ def build_handlers(output_dir: Path) -> Path:
     return output_dir
 
 
+def source_hash(platform: str, *sources: Path) -> str:
+    """A digest of `platform` and of every file in `sources` (folders or files, within the
+    repository): the layer's asset hash, so a change to the library, outside the layer's
+    folder, is a new layer too."""
+    digest = hashlib.sha256(platform.encode())
+    for source in sources:
+        files = sorted(source.rglob("*")) if source.is_dir() else [source]
+        for path in files:
+            if path.is_file() and "__pycache__" not in path.parts and ".egg-info" not in str(path):
+                digest.update(path.relative_to(ROOT).as_posix().encode())
+                digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
 def handler_code() -> lambda_.Code:
     """The functions' code asset (`build_handlers`)."""
     return lambda_.Code.from_asset(
@@ -145,6 +174,10 @@ def shared_layer(scope: Construct, construct_id: str) -> lambda_.LayerVersion:
         code=lambda_.Code.from_asset(
             str(LAYER_DIR),
             exclude=["**/__pycache__"],
+            asset_hash=source_hash(
+                platform, LAYER_DIR, LIBRARY_DIR / "src", LIBRARY_DIR / "pyproject.toml"
+            ),
+            asset_hash_type=AssetHashType.CUSTOM,
             bundling=bundling_options(lambda output: build_layer(output, platform), platform),
         ),
         compatible_runtimes=[RUNTIME],

@@ -12,7 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ["mkdocs.yml", "Makefile", "openapi.json", "docs", "tools", "bench/results", "local",
-           "layers/shared/python"]  # fmt: skip
+           "layers/shared/python", "packages/dynashard"]  # fmt: skip
 
 
 def test_a_broken_anchor_fails_make_docs_build(tmp_path: Path) -> None:

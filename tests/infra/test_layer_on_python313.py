@@ -160,9 +160,9 @@ def test_a_deployed_function_answers_a_browser_with_vary_origin(
     (tmp_path / "local_context.py").write_text(CONTEXT)
     event = proxy_event(
         ROUTES["get_profile"],
-        {"user_id": "not-a-user-id"},  # refused by validation, before any AWS call
+        {"user_id": "not-a-user-id"},
         headers={"Origin": origin},
-        authorizer={"account_id": "acct_x", "user_id": "user_x"},
+        authorizer={"account_id": "acct_x", "user_id": "user_x"},  # 401 before any AWS call
     )
     code = INVOKE.format(task=str(task), opt=str(layer))
     done = subprocess.run(
@@ -183,7 +183,7 @@ def test_a_deployed_function_answers_a_browser_with_vary_origin(
     assert done.returncode == 0, done.stderr[-3000:]
     (line,) = [line for line in done.stdout.splitlines() if line.startswith("RESPONSE")]
     response = json.loads(line.removeprefix("RESPONSE"))
-    assert response["statusCode"] == 400, response
+    assert response["statusCode"] == 401, response
     headers = {k.lower(): v for k, v in response["multiValueHeaders"].items()}
     assert headers["access-control-allow-origin"] == [origin]
     assert headers["vary"] == ["Origin"]

@@ -7,7 +7,16 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CODE = ["stacks", "layers/shared/python", "lambdas", "local", "bench", "tools", "tests/helpers"]
+CODE = [
+    "stacks",
+    "layers/shared/python",
+    "packages/dynashard/src",
+    "lambdas",
+    "local",
+    "bench",
+    "tools",
+    "tests/helpers",
+]
 """Where modules live (the test folders' own modules are named by their tests)."""
 
 

@@ -1,0 +1,97 @@
+"""dynashard as its users get it: the wheel and sdist built from ``packages/dynashard`` pass
+``twine check``, and the wheel installed into a fresh venv, with nothing of this repository
+on the path, runs the quick start of its README as printed against the session's DynamoDB
+Local (reached through boto3's standard ``AWS_ENDPOINT_URL_DYNAMODB``)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tomllib
+import venv
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+LIBRARY = Path(__file__).resolve().parents[2] / "packages" / "dynashard"
+BIN = Path(sys.executable).parent
+
+
+def quick_start() -> str:
+    """The first Python block of the library's README."""
+    readme = (LIBRARY / "README.md").read_text()
+    found = re.search(r"```python\n(.*?)```", readme, re.DOTALL)
+    assert found, "the README has a Python quick start"
+    return found.group(1)
+
+
+def test_the_readme_shows_the_example_file_that_is_type_checked() -> None:
+    """The quick start is also `examples/quickstart.py`, which `make typecheck` checks and
+    the docs site includes: the README (PyPI shows it whole) must say the same."""
+    assert quick_start() == (LIBRARY / "examples" / "quickstart.py").read_text()
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The wheel and the sdist, built as a release would build them."""
+    out = tmp_path_factory.mktemp("dist")
+    command = [str(BIN / "python"), "-m", "build", "--no-isolation", "--outdir", str(out)]
+    subprocess.run([*command, str(LIBRARY)], check=True, capture_output=True)
+    version = tomllib.loads((LIBRARY / "pyproject.toml").read_text())["project"]["version"]
+    return {
+        "wheel": out / f"dynashard-{version}-py3-none-any.whl",
+        "sdist": out / f"dynashard-{version}.tar.gz",
+    }
+
+
+def test_the_wheel_and_sdist_pass_twine_check(built: dict[str, Path]) -> None:
+    checked = subprocess.run(
+        [str(BIN / "twine"), "check", "--strict", *map(str, built.values())],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.count("PASSED") == 2, checked.stdout
+
+
+def test_the_wheel_alone_runs_the_quick_start(
+    built: dict[str, Path], dynamodb_endpoint: str, tmp_path: Path
+) -> None:
+    venv.create(tmp_path / "venv", with_pip=True)
+    python = tmp_path / "venv" / "bin" / "python"
+    install = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    subprocess.run([*install, str(built["wheel"])], check=True, capture_output=True)
+    (tmp_path / "quickstart.py").write_text(quick_start())
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("PYTHON", "AWS_", "VIRTUAL_ENV"))
+    }
+    environment |= {
+        "AWS_ENDPOINT_URL_DYNAMODB": dynamodb_endpoint,
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "local",
+        "AWS_SECRET_ACCESS_KEY": "local",
+    }
+    ran = subprocess.run(
+        [str(python), "-I", "quickstart.py"],  # isolated: no PYTHONPATH, no user site
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == "100 items from 8 shards in 4 pages, newest first\n"
+    where = subprocess.run(
+        [str(python), "-I", "-c", "import dynashard; print(dynashard.__file__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert where.startswith(str(tmp_path / "venv")), f"from the wheel, not the repo: {where}"
