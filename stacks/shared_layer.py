@@ -143,15 +143,14 @@ def build_handlers(output_dir: Path) -> Path:
 
 
 def source_hash(platform: str, *sources: Path) -> str:
-    """A digest of `platform` and of every file in `sources` (folders or files, within the
-    repository): the layer's asset hash, so a change to the library, outside the layer's
-    folder, is a new layer too."""
+    """A digest of `platform` and of every file in `sources` (folders or files): the layer's
+    asset hash, so a change to the library, outside the layer's folder, is a new layer."""
     digest = hashlib.sha256(platform.encode())
     for source in sources:
         files = sorted(source.rglob("*")) if source.is_dir() else [source]
         for path in files:
             if path.is_file() and "__pycache__" not in path.parts and ".egg-info" not in str(path):
-                digest.update(path.relative_to(ROOT).as_posix().encode())
+                digest.update(path.relative_to(source.parent).as_posix().encode())
                 digest.update(path.read_bytes())
     return digest.hexdigest()
 

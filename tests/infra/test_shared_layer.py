@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from aws_cdk import App, Stack
 from aws_cdk import aws_s3_assets as s3_assets
 
-from stacks.shared_layer import LAYER_DIR, bundling_options, pip_command, wheel_command
+from stacks.shared_layer import (
+    LAYER_DIR,
+    LIBRARY_DIR,
+    bundling_options,
+    library_requirement,
+    pip_command,
+    source_hash,
+    wheel_command,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,3 +69,22 @@ def test_the_layer_assets_hash_names_its_platform(tmp_path: Path) -> None:
         for n, platform in enumerate(["manylinux2014_aarch64", "manylinux2014_x86_64", None])
     ]
     assert len(set(hashes)) == 3, hashes
+
+
+def test_the_layer_ships_dynashard_from_its_wheel(tmp_path: Path) -> None:
+    assert str(LIBRARY_DIR) in wheel_command(tmp_path / "wheels"), "built from its package"
+    assert library_requirement() in pip_command(tmp_path / "python", tmp_path / "wheels")
+    assert not (LAYER_DIR / "python" / "dynashard").exists(), "one copy: the package's"
+
+
+def test_a_change_to_the_library_is_a_new_layer(tmp_path: Path) -> None:
+    """The layer's folder holds no dynashard: its asset hash must cover the package, or a
+    library change would deploy nothing."""
+    library = tmp_path / "library"
+    shutil.copytree(LIBRARY_DIR / "src", library, ignore=shutil.ignore_patterns("*.egg-info"))
+    before = source_hash("manylinux2014_aarch64", LAYER_DIR, library)
+    (library / "dynashard" / "keys.py").write_text("# changed\n", encoding="utf-8")
+    assert source_hash("manylinux2014_aarch64", LAYER_DIR, library) != before
+    assert source_hash("manylinux2014_x86_64", LAYER_DIR, library) != source_hash(
+        "manylinux2014_aarch64", LAYER_DIR, library
+    )
