@@ -40,9 +40,10 @@ RUNTIME = lambda_.Runtime.PYTHON_3_13
 ARCHITECTURE = lambda_.Architecture.ARM_64
 
 
-def wheel_command(wheels: Path) -> list[str]:
+def wheel_command(wheels: Path, library: Path = LIBRARY_DIR) -> list[str]:
     """pip building the sdist-only pure-Python requirements, and dynashard from its
-    package, into wheels."""
+    package (`library`: a copy, as setuptools builds in the tree it is given), into
+    wheels."""
     return [
         *PIP,
         "wheel",
@@ -51,7 +52,7 @@ def wheel_command(wheels: Path) -> list[str]:
         str(wheels),
         "--requirement",
         str(LAYER_DIR / "requirements-sdist.txt"),
-        str(LIBRARY_DIR),
+        str(library),
     ]
 
 
@@ -116,9 +117,11 @@ def build_layer(output_dir: Path, platform: str = PLATFORM) -> Path:
     for CPython 3.13 on `platform`, compiled; the tests build it for this machine to
     import it."""
     target = output_dir / "python"
-    with tempfile.TemporaryDirectory() as wheels:
-        subprocess.run(wheel_command(Path(wheels)), check=True)
-        subprocess.run(pip_command(target, Path(wheels), platform), check=True)
+    with tempfile.TemporaryDirectory() as work:
+        wheels, library = Path(work) / "wheels", Path(work) / "dynashard"
+        shutil.copytree(LIBRARY_DIR, library, ignore=shutil.ignore_patterns("build", "*.egg-info"))
+        subprocess.run(wheel_command(wheels, library), check=True)
+        subprocess.run(pip_command(target, wheels, platform), check=True)
     shutil.copytree(
         LAYER_DIR / "python",
         target,

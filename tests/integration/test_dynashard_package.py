@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -37,9 +38,10 @@ def test_the_readme_shows_the_example_file_that_is_type_checked() -> None:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The wheel and the sdist, built as a release would build them."""
-    out = tmp_path_factory.mktemp("dist")
+    out, source = tmp_path_factory.mktemp("dist"), tmp_path_factory.mktemp("src") / "dynashard"
+    shutil.copytree(LIBRARY, source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
     command = [str(BIN / "python"), "-m", "build", "--no-isolation", "--outdir", str(out)]
-    subprocess.run([*command, str(LIBRARY)], check=True, capture_output=True)
+    subprocess.run([*command, str(source)], check=True, capture_output=True)  # tree kept clean
     version = tomllib.loads((LIBRARY / "pyproject.toml").read_text())["project"]["version"]
     return {
         "wheel": out / f"dynashard-{version}-py3-none-any.whl",
