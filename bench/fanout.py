@@ -35,17 +35,9 @@ import matplotlib.pyplot as plt
 
 from bench.support.fanout_peers import PerShardMerge
 from bench.support.report import RESULTS_DIR, recording_tables, save
-from dynashard import (
-    CursorCodec,
-    FanOutEngine,
-    FanOutQuery,
-    PageStats,
-    SortKeyRange,
-    Strategy,
-    Stream,
-    query_read_units,
-)
-from dynashard.testing.fake_client import FakeQueryClient
+from dynashard import CursorCodec, FanOutEngine, FanOutQuery, SortKeyRange, Strategy, Stream
+from dynashard.query import PageStats, query_read_units
+from dynashard.testing import FakeQueryClient
 from local.workloads.teams import TEAMS_RANGE, teams_keys
 
 WIDTHS = (1, 4, 16, 64, 256)

@@ -29,7 +29,9 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from bench.support.report import recording_tables, save
-from dynashard import GrowthPolicy, PageBudget, WeightedShards
+from dynashard import GrowthPolicy
+from dynashard.keys import WeightedShards
+from dynashard.query import PageBudget
 from incidents.incident.create import new_summary
 from incidents.incident.queries import (
     CreatedWindow,

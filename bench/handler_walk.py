@@ -18,7 +18,7 @@ from datetime import timedelta
 from typing import Any
 
 from bench.support.report import recording_tables, save
-from dynashard import Item, PageBudget, query_read_units
+from dynashard.query import Item, PageBudget, query_read_units
 from incidents.incident.create import new_summary
 from incidents.incident.queries import IncidentFilter, PageRequest, my_teams_incidents
 from incidents.models import Severity, State, Status, timestamp

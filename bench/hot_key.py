@@ -24,8 +24,9 @@ from dataclasses import dataclass
 import xxhash
 
 from bench.support.report import recording_tables, save
-from dynashard import GrowthPolicy, ShardMeta, ShardMetaKey, sharded_key
-from dynashard.planner import WCU_PER_PARTITION, WRITE_UNIT_BYTES, recommend_shard_count
+from dynashard import GrowthPolicy, ShardMetaKey, sharded_key
+from dynashard.keys.planner import WCU_PER_PARTITION, WRITE_UNIT_BYTES, recommend_shard_count
+from dynashard.resharding import ShardMeta
 
 PARTITIONS = 8
 WRITE_RATE = 4000

@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.support.report import recording_tables, save
-from dynashard import MOVE_AFTER_SECONDS, GrowthPolicy, ShardMover
-from dynashard.keys import shard_keys
+from dynashard import GrowthPolicy, ShardMover
+from dynashard.keys.keys import shard_keys
+from dynashard.resharding import MOVE_AFTER_SECONDS
 from incidents.keys import ShardConfig
 from incidents.table import TABLE_SCHEMA
 from incidents.tenant_shards import OPERATOR, Family, build_tenant_shards

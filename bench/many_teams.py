@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING, Any
 
 from bench.fanout import Latency, engine_cost, identity, oracle_units
 from bench.support.report import save
-from dynashard import CursorCodec, FanOutEngine, FanOutQuery, PageBudget, SortKeyRange, Stream
-from dynashard.testing.fake_client import FakeQueryClient
+from dynashard import CursorCodec, FanOutEngine, FanOutQuery, SortKeyRange, Stream
+from dynashard.query import PageBudget
+from dynashard.testing import FakeQueryClient
 from incidents.table import TABLE_SCHEMA
 from local.engines.clients import create_table, local_client
 from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, local_engine

@@ -28,7 +28,9 @@ from botocore.exceptions import ClientError
 from bench.support.consumed import Units
 from bench.support.local_store import local_store
 from bench.support.report import recording_tables, save
-from dynashard import GrowthPolicy, Pace, ShardMover, WeightedShards
+from dynashard import GrowthPolicy, ShardMover
+from dynashard.keys import WeightedShards
+from dynashard.resharding import Pace
 from incidents.errors import NotFoundError
 from incidents.incident.commands import get_incident
 from incidents.incident.create import create_incident, new_summary

@@ -20,7 +20,7 @@ from typing import Any
 
 from bench.support.local_store import local_store
 from bench.support.report import recording_tables, save
-from dynashard import PageBudget, query_read_units
+from dynashard.query import PageBudget, query_read_units
 from incidents.incident.commands import add_note, resolve_incident
 from incidents.incident.create import create_incident
 from incidents.incident.queries import PageRequest

@@ -13,7 +13,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from pydantic import BeforeValidator
 
-from dynashard import PageBudget
+from dynashard.query import PageBudget
 from incidents.alerts.changes import list_changes as list_account_changes
 from incidents.alerts.models import ChangeList
 from incidents.errors import InvalidFilterError

@@ -20,7 +20,9 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities import parameters
 from botocore.config import Config
 
-from dynashard import GrowthEvent, PageStats, client_config
+from dynashard import client_config
+from dynashard.query import PageStats
+from dynashard.resharding import GrowthEvent
 from incidents.events_out.delivery_messages import DeliveryQueue
 from incidents.events_out.endpoints import EndpointPolicy
 from incidents.store import Store, build_store

@@ -14,12 +14,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from dynashard import (
-    DEFAULT_WRITE_UNITS_PER_SECOND,
-    GrowthPolicy,
-    WeightedShards,
-    validate_shard_count,
-)
+from dynashard import GrowthPolicy
+from dynashard.keys import WeightedShards, validate_shard_count
+from dynashard.resharding import DEFAULT_WRITE_UNITS_PER_SECOND
 from incidents.keys import DEFAULT_STATE_SHARDS, DEFAULT_SUMMARY_SHARDS, ShardConfig
 from incidents.models import State
 

@@ -1,5 +1,5 @@
 """The scheduled shard maintenance: every few minutes it halves the counts that are cold
-(`dynashard.cold`: no throttle for an hour, few items written in it), then steps each
+(`dynashard.resharding.cold`: no throttle for an hour, few items written in it), then steps each
 halving still moving (registered by such a halving or by an operator's ``shrink``), oldest
 first, while its invocation has time, a page of items a shard a step, at the stage's pace
 (``shardMoverWriteUnits`` write units a second, slowed by throttling); a step that finds
@@ -19,13 +19,13 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from dynashard import (
+from dynashard import ShardMover
+from dynashard.resharding import (
     MOVE_AFTER_SECONDS,
     STOP_SECONDS,
     MoveReport,
     Pace,
     RegisteredMove,
-    ShardMover,
     counted_keys,
     is_cold,
     registered_moves,
@@ -66,7 +66,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
 
 
 def halve_cold(store: Store, time_left: Callable[[], float]) -> int:
-    """Halve each counted key that is quiet and cold (`dynashard.cold`), registering its
+    """Halve each counted key that is quiet and cold (`dynashard.resharding.cold`), registering its
     move; how many were halved. A log line each (the count's hook logs the halving itself
     and counts it in ``ShardCountHalvings``)."""
     now = time.time()

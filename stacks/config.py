@@ -15,7 +15,7 @@ from typing import Any
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_logs as logs
 
-from dynashard import DEFAULT_WRITE_UNITS_PER_SECOND
+from dynashard.resharding import DEFAULT_WRITE_UNITS_PER_SECOND
 from incidents.keys import DEFAULT_STATE_SHARDS, DEFAULT_SUMMARY_SHARDS
 from lambdas.routes import Group
 from lambdas.settings import (

@@ -52,7 +52,7 @@ integrations with their keys' lookup items, open incidents (as commands do), cou
 (an add to a counter shard, all shards batch-read) and move incidents by their keys."""
 
 QUOTA_KEYS = "*#ratelimit#*"
-"""The partition keys of the accounts' quota buckets (`dynashard.rate_limit`): each request
+"""The partition keys of the accounts' quota buckets (`dynashard.limits.rate_limit`): each request
 takes one from its account's, so a group that writes nothing else may update only these."""
 
 AUTHORIZER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:UpdateItem")

@@ -1,4 +1,4 @@
-"""Shard counts halved online (`dynashard.mover`): the scheduled mover that steps every
+"""Shard counts halved online (`dynashard.resharding.mover`): the scheduled mover that steps every
 halving still moving, with exactly the table actions it calls and an alarm on a move that
 has run for hours (a stuck one)."""
 

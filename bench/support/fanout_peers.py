@@ -13,8 +13,9 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from dynashard import PageStats, Stream, query_read_units
-from dynashard.testing.fake_client import FakeQueryClient
+from dynashard import Stream
+from dynashard.query import PageStats, query_read_units
+from dynashard.testing import FakeQueryClient
 
 
 @dataclass

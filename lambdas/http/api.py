@@ -24,14 +24,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import BaseModel
 
-from dynashard import (
-    DynashardError,
-    InvalidCursorError,
-    StreamFailedError,
-    WriteThrottledError,
-    error_code,
-    is_throttling,
-)
+from dynashard import DynashardError, InvalidCursorError, WriteThrottledError
+from dynashard.errors import StreamFailedError
+from dynashard.limits import error_code, is_throttling
 from incidents.errors import DomainError
 from lambdas.http.admission import admit_request, admitted
 from lambdas.http.cors import request_header, with_cors

@@ -13,7 +13,8 @@ import functools
 import os
 from dataclasses import dataclass
 
-from dynashard import Decision, RateLimits, RatePolicy
+from dynashard import RateLimits, RatePolicy
+from dynashard.limits import Decision
 from incidents.errors import RateLimitedError
 from incidents.table import TABLE_SCHEMA
 from lambdas.http.responses import rate_limited_message

@@ -20,7 +20,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 from ksuid import Ksuid
 
-from dynashard import Item
+from dynashard.query import Item
 from incidents.incident.create import new_incident_items
 from incidents.items import details_body
 from incidents.keys import counter_key

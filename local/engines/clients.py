@@ -16,8 +16,8 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from dynashard import error_code
-from dynashard.schema import TableSchema
+from dynashard.keys.schema import TableSchema
+from dynashard.limits import error_code
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

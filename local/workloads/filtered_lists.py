@@ -8,7 +8,8 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from dynashard import CursorCodec, FanOutEngine, FanOutQuery, PageBudget, SortKeyRange, Stream
+from dynashard import CursorCodec, FanOutEngine, FanOutQuery, SortKeyRange, Stream
+from dynashard.query import PageBudget
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

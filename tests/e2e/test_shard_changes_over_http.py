@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from dynashard import GrowthPolicy, Pace, ShardMover
+from dynashard import GrowthPolicy, ShardMover
+from dynashard.resharding import Pace
 from incidents.keys import ShardConfig
 from incidents.table import TABLE_SCHEMA
 from incidents.tenant_shards import OPERATOR, Family, build_tenant_shards

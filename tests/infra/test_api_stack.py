@@ -14,7 +14,8 @@ from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Match
 
 from app import build
-from dynashard import MOVE_AFTER_SECONDS, GrowthPolicy
+from dynashard import GrowthPolicy
+from dynashard.resharding import MOVE_AFTER_SECONDS
 from incidents.timeline.queries import SETTLE_SECONDS
 from lambdas.routes import ROUTES, Group
 from lambdas.runtime import READ_SECONDS

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from dynashard import CursorCodec, FanOutEngine, FanOutQuery, PageStats, Stream
-from dynashard.testing.fake_client import FakeQueryClient
+from dynashard import CursorCodec, FanOutEngine, FanOutQuery, Stream
+from dynashard.query import PageStats
+from dynashard.testing import FakeQueryClient
 from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, Engine
 from local.workloads.teams import TEAMS_RANGE, teams_keys
 

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 import pytest
 
-from dynashard import PageBudget
+from dynashard.query import PageBudget
 from incidents.incident.create import create_incident, new_summary
 from incidents.incident.queries import PageRequest, account_incidents, my_incidents
 from incidents.models import State, timestamp, utc_now

@@ -1,7 +1,7 @@
 """Page statistics take RCU from the engine, and DynamoDB Local's figure agrees with the model.
 
 DynamoDB bills a Query for the summed size of the items it read, rounded up to 4 KB once per
-request, halved when eventually consistent (`dynashard.capacity`). DynamoDB Local computes
+request, halved when eventually consistent (`dynashard.query.capacity`). DynamoDB Local computes
 ``ConsumedCapacity`` itself; on every request that read items the two must be equal. One
 known difference: DynamoDB Local reports 0 for a Query that reads nothing, where DynamoDB
 bills the minimum unit; the model, and the page's figure, keep DynamoDB's rule.
@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from dynashard import CursorCodec, FanOutEngine, FanOutQuery, Stream, query_read_units
+from dynashard import CursorCodec, FanOutEngine, FanOutQuery, Stream
+from dynashard.query import query_read_units
 from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, Engine
 from tests.helpers.fanout_data import SECRET, make_streams, new_prefix
 

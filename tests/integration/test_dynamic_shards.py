@@ -16,9 +16,7 @@ from botocore.exceptions import ClientError
 from dynashard import (
     CursorCodec,
     FanOutEngine,
-    GrowthEvent,
     GrowthPolicy,
-    RetryPolicy,
     ShardCounts,
     ShardMetaKey,
     Stream,
@@ -29,6 +27,8 @@ from dynashard import (
     sharded_key,
     write_growing,
 )
+from dynashard.limits import RetryPolicy
+from dynashard.resharding import GrowthEvent
 from incidents.table import TABLE_SCHEMA
 
 if TYPE_CHECKING:

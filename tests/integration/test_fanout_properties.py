@@ -17,14 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dynashard import (
-    CursorCodec,
-    FanOutEngine,
-    FanOutQuery,
-    PageBudget,
-    SortKeyRange,
-    Strategy,
-)
+from dynashard import CursorCodec, FanOutEngine, FanOutQuery, SortKeyRange, Strategy
+from dynashard.query import PageBudget
 from local.engines.clients import local_client
 from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, MOTO, Engine, backend_from_env
 from tests.helpers.fanout_data import (

@@ -18,7 +18,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from dynashard import CursorCodec, FanOutEngine, FanOutQuery, PageBudget, SortKeyRange, Stream
+from dynashard import CursorCodec, FanOutEngine, FanOutQuery, SortKeyRange, Stream
+from dynashard.query import PageBudget
 from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, backend_from_env
 from local.workloads.filtered_lists import Shape, load, streams, walk
 

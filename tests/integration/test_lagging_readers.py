@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from dynashard import GrowthPolicy, IndexSchema, MoveSpec, ShardCounts, ShardMetaKey, ShardMover
-from dynashard.keys import shard_keys
+from dynashard import GrowthPolicy, IndexSchema, ShardCounts, ShardMetaKey, ShardMover
+from dynashard.keys.keys import shard_keys
+from dynashard.resharding import MoveSpec
 from incidents.incident.commands import get_incident, update_incident
 from incidents.incident.create import create_incident
 from incidents.incident.queries import PageRequest, account_incidents, my_incidents

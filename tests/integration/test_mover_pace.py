@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from dynashard import GrowthPolicy, Pace, ShardCounts, ShardMetaKey, ShardMover, sharded_key
-from dynashard.shards import calculated_shard
-from dynashard.testing.partition_capacity import PartitionCapacity
+from dynashard import GrowthPolicy, ShardCounts, ShardMetaKey, ShardMover, sharded_key
+from dynashard.keys.shards import calculated_shard
+from dynashard.resharding import Pace
+from dynashard.testing import PartitionCapacity
 from incidents.table import TABLE_SCHEMA
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""Quotas kept in the table (`dynashard.rate_limit`, issue 39's rate limiter), on DynamoDB
+"""Quotas kept in the table (`dynashard.limits.rate_limit`, issue 39's rate limiter), on DynamoDB
 Local: a quota admits exactly its limit however many threads race for it, refills at its
 pace, spread over shards never admits more, and says so in the draft-11 headers."""
 

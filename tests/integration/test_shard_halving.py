@@ -18,26 +18,28 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dynashard import (
-    MOVE_AFTER_SECONDS,
     CursorCodec,
     FanOutEngine,
     FanOutQuery,
     GrowthPolicy,
-    MoveReport,
-    RegisteredMove,
     ShardCounts,
-    ShardMeta,
-    ShardMetadataError,
     ShardMetaKey,
     ShardMover,
     Stream,
     admin,
     calculated_shard,
     find_item,
-    registered_moves,
-    run_moves,
     shard_keys,
     sharded_key,
+)
+from dynashard.errors import ShardMetadataError
+from dynashard.resharding import (
+    MOVE_AFTER_SECONDS,
+    MoveReport,
+    RegisteredMove,
+    ShardMeta,
+    registered_moves,
+    run_moves,
 )
 from incidents.table import TABLE_SCHEMA
 

@@ -11,14 +11,8 @@ import time
 
 import pytest
 
-from dynashard import (
-    ColdPolicy,
-    GrowthPolicy,
-    IndexSchema,
-    MoveSpec,
-    ShardCounts,
-    registered_moves,
-)
+from dynashard import GrowthPolicy, IndexSchema, ShardCounts
+from dynashard.resharding import ColdPolicy, MoveSpec, registered_moves
 from incidents.keys import participant_meta
 from incidents.store import Caller, new_id
 from incidents.table import TABLE_SCHEMA

@@ -18,7 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dynashard import MOVE_AFTER_SECONDS, ShardMover, counted_keys
+from dynashard import ShardMover
+from dynashard.resharding import MOVE_AFTER_SECONDS, counted_keys
 from incidents import shards
 from incidents.errors import NotFoundError
 from incidents.incident.commands import add_note, get_incident, update_incident

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from dynashard import PageBudget
+from dynashard.query import PageBudget
 from incidents.errors import (
     NotFoundError,
     PreconditionFailedError,

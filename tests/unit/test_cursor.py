@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dynashard import CursorCodec, FanOutQuery, InvalidCursorError, Stream
-from dynashard.streams import streams_digest
+from dynashard.query.streams import streams_digest
 
 SECRET = b"k" * 32
 CODEC = CursorCodec(SECRET)

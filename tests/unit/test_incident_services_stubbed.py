@@ -11,7 +11,8 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from dynashard import GrowthPolicy, ShardMeta
+from dynashard import GrowthPolicy
+from dynashard.resharding import ShardMeta
 from incidents.errors import (
     NotFoundError,
     PreconditionFailedError,

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from dynashard import item_size, query_read_units
+from dynashard.query import item_size, query_read_units
 
 
 def test_item_size_counts_names_and_values() -> None:

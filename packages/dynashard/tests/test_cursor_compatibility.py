@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from dynashard import CursorCodec, FanOutEngine, FanOutQuery, Strategy, Stream
-from dynashard.testing.fake_client import FakeQueryClient
+from dynashard.testing import FakeQueryClient
 
 RECORDED = Path(__file__).parent / "data" / "cursors-0.1.0.json"
 CODEC = CursorCodec(b"compatibility-secret-of-32-bytes")

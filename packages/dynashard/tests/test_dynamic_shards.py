@@ -11,23 +11,24 @@ from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 
 from dynashard import (
-    MOVE_AFTER_SECONDS,
-    GrowthEvent,
     GrowthPolicy,
-    HistoryEntry,
-    RetryPolicy,
     ShardCounts,
-    ShardMeta,
-    ShardMetadataError,
     ShardMetaKey,
     TableSchema,
     WriteThrottledError,
     calculated_shard,
     find_item,
-    is_hot_key_throttling,
-    shard_counts,
     sharded_key,
     write_growing,
+)
+from dynashard.errors import ShardMetadataError
+from dynashard.limits import RetryPolicy, is_hot_key_throttling
+from dynashard.resharding import (
+    MOVE_AFTER_SECONDS,
+    GrowthEvent,
+    HistoryEntry,
+    ShardMeta,
+    shard_counts,
 )
 
 SCHEMA = TableSchema("PK", "SK")

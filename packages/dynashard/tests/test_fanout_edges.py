@@ -21,8 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dynashard import CursorCodec, FanOutEngine, FanOutQuery, SortKeyRange, Strategy, Stream
-from dynashard.cursor import MAX_TOKEN_CHARS
-from dynashard.testing.fake_client import FakeQueryClient
+from dynashard.query.cursor import MAX_TOKEN_CHARS
+from dynashard.testing import FakeQueryClient
 
 CODEC = CursorCodec(b"e" * 32)
 

@@ -9,18 +9,10 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from dynashard import (
-    CursorCodec,
-    FanOutEngine,
-    FanOutQuery,
-    RetryPolicy,
-    SortKeyCollisionError,
-    SortKeyRange,
-    Stream,
-    StreamFailedError,
-    client_config,
-)
-from dynashard.ordered_state import OrderedState
+from dynashard import CursorCodec, FanOutEngine, FanOutQuery, SortKeyRange, Stream, client_config
+from dynashard.errors import SortKeyCollisionError, StreamFailedError
+from dynashard.limits import RetryPolicy
+from dynashard.query.ordered_state import OrderedState
 
 CODEC = CursorCodec(b"s" * 32)
 STREAMS = [Stream("tbl", "PK", f"p#{n}", "SK") for n in range(2)]

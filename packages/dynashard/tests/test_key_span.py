@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dynashard.key_span import KeySpan, page_span
-from dynashard.ordered_state import separator
+from dynashard.keys.key_span import KeySpan, page_span
+from dynashard.query.ordered_state import separator
 
 
 def test_a_step_carries_like_decimal_keys() -> None:

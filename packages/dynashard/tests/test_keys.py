@@ -6,16 +6,9 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from dynashard import (
-    PARTITION_KEY_MAX_BYTES,
-    SORT_KEY_MAX_BYTES,
-    InvalidKeyError,
-    build_key,
-    shard_keys,
-    sharded_key,
-    split_key,
-    split_sharded_key,
-)
+from dynashard import build_key, shard_keys, sharded_key
+from dynashard.errors import InvalidKeyError
+from dynashard.keys import PARTITION_KEY_MAX_BYTES, SORT_KEY_MAX_BYTES, split_key, split_sharded_key
 
 COMPONENT = st.text(min_size=1, max_size=40).filter(lambda s: "#" not in s)
 COMPONENTS = st.lists(COMPONENT, min_size=1, max_size=8)

@@ -1,4 +1,4 @@
-"""The mover's pace (`dynashard.pace`) on a simulated clock: what it lets through in any
+"""The mover's pace (`dynashard.resharding.pace`) on a simulated clock: what it lets through in any
 second, how a throttle slows it and how it recovers."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dynashard import Pace
-from dynashard.pace import BURST_SECONDS, SLOWEST_SHARE
+from dynashard.resharding import Pace
+from dynashard.resharding.pace import BURST_SECONDS, SLOWEST_SHARE
 
 
 class Clock:

@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
-from dynashard import planner
-from dynashard.planner import (
+from dynashard.keys import planner
+from dynashard.keys.planner import (
     main,
     max_safe_load,
     overload_probability,

@@ -9,14 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dynashard import (
-    MAX_SHARD_COUNT,
-    UnknownShardValueError,
-    WeightedShards,
-    calculated_shard,
-    random_shard,
-    validate_shard_count,
-)
+from dynashard import calculated_shard, random_shard
+from dynashard.errors import UnknownShardValueError
+from dynashard.keys import MAX_SHARD_COUNT, WeightedShards, validate_shard_count
 
 POWERS_OF_TWO = st.integers(0, 16).map(lambda e: 2**e)
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dynashard import SortKeyRange
-from dynashard.sort_range import Bound, prefix_successor
+from dynashard.query.sort_range import Bound, prefix_successor
 
 KEYS = st.text(alphabet="AB#é\U0010ffff", min_size=1, max_size=6)
 

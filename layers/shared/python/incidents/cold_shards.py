@@ -1,5 +1,5 @@
 """Which of the table's grown counts are cold, and how each halves: the incident domain's
-side of `dynashard.cold`. A counted key (`dynashard.counted_keys`) is one of an account's
+side of `dynashard.resharding.cold`. A counted key (`dynashard.counted_keys`) is one of an account's
 families (`incidents.tenant_shards`) or a participant's partition of GSI1; its recent items
 are those whose sort key starts at or after the window's start (summaries: their KSUID id;
 lists and events: their time; participations: their state, then their time).
@@ -12,16 +12,9 @@ from datetime import datetime
 
 from ksuid import Ksuid
 
-from dynashard import (
-    ColdPolicy,
-    IndexSchema,
-    MoveSpec,
-    ShardMeta,
-    SortKeyRange,
-    Stream,
-    shard_keys,
-    split_key,
-)
+from dynashard import IndexSchema, SortKeyRange, Stream, shard_keys
+from dynashard.keys import split_key
+from dynashard.resharding import ColdPolicy, MoveSpec, ShardMeta
 from incidents.models import State, timestamp
 from incidents.tenant_shards import Family
 

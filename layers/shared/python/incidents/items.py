@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from pydantic import BaseModel
 
-from dynashard import Item, item_size
+from dynashard.query import Item, item_size
 from incidents.errors import DetailsTooLargeError
 from incidents.models import IncidentSummary, Participation
 

@@ -16,7 +16,7 @@ import hashlib
 import json
 from typing import Any
 
-from dynashard import Item
+from dynashard.query import Item
 from incidents.errors import KeyReusedError
 from incidents.items import deserialize, serialize
 from incidents.keys import create_once_key

@@ -9,14 +9,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from dynashard import (
-    SEPARATOR,
-    ShardMetaKey,
-    WeightedShards,
-    build_key,
-    calculated_shard,
-    sharded_key,
-)
+from dynashard import ShardMetaKey, build_key, calculated_shard, sharded_key
+from dynashard.keys import SEPARATOR, WeightedShards
 from incidents.models import State
 
 DETAILS_SK = "data"

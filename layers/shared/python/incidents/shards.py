@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING
 
 import boto3
 
-from dynashard import WeightedShards, registered_moves
 from dynashard.admin import add_mover_arguments, move_until_settled, mover_from, shown
+from dynashard.keys import WeightedShards
+from dynashard.resharding import registered_moves
 from incidents.keys import (
     DEFAULT_EVENT_SHARDS,
     DEFAULT_STATE_SHARDS,

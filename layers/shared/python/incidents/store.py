@@ -16,16 +16,10 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 from ksuid import Ksuid
 
-from dynashard import (
-    CursorCodec,
-    FanOutEngine,
-    GrowthHook,
-    GrowthPolicy,
-    Item,
-    ShardCounts,
-    error_code,
-    log_growth,
-)
+from dynashard import CursorCodec, FanOutEngine, GrowthPolicy, ShardCounts
+from dynashard.limits import error_code
+from dynashard.query import Item
+from dynashard.resharding import GrowthHook, log_growth
 from incidents.errors import DomainError, ThrottledError, VersionConflictError
 from incidents.keys import ShardConfig
 from incidents.models import utc_now

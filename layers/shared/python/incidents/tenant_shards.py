@@ -6,7 +6,7 @@ predates the maps keeps working and adopts them with no migration step (its coun
 every existing account's first epoch). An account's first create writes its maps at
 `NEW_TENANT_COUNT` before its transaction, so a small account's lists are one Query each.
 Counts then change per account, online, through `dynashard`: doubling on throttling or by
-command, halving by command with the mover (`dynashard.mover`).
+command, halving by command with the mover (`dynashard.resharding.mover`).
 """
 
 from __future__ import annotations
@@ -17,16 +17,8 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from dynashard import (
-    GrowthHook,
-    GrowthPolicy,
-    IndexSchema,
-    MoveSpec,
-    ShardCounts,
-    ShardMeta,
-    ShardMetaKey,
-    log_growth,
-)
+from dynashard import GrowthPolicy, IndexSchema, ShardCounts, ShardMetaKey
+from dynashard.resharding import GrowthHook, MoveSpec, ShardMeta, log_growth
 from incidents.keys import ShardConfig, events_base, state_base, summary_base
 from incidents.models import State
 from incidents.table import TABLE_SCHEMA

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dynashard import Item
+from dynashard.query import Item
 from incidents.errors import NotFoundError
 from incidents.items import from_item, to_item
 from incidents.keys import PROFILE_SK, user_partition

@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING
 
 import boto3
 
-from dynashard.mover import ShardMover
-from dynashard.moves import MoveSpec, registered_moves
-from dynashard.pace import DEFAULT_WRITE_UNITS_PER_SECOND, Pace
-from dynashard.schema import IndexSchema, TableSchema
-from dynashard.shard_counts import GrowthPolicy, ShardCounts
-from dynashard.shard_meta import MOVE_AFTER_SECONDS, ShardMeta, ShardMetaKey
+from dynashard.keys.schema import IndexSchema, TableSchema
+from dynashard.resharding.mover import ShardMover
+from dynashard.resharding.moves import MoveSpec, registered_moves
+from dynashard.resharding.pace import DEFAULT_WRITE_UNITS_PER_SECOND, Pace
+from dynashard.resharding.shard_counts import GrowthPolicy, ShardCounts
+from dynashard.resharding.shard_meta import MOVE_AFTER_SECONDS, ShardMeta, ShardMetaKey
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

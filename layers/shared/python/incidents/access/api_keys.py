@@ -6,7 +6,8 @@ authorizer call finds nothing (API Gateway may serve its cached answer until it 
 
 from __future__ import annotations
 
-from dynashard import Item, build_key
+from dynashard import build_key
+from dynashard.query import Item
 from incidents.access.models import ApiKey, ApiKeyWithKey, NewApiKey
 from incidents.access.secret_keys import digest, lookup_item, lookup_key, new_key, owner_of
 from incidents.errors import NotFoundError, UnauthorizedError

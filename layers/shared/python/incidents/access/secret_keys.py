@@ -12,7 +12,8 @@ import secrets
 from collections.abc import Callable
 from datetime import timedelta
 
-from dynashard import Item, build_key
+from dynashard import build_key
+from dynashard.query import Item
 from incidents.items import serialize
 from incidents.models import timestamp
 from incidents.store import Store

@@ -11,7 +11,8 @@ import json
 from datetime import UTC, timedelta
 from typing import Any
 
-from dynashard import Item, Stream, build_key
+from dynashard import Stream, build_key
+from dynashard.query import Item
 from incidents.alerts.models import Change, ChangeEvent, ChangeRecorded, Integration
 from incidents.alerts.trimmed import size_of, trimmed
 from incidents.errors import InvalidFilterError

@@ -31,7 +31,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from dynashard import Item, ShardedCounter, build_key, calculated_shard, sharded_key
+from dynashard import build_key, calculated_shard, sharded_key
+from dynashard.limits import ShardedCounter
+from dynashard.query import Item
 from incidents.alerts.models import (
     SEVERITIES,
     AlertAccepted,

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynashard import Item, build_key
+from dynashard import build_key
+from dynashard.query import Item
 from incidents.access.secret_keys import digest, lookup_item, lookup_key, new_key, owner_of
 from incidents.alerts.models import (
     Integration,

@@ -22,7 +22,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from dynashard import Item
+from dynashard.query import Item
 from incidents.events_out.delivery_messages import (
     DeliveryMessage,
     DeliveryQueue,

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dynashard import Item
+from dynashard.query import Item
 from incidents.events_out.delivery_messages import DeliveryMessage, DeliveryQueue
 from incidents.events_out.payloads import event_body
 from incidents.events_out.publish_order import advance, missing_before, published_seq

@@ -18,7 +18,7 @@ from datetime import timedelta
 
 from botocore.exceptions import ClientError
 
-from dynashard import Item
+from dynashard.query import Item
 from incidents.keys import event_key, published_key
 from incidents.models import timestamp
 from incidents.store import Store

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from dynashard import Item, SortKeyRange
+from dynashard import SortKeyRange
+from dynashard.query import Item
 from incidents.errors import ConflictError, DomainError, NotFoundError
 from incidents.events_out.endpoints import EndpointPolicy
 from incidents.events_out.signing import new_secret

@@ -12,7 +12,7 @@ import json
 from collections.abc import Collection
 from typing import Any
 
-from dynashard import Item
+from dynashard.query import Item
 from incidents.errors import (
     AlreadyCreatedError,
     DomainError,

@@ -12,7 +12,10 @@ import logging
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dynashard import MAX_SHARD_COUNT, Item, error_code, find_item, sharded_key
+from dynashard import find_item, sharded_key
+from dynashard.keys import MAX_SHARD_COUNT
+from dynashard.limits import error_code
+from dynashard.query import Item
 from incidents.errors import DomainError, VersionConflictError
 from incidents.items import participation_from_item, participation_to_item, serialize, to_item
 from incidents.keys import (

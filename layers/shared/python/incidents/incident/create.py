@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from dynashard import Item
+from dynashard.query import Item
 from incidents.errors import (
     AlreadyCreatedError,
     DomainError,

@@ -10,7 +10,7 @@ import logging
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dynashard import Item
+from dynashard.query import Item
 from incidents.errors import (
     DomainError,
     NotFoundError,

@@ -14,16 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
-from dynashard import (
-    Bound,
-    FanOutQuery,
-    Item,
-    PageBudget,
-    PageStats,
-    SortKeyRange,
-    Stream,
-    shard_keys,
-)
+from dynashard import FanOutQuery, SortKeyRange, Stream, shard_keys
+from dynashard.query import Bound, Item, PageBudget, PageStats
 from incidents.errors import ForbiddenError, InvalidFilterError, TooManyTeamsError
 from incidents.items import from_item, participation_from_item
 from incidents.keys import participant_base, participant_meta
@@ -279,7 +271,7 @@ def fanout_page(
 ) -> ListPage[T]:
     """One page of `streams` merged in order through the fan-out engine, each item once
     (by `identity`) and as `convert` makes it (`items_moving`: a halving's mover runs on
-    one of the streams' keys, `dynashard.mover`)."""
+    one of the streams' keys, `dynashard.resharding.mover`)."""
     if not streams:
         return ListPage(items=[], next_cursor=None, has_more=False)
     query = FanOutQuery(

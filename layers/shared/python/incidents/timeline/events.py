@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from dynashard import Item
+from dynashard.query import Item
 from incidents.errors import NotFoundError
 from incidents.incident.copies import SEQ_ATTRIBUTE, read_summary
 from incidents.items import KEY_ATTRIBUTES, deserialize, from_item, serialize
@@ -60,7 +60,8 @@ class Counted:
     summary: IncidentSummary
     seq: int
     pk: str
-    """Where the summary was read: a change writes it there (`dynashard.mover` moves it)."""
+    """Where the summary was read: a change writes it there (`dynashard.resharding.mover`
+    moves it)."""
     listed_at: str | None = None
     """Its state list's partition (``GSI2PK``) as read: a change that keeps the state keeps
     the entry there (the mover moves it; a change never does)."""

@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from dynashard import InvalidCursorError, Item, SortKeyRange, Stream
+from dynashard import InvalidCursorError, SortKeyRange, Stream
+from dynashard.query import Item
 from incidents.incident.queries import ListPage, PageRequest, fanout_page, gsi2_streams
 from incidents.keys import event_key, timeline_prefix
 from incidents.models import EventType, TimelineEvent, timestamp

@@ -16,7 +16,7 @@ from typing import Any
 
 from botocore.config import Config
 
-from dynashard import item_size
+from dynashard.query import item_size
 
 MAX_RESPONSE_BYTES = 1024 * 1024
 _CONDITION = re.compile(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from dynashard.pace import write_units
+from dynashard.resharding.pace import write_units
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

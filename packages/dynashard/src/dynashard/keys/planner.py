@@ -10,7 +10,7 @@ loads are then multinomial(K; 1/N, ..., 1/N) and
 It is computed exactly by conditioning independent Poisson(K/N) loads on their sum
 (a dynamic programme over partitions), or, when that would take too long, bounded from
 above by the union bound ``N * P(Binomial(K, 1/N) > m)``. Both are computed, not guessed;
-the method used is reported. Run ``python -m dynashard.planner --help``.
+the method used is reported. Run ``python -m dynashard.keys.planner --help``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from typing import Literal
 
-from dynashard.shards import MAX_SHARD_COUNT
+from dynashard.keys.shards import MAX_SHARD_COUNT
 
 WCU_PER_PARTITION = 1000
 WRITE_UNIT_BYTES = 1024
@@ -152,7 +152,7 @@ def partitions_for_write_rate(write_rate: float, item_bytes: int) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m dynashard.planner",
+        prog="python -m dynashard.keys.planner",
         description="Recommend a power-of-two shard count for a hot partition key.",
     )
     load = parser.add_mutually_exclusive_group(required=True)

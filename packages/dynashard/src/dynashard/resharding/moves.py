@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from dynashard.keys import SEPARATOR
-from dynashard.registry import entries, entry, entry_key
-from dynashard.schema import IndexSchema, TableSchema
-from dynashard.shard_meta import ShardMetaKey
-from dynashard.streams import Item
+from dynashard.keys.keys import SEPARATOR
+from dynashard.keys.schema import IndexSchema, TableSchema
+from dynashard.query.streams import Item
+from dynashard.resharding.registry import entries, entry, entry_key
+from dynashard.resharding.shard_meta import ShardMetaKey
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -1,6 +1,6 @@
 """Registries in one partition each, so a scheduled process finds keys without a scan: the
-halvings still moving (`dynashard.moves`) and the keys counted above one shard
-(`dynashard.counted`). An entry's sort key names the metadata key it is about."""
+halvings still moving (`dynashard.resharding.moves`) and the keys counted above one shard
+(`dynashard.resharding.counted`). An entry's sort key names the metadata key it is about."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
-from dynashard.keys import SEPARATOR
-from dynashard.schema import TableSchema
-from dynashard.shard_meta import ShardMetaKey
-from dynashard.streams import Item
+from dynashard.keys.keys import SEPARATOR
+from dynashard.keys.schema import TableSchema
+from dynashard.query.streams import Item
+from dynashard.resharding.shard_meta import ShardMetaKey
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

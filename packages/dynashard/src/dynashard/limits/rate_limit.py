@@ -35,11 +35,11 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from dynashard.keys import build_key
-from dynashard.schema import TableSchema
-from dynashard.shards import validate_shard_count
-from dynashard.streams import Item
-from dynashard.throttling import error_code
+from dynashard.keys.keys import build_key
+from dynashard.keys.schema import TableSchema
+from dynashard.keys.shards import validate_shard_count
+from dynashard.limits.throttling import error_code
+from dynashard.query.streams import Item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any, cast
 from boto3.dynamodb.types import TypeSerializer
 from botocore.exceptions import ClientError
 
-from dynashard.counted import counted_entry, counted_entry_key
-from dynashard.moves import MoveSpec, registration, registration_key
-from dynashard.schema import TableSchema
-from dynashard.shard_meta import ShardMeta, ShardMetaKey
-from dynashard.shards import validate_shard_count
-from dynashard.streams import Item
-from dynashard.throttling import error_code, is_throttling
+from dynashard.keys.schema import TableSchema
+from dynashard.keys.shards import validate_shard_count
+from dynashard.limits.throttling import error_code, is_throttling
+from dynashard.query.streams import Item
+from dynashard.resharding.counted import counted_entry, counted_entry_key
+from dynashard.resharding.moves import MoveSpec, registration, registration_key
+from dynashard.resharding.shard_meta import ShardMeta, ShardMetaKey
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -280,11 +280,11 @@ class ShardCounts:
 
     def shrink(self, key: ShardMetaKey, spec: MoveSpec | None = None) -> ShardMeta:
         """Halve the count of `key` now (a command, or a cold key): writers use half at
-        once; readers cover the old count until `dynashard.mover` has moved the items of
-        the upper half and called `settle`. The move is registered (`dynashard.moves`, with
-        `spec`) in the same transaction, for a scheduled mover to find. `ShardMetadataError`
-        at a count of 1 or while an earlier halving still moves; a cancelled transaction if
-        another process changed the count meanwhile."""
+        once; readers cover the old count until `dynashard.resharding.mover` has moved the
+        items of the upper half and called `settle`. The move is registered
+        (`dynashard.resharding.moves`, with `spec`) in the same transaction, for a scheduled
+        mover to find. `ShardMetadataError` at a count of 1 or while an earlier halving still
+        moves; a cancelled transaction if another process changed the count meanwhile."""
         current = self.refresh(key)
         halved = current.halved(int(self._clock() * 1000))
         register = registration(self._schema, key, spec or MoveSpec(), halved.last_updated)

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dynashard.shard_meta import ShardMeta
-from dynashard.streams import Stream
+from dynashard.query.streams import Stream
+from dynashard.resharding.shard_meta import ShardMeta
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

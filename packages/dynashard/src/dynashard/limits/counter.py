@@ -15,10 +15,10 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from dynashard.keys import sharded_key
-from dynashard.schema import TableSchema
-from dynashard.shards import validate_shard_count
-from dynashard.streams import Item
+from dynashard.keys.keys import sharded_key
+from dynashard.keys.schema import TableSchema
+from dynashard.keys.shards import validate_shard_count
+from dynashard.query.streams import Item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from dynashard.errors import InvalidCursorError
-from dynashard.page import PageStats
-from dynashard.reader import read_stream
-from dynashard.retry import RetryPolicy
-from dynashard.streams import Item, Stream
+from dynashard.limits.retry import RetryPolicy
+from dynashard.query.page import PageStats
+from dynashard.query.reader import read_stream
+from dynashard.query.streams import Item, Stream
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -26,15 +26,15 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from dynashard.keys import sharded_key
-from dynashard.moves import RegisteredMove, unregister
-from dynashard.pace import Pace, write_units
-from dynashard.schema import IndexSchema, TableSchema
-from dynashard.shard_counts import ShardCounts
-from dynashard.shard_meta import MOVE_AFTER_SECONDS, ShardMeta, ShardMetaKey
-from dynashard.shards import calculated_shard
-from dynashard.streams import Item
-from dynashard.throttling import error_code, is_throttling
+from dynashard.keys.keys import sharded_key
+from dynashard.keys.schema import IndexSchema, TableSchema
+from dynashard.keys.shards import calculated_shard
+from dynashard.limits.throttling import error_code, is_throttling
+from dynashard.query.streams import Item
+from dynashard.resharding.moves import RegisteredMove, unregister
+from dynashard.resharding.pace import Pace, write_units
+from dynashard.resharding.shard_counts import ShardCounts
+from dynashard.resharding.shard_meta import MOVE_AFTER_SECONDS, ShardMeta, ShardMetaKey
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

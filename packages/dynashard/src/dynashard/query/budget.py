@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dynashard.page import PageStats
+from dynashard.query.page import PageStats
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,12 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from dynashard.capacity import READ_UNIT_BYTES
 from dynashard.errors import SortKeyCollisionError
-from dynashard.key_span import KeySpan
-from dynashard.reader import StreamRead
-from dynashard.sort_range import SortKeyRange
-from dynashard.streams import Item, Stream
+from dynashard.keys.key_span import KeySpan
+from dynashard.query.capacity import READ_UNIT_BYTES
+from dynashard.query.reader import StreamRead
+from dynashard.query.sort_range import SortKeyRange
+from dynashard.query.streams import Item, Stream
 
 Identity = Callable[[Item], str]
 ESTIMATE_STEPS = (1, 8, 64)

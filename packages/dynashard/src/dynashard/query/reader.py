@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from dynashard.capacity import item_size, read_units_of
-from dynashard.page import PageStats
-from dynashard.retry import RetryPolicy
-from dynashard.sort_range import SortKeyRange
-from dynashard.streams import Item, Stream
+from dynashard.limits.retry import RetryPolicy
+from dynashard.query.capacity import item_size, read_units_of
+from dynashard.query.page import PageStats
+from dynashard.query.sort_range import SortKeyRange
+from dynashard.query.streams import Item, Stream
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dynashard.capacity import item_size
+from dynashard.query.capacity import item_size
 
 WRITE_UNIT_BYTES = 1024
 DEFAULT_WRITE_UNITS_PER_SECOND = 100.0

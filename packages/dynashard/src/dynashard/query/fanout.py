@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING
 
 from botocore.config import Config
 
-from dynashard.budget import PageBudget
-from dynashard.cursor import CursorCodec
-from dynashard.ordered import OrderedMerge
-from dynashard.ordered_merge import Identity
-from dynashard.ordered_state import OrderedState
-from dynashard.page import Page, PageStats
-from dynashard.parallel import read_all
-from dynashard.retry import RetryPolicy
-from dynashard.round_robin import RoundRobinState, round_robin_page
-from dynashard.streams import Item, Stream, streams_digest
+from dynashard.limits.retry import RetryPolicy
+from dynashard.query.budget import PageBudget
+from dynashard.query.cursor import CursorCodec
+from dynashard.query.ordered import OrderedMerge
+from dynashard.query.ordered_merge import Identity
+from dynashard.query.ordered_state import OrderedState
+from dynashard.query.page import Page, PageStats
+from dynashard.query.parallel import read_all
+from dynashard.query.round_robin import RoundRobinState, round_robin_page
+from dynashard.query.streams import Item, Stream, streams_digest
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -14,9 +14,9 @@ from concurrent.futures import Executor, Future
 from contextvars import copy_context
 from typing import TYPE_CHECKING
 
-from dynashard.reader import read_stream
-from dynashard.retry import RetryPolicy
-from dynashard.streams import Item, Stream
+from dynashard.limits.retry import RetryPolicy
+from dynashard.query.reader import read_stream
+from dynashard.query.streams import Item, Stream
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

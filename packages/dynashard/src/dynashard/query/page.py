@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from dynashard.streams import Item
+from dynashard.query.streams import Item
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Literal
 
 from dynashard.errors import InvalidKeyError
-from dynashard.shards import validate_shard_count
+from dynashard.keys.shards import validate_shard_count
 
 SEPARATOR = "#"
 PARTITION_KEY_MAX_BYTES = 2048

@@ -4,7 +4,7 @@ Counts double, so the shard sets nest: an item written under N shards sits at
 ``h & (N-1)``, which is also one of the shards under 2N. The history therefore tells a
 point read where else to look. A count also halves: from 2N to N the history keeps the
 counts up to N, and `moving_from` (2N) says that shards N..2N-1 may still hold items until
-a mover (`dynashard.mover`) has moved each to ``h & (N-1)``; readers cover 2N until then.
+a mover (`dynashard.resharding.mover`) has moved each to ``h & (N-1)``; readers cover 2N until then.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from dynashard.errors import ShardMetadataError
-from dynashard.keys import build_key, split_key
-from dynashard.shards import MAX_SHARD_COUNT, calculated_shard, validate_shard_count
-from dynashard.streams import Item
+from dynashard.keys.keys import build_key, split_key
+from dynashard.keys.shards import MAX_SHARD_COUNT, calculated_shard, validate_shard_count
+from dynashard.query.streams import Item
 
 METADATA_SUFFIX = "shardmeta"
 HISTORY_LIMIT = MAX_SHARD_COUNT.bit_length()

@@ -39,9 +39,10 @@ from contextvars import copy_context
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dynashard.budget import PageBudget
-from dynashard.key_span import KeySpan
-from dynashard.ordered_learned import (
+from dynashard.keys.key_span import KeySpan
+from dynashard.limits.retry import RetryPolicy
+from dynashard.query.budget import PageBudget
+from dynashard.query.ordered_learned import (
     ends_window,
     holds_the_rest,
     known,
@@ -50,15 +51,14 @@ from dynashard.ordered_learned import (
     skip_known,
     span_after,
 )
-from dynashard.ordered_learned import (
+from dynashard.query.ordered_learned import (
     plan as _plan,
 )
-from dynashard.ordered_merge import Identity, Merge, Request, StreamState
-from dynashard.ordered_state import ENDED, PROBE, OrderedState, Window, plannable_pages
-from dynashard.page import PageStats
-from dynashard.reader import StreamRead, read_stream
-from dynashard.retry import RetryPolicy
-from dynashard.streams import Item, Stream
+from dynashard.query.ordered_merge import Identity, Merge, Request, StreamState
+from dynashard.query.ordered_state import ENDED, PROBE, OrderedState, Window, plannable_pages
+from dynashard.query.page import PageStats
+from dynashard.query.reader import StreamRead, read_stream
+from dynashard.query.streams import Item, Stream
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -1,5 +1,5 @@
 """The keys counted above one shard, kept in one partition so the cold check
-(`dynashard.cold`) finds them without a scan: a growth (or a first count above one) adds
+(`dynashard.resharding.cold`) finds them without a scan: a growth (or a first count above one) adds
 its key in the same transaction, and the settle that brings a key back to one shard
 removes it in its own."""
 
@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dynashard.keys import SEPARATOR
-from dynashard.registry import entries, entry, entry_key
-from dynashard.schema import TableSchema
-from dynashard.shard_meta import ShardMetaKey
-from dynashard.streams import Item
+from dynashard.keys.keys import SEPARATOR
+from dynashard.keys.schema import TableSchema
+from dynashard.query.streams import Item
+from dynashard.resharding.registry import entries, entry, entry_key
+from dynashard.resharding.shard_meta import ShardMetaKey
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

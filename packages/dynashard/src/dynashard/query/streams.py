@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dynashard.sort_range import SortKeyRange
+from dynashard.query.sort_range import SortKeyRange
 
 Item = dict[str, Any]
 """A low-level DynamoDB item, e.g. ``{"PK": {"S": "a#1"}}``."""

@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from dynashard.errors import InvalidCursorError
-from dynashard.key_span import KeySpan, common_prefix
+from dynashard.keys.key_span import KeySpan, common_prefix
 
 Window = tuple[str, tuple[int, ...]]
 """A planned page: the key it ends at (inclusive) and the indexes of the streams holding its

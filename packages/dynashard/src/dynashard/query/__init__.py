@@ -1,0 +1,26 @@
+"""The fan-out engine: streams, strategies, pages, budgets and signed cursors."""
+
+from dynashard.query.budget import PageBudget
+from dynashard.query.capacity import item_size, query_read_units
+from dynashard.query.cursor import CursorCodec
+from dynashard.query.fanout import FanOutEngine, FanOutQuery, Strategy, client_config
+from dynashard.query.page import Page, PageStats
+from dynashard.query.sort_range import Bound, SortKeyRange
+from dynashard.query.streams import Item, Stream
+
+__all__ = [
+    "Bound",
+    "CursorCodec",
+    "FanOutEngine",
+    "FanOutQuery",
+    "Item",
+    "Page",
+    "PageBudget",
+    "PageStats",
+    "SortKeyRange",
+    "Strategy",
+    "Stream",
+    "client_config",
+    "item_size",
+    "query_read_units",
+]
