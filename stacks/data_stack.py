@@ -9,7 +9,7 @@ from aws_cdk import CfnOutput, RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
-from dynashard.keys.schema import TableSchema
+from dynashard import TableSchema
 from incidents.table import TABLE_SCHEMA
 from stacks.config import StageConfig
 

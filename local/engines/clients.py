@@ -16,7 +16,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from dynashard.keys.schema import TableSchema
+from dynashard import TableSchema
 from dynashard.limits import error_code
 
 if TYPE_CHECKING:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -103,3 +106,22 @@ def test_shard_keys_cover_every_calculated_shard() -> None:
     keys = shard_keys("tenant#things", 16)
     assert len(set(keys)) == 16
     assert [split_sharded_key(k)[1] for k in keys] == list(range(16))
+
+
+def test_the_planner_s_old_command_still_runs_and_names_the_new_one() -> None:
+    """``python -m dynashard.planner`` (before 0.1.0) still plans, and says where it went."""
+    ran = subprocess.run(
+        [sys.executable, "-W", "always", "-m", "dynashard.planner", "--partitions", "4"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert "python -m dynashard.keys.planner" in ran.stderr
+    new = subprocess.run(
+        [sys.executable, "-m", "dynashard.keys.planner", "--partitions", "4"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert ran.stdout == new.stdout

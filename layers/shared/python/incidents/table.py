@@ -1,6 +1,6 @@
 """The one definition of the single table: CDK, tests and the local runtime all read it."""
 
-from dynashard.keys.schema import IndexSchema, TableSchema
+from dynashard import IndexSchema, TableSchema
 
 TABLE_SCHEMA = TableSchema(
     partition_key="PK",
