@@ -60,40 +60,68 @@ def test_the_wheel_and_sdist_pass_twine_check(built: dict[str, Path]) -> None:
     assert checked.stdout.count("PASSED") == 2, checked.stdout
 
 
-def test_the_wheel_alone_runs_the_quick_start(
-    built: dict[str, Path], dynamodb_endpoint: str, tmp_path: Path
-) -> None:
-    venv.create(tmp_path / "venv", with_pip=True)
-    python = tmp_path / "venv" / "bin" / "python"
+@pytest.fixture(scope="module")
+def installed(built: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv with the wheel alone installed (and what it depends on): its python."""
+    home = tmp_path_factory.mktemp("venv")
+    venv.create(home, with_pip=True)
+    python = home / "bin" / "python"
     install = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     subprocess.run([*install, str(built["wheel"])], check=True, capture_output=True)
-    (tmp_path / "quickstart.py").write_text(quick_start())
+    return python
+
+
+def run_isolated(python: Path, script: Path, endpoint: str) -> subprocess.CompletedProcess[str]:
+    """`script` run by `python` with nothing of this repository on its path (``-I``: no
+    PYTHONPATH, no user site, not the script's folder either) and only DynamoDB Local's
+    address and dummy credentials from the environment."""
     environment = {
         name: value
         for name, value in os.environ.items()
         if not name.startswith(("PYTHON", "AWS_", "VIRTUAL_ENV"))
     }
     environment |= {
-        "AWS_ENDPOINT_URL_DYNAMODB": dynamodb_endpoint,
+        "AWS_ENDPOINT_URL_DYNAMODB": endpoint,
         "AWS_DEFAULT_REGION": "us-east-1",
         "AWS_ACCESS_KEY_ID": "local",
         "AWS_SECRET_ACCESS_KEY": "local",
     }
-    ran = subprocess.run(
-        [str(python), "-I", "quickstart.py"],  # isolated: no PYTHONPATH, no user site
-        cwd=tmp_path,
+    return subprocess.run(
+        [str(python), "-I", str(script)],
+        cwd=script.parent,
         env=environment,
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
+
+
+def test_the_wheel_alone_runs_the_quick_start(
+    installed: Path, dynamodb_endpoint: str, tmp_path: Path
+) -> None:
+    (tmp_path / "quickstart.py").write_text(quick_start())
+    ran = run_isolated(installed, tmp_path / "quickstart.py", dynamodb_endpoint)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout == "100 items from 8 shards in 4 pages, newest first\n"
     where = subprocess.run(
-        [str(python), "-I", "-c", "import dynashard; print(dynashard.__file__)"],
+        [str(installed), "-I", "-c", "import dynashard; print(dynashard.__file__)"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    assert where.startswith(str(tmp_path / "venv")), f"from the wheel, not the repo: {where}"
+    assert where.startswith(str(installed.parent.parent)), f"from the wheel, not the repo: {where}"
+
+
+EXAMPLES = sorted((LIBRARY / "examples").glob("*.py"))
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[path.stem for path in EXAMPLES])
+def test_every_documented_example_runs_from_the_wheel(
+    installed: Path, dynamodb_endpoint: str, example: Path
+) -> None:
+    """The docs include these files as they are (``--8<--``), and mypy checks them: what a
+    reader copies is what ran here."""
+    ran = run_isolated(installed, example, dynamodb_endpoint)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip(), "each example prints what it showed"

@@ -1,0 +1,75 @@
+import uuid
+
+import boto3
+
+from dynashard import (
+    CursorCodec,
+    FanOutEngine,
+    FanOutQuery,
+    IndexSchema,
+    SortKeyRange,
+    Stream,
+    TableSchema,
+    calculated_shard,
+    client_config,
+    shard_keys,
+    sharded_key,
+)
+
+SHARDS = 4
+schema = TableSchema("PK", "SK", (IndexSchema("GSI1", "GSI1PK", "GSI1SK"),))
+table = f"fanout-{uuid.uuid4().hex[:8]}"
+client = boto3.client("dynamodb", config=client_config(16))  # pool sized to the workers
+client.create_table(**schema.create_table_request(table))
+client.get_waiter("table_exists").wait(TableName=table)
+
+# Incidents listed under each team they involve (a copy per team), sharded per team.
+account, my_teams = "acct_1", ["team_a", "team_b", "team_c"]
+for n in range(60):
+    incident, state = f"inc_{n:03d}", "CLOSED" if n % 3 else "OPEN"
+    for team in my_teams[: 1 + n % 3]:  # some incidents involve two or three teams
+        base = f"{account}#{team}#incpart"
+        pk = sharded_key(base, calculated_shard(base, incident, SHARDS), SHARDS)
+        item = {
+            "PK": {"S": f"{incident}#{team}"},
+            "SK": {"S": "copy"},
+            "GSI1PK": {"S": pk},
+            "GSI1SK": {"S": f"{state}#2026-11-{1 + n % 28:02d}#{incident}"},
+            "IncidentId": {"S": incident},
+        }
+        client.put_item(TableName=table, Item=item)
+
+engine = FanOutEngine(client, CursorCodec(b"a-secret-from-your-config-32-b!!"), max_workers=16)
+streams = [
+    Stream(
+        table_name=table,
+        index_name="GSI1",
+        partition_key="GSI1PK",
+        partition_value=pk,
+        sort_key="GSI1SK",
+        sort_range=SortKeyRange.begins_with("CLOSED#"),
+    )
+    for team in my_teams
+    for pk in shard_keys(f"{account}#{team}#incpart", SHARDS)
+]
+listed: list[str] = []
+cursor = None  # None for page 1
+while True:
+    page = engine.page(
+        FanOutQuery(
+            streams=streams,
+            binding=f"{account}|user_1|GET /me/teams/incidents|state=CLOSED",  # who + filters
+            limit=10,
+            descending=True,  # newest first
+            identity=lambda item: item["IncidentId"]["S"],  # copies via two teams count once
+            cursor=cursor,
+        )
+    )
+    listed += [item["IncidentId"]["S"] for item in page.items]
+    if not page.has_more:
+        break
+    cursor = page.next_cursor
+
+assert len(listed) == len(set(listed)) == 40, "each closed incident once"
+print(f"{len(listed)} closed incidents over {len(streams)} streams, each once")
+client.delete_table(TableName=table)
