@@ -15,19 +15,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any
 
 from incidents.access.models import API_KEY_ID
 from incidents.alerts.integrations import KEY_PREFIX, authenticate
 from incidents.alerts.models import Integration
-from incidents.errors import DomainError, ForbiddenError, UnauthorizedError
+from incidents.errors import ForbiddenError, UnauthorizedError
 from incidents.models import ACCOUNT_ID, USER_ID
 from incidents.store import Caller
 from lambdas.http.cors import request_header
 from lambdas.http.principal import ACCOUNT, PRINCIPAL, SCOPES
-from lambdas.http.proxy import proxy_error
 from lambdas.http.quotas import admit, quotas
 from lambdas.routes import NAME_OF, ROUTE_OF, Route, scopes_of
 from lambdas.runtime import store
@@ -59,21 +58,21 @@ def admitted() -> Admission | None:
     return _ADMITTED.get()
 
 
-def admit_request(event: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Admit `event`'s caller: None when it may go on (its admission kept for the handler),
-    else the proxy response that refuses it. A preflight, a route this API does not have,
-    and an alert with no key to be found before parsing go on unadmitted: the handler
+def admit_request(event: Mapping[str, Any]) -> Token[Admission | None]:
+    """Admit `event`'s caller, kept for the handler until `release`; or raise what refuses
+    it (a `DomainError`: 401, 403, 429; or the table's own error). A preflight, a route this
+    API does not have, and an alert whose body cannot be read go on unadmitted: the handler
     answers them."""
-    _ADMITTED.set(None)
     route = ROUTE_OF.get((str(event.get("httpMethod")), str(event.get("resource"))))
-    if route is None:
-        return None
-    try:
+    admission = None
+    if route is not None:
         admission = _integration(event, route) if route.integration_key else _person(event, route)
-    except DomainError as refused:
-        return proxy_error(refused.status, refused.code, str(refused), refused.headers)
-    _ADMITTED.set(admission)
-    return None
+    return _ADMITTED.set(admission)
+
+
+def release(token: Token[Admission | None]) -> None:
+    """Forget the request's admission once it is answered."""
+    _ADMITTED.reset(token)
 
 
 def _person(event: Mapping[str, Any], route: Route) -> Admission:
@@ -115,10 +114,15 @@ def check_scope(route: Route, scopes: list[str]) -> None:
 
 def _integration(event: Mapping[str, Any], route: Route) -> Admission | None:
     """The integration whose key is in ``Authorization`` (or the body's ``routing_key``),
-    admitted by its bucket and its account's ``alerts`` one; 401 for a key that is not one."""
-    key = _bearer(event) or _routing_key(event, route)
-    if key is None:
+    admitted by its bucket and its account's ``alerts`` one; 401 for a key that is not one,
+    or for none at all (None, unadmitted: a body that cannot be read, which the resolver
+    refuses naming why)."""
+    body = _json_object(event, route)
+    key = _bearer(event) or _routing_key(body)
+    if key is None and body is None:
         return None
+    if key is None:
+        raise UnauthorizedError("send the integration key as Authorization: Bearer <key>")
     who, integration = authenticate(store(), key)
     limits = quotas()
     headers = admit(
@@ -136,17 +140,22 @@ def _bearer(event: Mapping[str, Any]) -> str | None:
     return header if header.startswith(KEY_PREFIX) else None
 
 
-def _routing_key(event: Mapping[str, Any], route: Route) -> str | None:
-    """The body's ``routing_key``, if the body is a JSON object within the route's size
-    (what is not, the resolver refuses with the reason)."""
+def _json_object(event: Mapping[str, Any], route: Route) -> dict[str, Any] | None:
+    """The body, if it is a JSON object within the route's size (what is not, the resolver
+    refuses with the reason)."""
     body = event.get("body") or ""
     if route.max_body is not None and len(body.encode()) > route.max_body:
         return None
     try:
         parsed = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the parser's depth: the resolver's 400
         return None
-    key = parsed.get("routing_key") if isinstance(parsed, dict) else None
+    return parsed if isinstance(parsed, dict) else None
+
+
+def _routing_key(body: dict[str, Any] | None) -> str | None:
+    """The body's ``routing_key``, if it has one."""
+    key = (body or {}).get("routing_key")
     return key if isinstance(key, str) and key else None
 
 

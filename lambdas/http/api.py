@@ -28,7 +28,7 @@ from dynashard import DynashardError, InvalidCursorError, WriteThrottledError
 from dynashard.errors import StreamFailedError
 from dynashard.limits import error_code, is_throttling
 from incidents.errors import DomainError
-from lambdas.http.admission import admit_request, admitted
+from lambdas.http.admission import admit_request, admitted, release
 from lambdas.http.cors import request_header, with_cors
 from lambdas.http.json_body import JsonBodiesOnly, strict_json
 from lambdas.http.proxy import add_headers, clipped, error_headers, proxy_error
@@ -267,6 +267,35 @@ def _too_large(event: Mapping[str, Any]) -> dict[str, Any] | None:
     )
 
 
+HANDLERS_BY_CLASS: dict[type[Exception], Callable[..., Any]] = {
+    kind: handle
+    for kinds, handle in ERROR_HANDLERS
+    for kind in (kinds if isinstance(kinds, list) else [kinds])
+}
+
+
+def _handled(error: Exception) -> Response[Any]:
+    """The answer the resolver would give `error` (an error outside it: admission's)."""
+    for kind in type(error).__mro__:
+        if kind in HANDLERS_BY_CLASS:
+            response: Response[Any] = HANDLERS_BY_CLASS[kind](error)
+            return response
+    raise error
+
+
+def _proxy_response(response: Response[Any]) -> dict[str, Any]:
+    """`response` as API Gateway's proxy integration takes it."""
+    multi: dict[str, list[str]] = {"Content-Type": [str(response.content_type)]}
+    for name, value in response.headers.items():
+        multi[name] = value if isinstance(value, list) else [value]
+    return {
+        "statusCode": response.status_code,
+        "multiValueHeaders": multi,
+        "body": response.body,
+        "isBase64Encoded": False,
+    }
+
+
 def lambda_handler(
     app: APIGatewayRestResolver, before: Callable[[LambdaContext], None] | None = None
 ) -> Callable[[dict[str, Any], LambdaContext], dict[str, Any]]:
@@ -279,15 +308,22 @@ def lambda_handler(
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         if before:
             before(context)
-        response = (
-            admit_request(event)
-            or _slash_in_path_parameter(event)
-            or _too_large(event)
-            or app.resolve(event, context)
-        )
-        admission = admitted()
-        if admission is not None:
-            add_headers(response, admission.headers)
+        try:
+            token = admit_request(event)
+        except Exception as refused:
+            response = _proxy_response(_handled(refused))
+        else:
+            try:
+                response = (
+                    _slash_in_path_parameter(event)
+                    or _too_large(event)
+                    or app.resolve(event, context)
+                )
+                admission = admitted()
+                if admission is not None:
+                    add_headers(response, admission.headers)
+            finally:
+                release(token)
         if not origins:
             return response
         return with_cors(response, request_header(event.get("headers"), "Origin"), origins)

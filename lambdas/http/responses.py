@@ -15,7 +15,7 @@ from incidents.access.models import API_KEY_ID
 from incidents.alerts.models import INTEGRATION_ID
 from incidents.events_out.webhook_models import WEBHOOK_ID
 from incidents.models import INCIDENT_ID, PARTICIPANT_ID, TEAM_ID, USER_ID
-from lambdas.routes import LIST, Route
+from lambdas.routes import Route
 
 
 class ErrorCode(StrEnum):
@@ -175,7 +175,8 @@ QUOTA_HEADERS: dict[str, OpenAPIResponseHeader] = {
     "RateLimit-Policy": {
         "description": "the quotas this request was counted against (IETF draft-11), one list "
         'item each: its name, requests (q) a window of w seconds: "api";q=3000;w=60. On every '
-        "answer to an admitted caller (not a 401, which names none)",
+        "answer to a caller the authorizer named; absent on a 401 (no caller to count) and "
+        "on a 431 (the gateway's own answer)",
         "schema": {"type": "string"},
     },
     "RateLimit": {
@@ -242,13 +243,20 @@ def example_message(route: Route, status: int) -> str:
 
 def _bad_request_message(route: Route) -> str:
     if route.integration_key:
-        return "body.trigger.payload.summary: Field required"
+        kind = "" if route.path.endswith("/change/enqueue") else ".trigger"
+        return f"body{kind}.payload.summary: Field required"
     if 415 in route.errors:  # it takes a JSON body
         return "body: Field required"
-    ids = [part[1:-1] for part in route.path.split("/") if part[1:-1] in PATH_PATTERNS]
+    names = [part[1:-1] for part in route.path.split("/") if part.startswith("{")]
+    ids = [name for name in names if name in PATH_PATTERNS]
     if ids:
         return f"path.{ids[0]}: String should match pattern '{PATH_PATTERNS[ids[0]]}'"
-    if route.errors == LIST:
+    if names == ["number"]:
+        return (
+            "path.number: Value error, must be a positive decimal number without leading "
+            "zeros, e.g. 42"
+        )
+    if route.method == "GET":  # a list: every one takes a limit
         return "query.limit: Input should be less than or equal to 100"
     return ERROR_STATUSES[HTTPStatus.BAD_REQUEST].message
 

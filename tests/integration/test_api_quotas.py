@@ -10,8 +10,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError, ReadTimeoutError
 
 from incidents.store import Caller, new_id
+from lambdas.http import admission
 from local.api.gateway import LocalGateway
 from tests.helpers.api_harness import Api
 
@@ -145,3 +147,46 @@ def test_an_integration_key_s_bad_alert_is_counted_and_says_so(
     status, headers, answer = send(gateway, created["key"], "POST", "/v2/enqueue", big)
     assert (status, answer["code"]) == (413, "payload_too_large")
     assert (remaining(reply.headers, "integration"), remaining(headers, "integration")) == (9, 8)
+
+
+def test_an_alert_with_no_key_anywhere_is_a_401_whatever_its_body_lacks(api: Api) -> None:
+    reply = api.call("send_alert", None, body={"event_action": "trigger", "payload": {}})
+    assert (reply.status, reply.body["code"]) == (401, "unauthorized")
+    unreadable = api.call("send_alert", None, raw_body='{"routing_key": ')
+    assert (unreadable.status, unreadable.body["code"]) == (400, "invalid_json")
+
+
+def test_a_body_nested_past_the_parser_is_a_400_not_a_crash(api: Api) -> None:
+    """Admission reads an alert's ``routing_key`` before the resolver: a body nested deeper
+    than Python's parser goes is the resolver's 400 to answer, not an escaped error."""
+    deep = '{"routing_key": "x", "a": ' + "[" * 5000 + "]" * 5000 + "}"
+    reply = api.call("send_alert", None, raw_body=deep)
+    assert reply.status == 400, reply.body
+    assert reply.body["code"] in ("invalid_json", "validation_error")
+
+
+@pytest.mark.parametrize(
+    ("failure", "status", "code"),
+    [
+        (ClientError({"Error": {"Code": "ThrottlingException"}}, "UpdateItem"), 429, "throttled"),
+        (ReadTimeoutError(endpoint_url="http://dynamodb"), 503, "unavailable"),
+        (RuntimeError("a bug"), 500, "internal_error"),
+    ],
+)
+def test_a_table_failing_while_admitting_is_answered_as_anywhere_else(
+    api: Api,
+    alice: Caller,
+    monkeypatch: pytest.MonkeyPatch,
+    failure: Exception,
+    status: int,
+    code: str,
+) -> None:
+    def failing(*_: object) -> dict[str, str]:
+        raise failure
+
+    monkeypatch.setattr(admission, "admit", failing)
+    reply = api.call("account_incidents", alice, query={"state": ["OPEN"]})
+    assert (reply.status, reply.body["code"]) == (status, code)
+    if status != 500:
+        assert int(reply.headers["Retry-After"]) >= 1
+    assert admission.admitted() is None, "nothing of a request outlives it"
