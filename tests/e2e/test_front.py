@@ -82,6 +82,7 @@ def attack(port: int, token: str) -> Iterator[None]:
                 thread.join(40)
 
 
+@pytest.mark.timing  # a latency ratio: measured alone, not beside the other worker's tests
 def test_stalled_silent_and_reopening_clients_do_not_starve_others(local_api: LocalApi) -> None:
     idle_ms = victim_ms(local_api)
     with attack(port_of(local_api.url), local_api.token(0, 0)):
