@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.support.report import recording_tables, save
-from dynashard import GrowthPolicy, ShardMover
+from dynashard import GrowthPolicy, ShardMover, Table
 from dynashard.keys.keys import shard_keys
 from dynashard.resharding import MOVE_AFTER_SECONDS
 from incidents.keys import ShardConfig
@@ -133,7 +133,7 @@ def _halve_batch(
         run.walked, run.cursor = [item["id"] for item in first["items"]], first["next_cursor"]
         counts.shrink(Family.EVENTS.meta_key(run.account), spec)
         run.mover = ShardMover(
-            counts, client, TABLE, TABLE_SCHEMA, index=spec.index, hashed=spec.hashed,
+            counts, Table(client, TABLE, TABLE_SCHEMA), index=spec.index, hashed=spec.hashed,
             move_after_seconds=move_after,
         )  # fmt: skip
     pending = list(runs)

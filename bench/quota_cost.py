@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 
 from bench.support.report import recording_tables, save
-from dynashard import RateLimits
+from dynashard import RateLimits, Table
 from incidents.store import new_id
 from incidents.table import TABLE_SCHEMA
 from lambdas.http.quotas import per_minute
@@ -44,7 +44,7 @@ def main() -> None:
         create_table(client, TABLE_SCHEMA, TABLE)
         key = {"PK": {"S": "bench#item"}, "SK": {"S": "item"}}
         client.put_item(TableName=TABLE, Item={**key, "title": {"S": "a small item"}})
-        limits = RateLimits(client, TABLE, TABLE_SCHEMA)
+        limits = RateLimits(Table(client, TABLE, TABLE_SCHEMA))
         policy = per_minute("api", DEFAULT_API_REQUESTS_PER_MINUTE * 100)  # never refuses
         account = new_id("acct")
         writes, units = [0], [0.0]

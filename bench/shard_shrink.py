@@ -28,7 +28,7 @@ from botocore.exceptions import ClientError
 from bench.support.consumed import Units
 from bench.support.local_store import local_store
 from bench.support.report import recording_tables, save
-from dynashard import GrowthPolicy, ShardMover
+from dynashard import GrowthPolicy, ShardMover, Table
 from dynashard.keys import WeightedShards
 from dynashard.resharding import Pace
 from incidents.errors import NotFoundError
@@ -154,8 +154,9 @@ def shrink(
     counts, key = shards.counts(family), family.meta_key(caller.account_id)
     spec = family.move_spec()
     mover = ShardMover(
-        counts, mover_client, store.table_name, TABLE_SCHEMA, spec.version_attribute, MOVER_PAGE,
-        index=spec.index, hashed=spec.hashed, move_after_seconds=0, pace=Pace(MOVER_UNITS),
+        counts, Table(mover_client, store.table_name, TABLE_SCHEMA), spec.version_attribute,
+        MOVER_PAGE, index=spec.index, hashed=spec.hashed, move_after_seconds=0,
+        pace=Pace(MOVER_UNITS),
     )  # fmt: skip
     walker = Walker(store, caller)
     misses = moved = 0

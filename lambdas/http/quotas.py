@@ -13,7 +13,7 @@ import functools
 import os
 from dataclasses import dataclass
 
-from dynashard import RateLimits, RatePolicy
+from dynashard import RateLimits, RatePolicy, Table
 from dynashard.limits import Decision
 from incidents.errors import RateLimitedError
 from incidents.table import TABLE_SCHEMA
@@ -66,7 +66,7 @@ def quotas() -> Quotas:
 @functools.cache
 def rate_limits() -> RateLimits:
     """The container's limiter, on the stage's table."""
-    return RateLimits(dynamodb(), table_name(), TABLE_SCHEMA)
+    return RateLimits(Table(dynamodb(), table_name(), TABLE_SCHEMA))
 
 
 def admit(account: str, takes: list[tuple[str, RatePolicy]]) -> dict[str, str]:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from dynashard import GrowthPolicy, ShardMover
+from dynashard import GrowthPolicy, ShardMover, Table
 from dynashard.resharding import Pace
 from incidents.keys import ShardConfig
 from incidents.table import TABLE_SCHEMA
@@ -118,8 +118,8 @@ def test_an_accounts_counts_change_while_it_is_used_over_http(
         spec, key = family.move_spec(), family.meta_key(account)
         shards.counts(family).shrink(key, spec)
         movers.append((key, ShardMover(
-            shards.counts(family), client, local_api.table, TABLE_SCHEMA, spec.version_attribute,
-            2, index=spec.index, hashed=spec.hashed, pace=UNHURRIED,
+            shards.counts(family), Table(client, local_api.table, TABLE_SCHEMA),
+            spec.version_attribute, 2, index=spec.index, hashed=spec.hashed, pace=UNHURRIED,
             move_after_seconds=SERVERS_VIEW_SECONDS,
         )))  # fmt: skip
     movable = time.monotonic() + SERVERS_VIEW_SECONDS

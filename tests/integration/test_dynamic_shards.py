@@ -20,6 +20,7 @@ from dynashard import (
     ShardCounts,
     ShardMetaKey,
     Stream,
+    Table,
     WriteThrottledError,
     calculated_shard,
     find_item,
@@ -94,7 +95,9 @@ def test_concurrent_hot_writes_grow_by_doubling_and_lose_nothing(
     throttling = ThrottlingClient(dynamodb, KEY.base, THROTTLE_RATE, seed=7)
     events: list[GrowthEvent] = []
     client = cast("DynamoDBClient", throttling)
-    counts = ShardCounts(client, table_name, TABLE_SCHEMA, policy=POLICY, on_growth=events.append)
+    counts = ShardCounts(
+        Table(client, table_name, TABLE_SCHEMA), policy=POLICY, on_growth=events.append
+    )
     retry = RetryPolicy(max_attempts=12, base_delay=0.005, max_delay=0.05)
 
     def put(sk: str) -> str:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from dynashard import GrowthPolicy, IndexSchema, ShardCounts, ShardMetaKey, ShardMover
+from dynashard import GrowthPolicy, IndexSchema, ShardCounts, ShardMetaKey, ShardMover, Table
 from dynashard.keys.keys import shard_keys
 from dynashard.resharding import MoveSpec
 from incidents.incident.commands import get_incident, update_incident
@@ -123,9 +123,7 @@ SUBJECTS = [
     Subject(
         "participant",
         counts=lambda w: ShardCounts(
-            w.writer.client,
-            w.writer.table_name,
-            TABLE_SCHEMA,
+            Table(w.writer.client, w.writer.table_name, TABLE_SCHEMA),
             policy=PARTICIPANT_OPERATOR,
             clock=w.clock,
         ),
@@ -212,7 +210,7 @@ def halve_between_pages(world: World, subject: Subject) -> tuple[list[str], list
         severity = UpdateIncident(severity=Severity.SEV1)
         update_incident(world.writer, world.caller, incident_id, severity)
     mover = ShardMover(
-        counts, world.writer.client, world.writer.table_name, TABLE_SCHEMA,
+        counts, Table(world.writer.client, world.writer.table_name, TABLE_SCHEMA),
         subject.spec.version_attribute, index=subject.spec.index, hashed=subject.spec.hashed,
         clock=world.clock,
     )  # fmt: skip

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from dynashard import GrowthPolicy, ShardCounts, ShardMetaKey, ShardMover, sharded_key
+from dynashard import GrowthPolicy, ShardCounts, ShardMetaKey, ShardMover, Table, sharded_key
 from dynashard.keys.shards import calculated_shard
 from dynashard.resharding import Pace
 from dynashard.testing import PartitionCapacity
@@ -72,7 +72,7 @@ class HalvedKey:
     @classmethod
     def make(cls, client: DynamoDBClient, table: str) -> HalvedKey:
         tenant = f"paced_{next(tenants)}"
-        counts = ShardCounts(client, table, TABLE_SCHEMA, policy=POLICY)
+        counts = ShardCounts(Table(client, table, TABLE_SCHEMA), policy=POLICY)
         halved = cls(client, table, counts, ShardMetaKey.for_tenant(tenant, f"{tenant}#k"))
         for n in range(ITEMS):
             halved.put(client, f"item{n:03d}", count=2)
@@ -97,7 +97,7 @@ class HalvedKey:
 
     def mover(self, client: object, pace: Pace, page_size: int = 10) -> ShardMover:
         return ShardMover(
-            self.counts, client, self.table, TABLE_SCHEMA, page_size=page_size,  # type: ignore[arg-type]
+            self.counts, Table(client, self.table, TABLE_SCHEMA), page_size=page_size,  # type: ignore[arg-type]
             move_after_seconds=0, pace=pace,
         )  # fmt: skip
 

@@ -10,7 +10,7 @@ import dataclasses
 
 import pytest
 
-from dynashard import GrowthPolicy, IndexSchema, ShardCounts, ShardMover
+from dynashard import GrowthPolicy, IndexSchema, ShardCounts, ShardMover, Table
 from incidents.incident.create import create_incident
 from incidents.incident.queries import PageRequest, my_incidents
 from incidents.keys import participant_meta
@@ -28,7 +28,7 @@ OPERATOR = GrowthPolicy(max_count=64, cooldown_seconds=0, max_jitter_seconds=0, 
 def test_my_incidents_walked_while_the_participants_count_is_halved(store: Store) -> None:
     caller = Caller(new_id("acct"), new_id("user"))
     key = participant_meta(caller.account_id, caller.user_id)
-    operator = ShardCounts(store.client, store.table_name, TABLE_SCHEMA, policy=OPERATOR)
+    operator = ShardCounts(Table(store.client, store.table_name, TABLE_SCHEMA), policy=OPERATOR)
     for _ in range(2):  # an operator's growth: 1 -> 2 -> 4
         operator.grow(key, operator.refresh(key))
     fresh = dataclasses.replace(store, counts=operator)  # no cache between the steps
@@ -37,7 +37,7 @@ def test_my_incidents_walked_while_the_participants_count_is_halved(store: Store
     walked = [incident.id for incident in first.items]
     operator.shrink(key)
     mover = ShardMover(
-        operator, store.client, store.table_name, TABLE_SCHEMA, page_size=1, index=GSI1,
+        operator, Table(store.client, store.table_name, TABLE_SCHEMA), page_size=1, index=GSI1,
         hashed="incident_id", move_after_seconds=0,
     )  # fmt: skip
     cursor, more = first.next_cursor, first.has_more

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from dynashard import RateLimits, RatePolicy, TableSchema
+from dynashard import RateLimits, RatePolicy, Table, TableSchema
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -38,7 +38,7 @@ def test_a_quota_admits_exactly_its_limit_to_racing_threads(
     dynamodb: DynamoDBClient, table: str
 ) -> None:
     clock = Clock()
-    limits = RateLimits(dynamodb, table, SCHEMA, clock=clock)
+    limits = RateLimits(Table(dynamodb, table, SCHEMA), clock=clock)
     policy = RatePolicy("account", limit=50, window_seconds=60)
     tenant = f"tenant_{next(tenants)}"
     with ThreadPoolExecutor(8) as pool:
@@ -52,7 +52,7 @@ def test_a_quota_admits_exactly_its_limit_to_racing_threads(
 
 def test_a_spent_quota_refills_at_its_pace(dynamodb: DynamoDBClient, table: str) -> None:
     clock = Clock()
-    limits = RateLimits(dynamodb, table, SCHEMA, clock=clock)
+    limits = RateLimits(Table(dynamodb, table, SCHEMA), clock=clock)
     policy = RatePolicy("alerts", limit=10, window_seconds=10)
     tenant = f"tenant_{next(tenants)}"
     assert all(limits.take(tenant, "k", policy).allowed for _ in range(10))
@@ -66,7 +66,7 @@ def test_a_spent_quota_refills_at_its_pace(dynamodb: DynamoDBClient, table: str)
 
 
 def test_another_tenant_or_key_has_its_own_quota(dynamodb: DynamoDBClient, table: str) -> None:
-    limits = RateLimits(dynamodb, table, SCHEMA, clock=Clock())
+    limits = RateLimits(Table(dynamodb, table, SCHEMA), clock=Clock())
     policy = RatePolicy("account", limit=3, window_seconds=60)
     storm, quiet = f"tenant_{next(tenants)}", f"tenant_{next(tenants)}"
     assert sum(limits.take(storm, "api", policy).allowed for _ in range(10)) == 3
@@ -76,7 +76,7 @@ def test_another_tenant_or_key_has_its_own_quota(dynamodb: DynamoDBClient, table
 
 def test_a_sharded_quota_never_admits_more(dynamodb: DynamoDBClient, table: str) -> None:
     clock = Clock()
-    limits = RateLimits(dynamodb, table, SCHEMA, clock=clock)
+    limits = RateLimits(Table(dynamodb, table, SCHEMA), clock=clock)
     policy = RatePolicy("account", limit=64, window_seconds=60, shards=4)
     tenant = f"tenant_{next(tenants)}"
     with ThreadPoolExecutor(8) as pool:
@@ -86,7 +86,7 @@ def test_a_sharded_quota_never_admits_more(dynamodb: DynamoDBClient, table: str)
 
 
 def test_the_answer_carries_the_draft_11_headers(dynamodb: DynamoDBClient, table: str) -> None:
-    limits = RateLimits(dynamodb, table, SCHEMA, clock=Clock())
+    limits = RateLimits(Table(dynamodb, table, SCHEMA), clock=Clock())
     policy = RatePolicy("account", limit=2, window_seconds=60)
     tenant = f"tenant_{next(tenants)}"
     first = limits.take(tenant, "api", policy).headers()
@@ -104,7 +104,7 @@ def test_t_is_the_seconds_until_more_not_until_whole(dynamodb: DynamoDBClient, t
     """draft-11's ``t``: a client that waits it is admitted again (a minute's worth spent
     refills one request a second, so the next is a second away, not a minute)."""
     clock = Clock()
-    limits = RateLimits(dynamodb, table, SCHEMA, clock=clock)
+    limits = RateLimits(Table(dynamodb, table, SCHEMA), clock=clock)
     policy = RatePolicy("api", limit=60, window_seconds=60)
     tenant = f"tenant_{next(tenants)}"
     taken = [limits.take(tenant, "api", policy) for _ in range(60)]
@@ -131,7 +131,7 @@ def test_one_process_pays_one_write_a_request_at_any_pace(
     around it: the TAT this process saw predicts the form, so no request needs a second
     write (before, a bucket always idle by the next request cost two writes each)."""
     clock = Clock()
-    limits = RateLimits(dynamodb, table, SCHEMA, clock=clock)
+    limits = RateLimits(Table(dynamodb, table, SCHEMA), clock=clock)
     policy = RatePolicy("api", limit=600, window_seconds=60)  # one every 0.1 s
     tenant = f"tenant_{next(tenants)}"
     writes: list[str] = []

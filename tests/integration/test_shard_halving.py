@@ -11,7 +11,7 @@ import itertools
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -26,6 +26,7 @@ from dynashard import (
     ShardMetaKey,
     ShardMover,
     Stream,
+    Table,
     admin,
     calculated_shard,
     find_item,
@@ -209,7 +210,7 @@ def test_a_halving_moves_every_item_once_and_nothing_reads_a_stale_copy(
     picks: Any,
 ) -> None:
     tenant = f"tenant_{next(tenants)}"
-    counts = ShardCounts(dynamodb, halving_table, TABLE_SCHEMA, policy=POLICY)
+    counts = ShardCounts(Table(dynamodb, halving_table, TABLE_SCHEMA), policy=POLICY)
     key = Key(dynamodb, halving_table, counts, ShardMetaKey.for_tenant(tenant, f"{tenant}#k"))
     for n in range(ITEMS):
         key.create(f"item{n:03d}")
@@ -218,12 +219,15 @@ def test_a_halving_moves_every_item_once_and_nothing_reads_a_stale_copy(
     counts.shrink(key.key)
     created = itertools.count(ITEMS)
     mover = ShardMover(
-        counts, dynamodb, halving_table, TABLE_SCHEMA, "version", page_size=2,
+        counts, Table(dynamodb, halving_table, TABLE_SCHEMA), "version", page_size=2,
         move_after_seconds=0,
     )  # fmt: skip
+    racing_client = cast(
+        "DynamoDBClient", UpdateBetweenCopyAndDelete(dynamodb, key.update_where_it_was)
+    )
     racing = ShardMover(
-        counts, UpdateBetweenCopyAndDelete(dynamodb, key.update_where_it_was),  # type: ignore[arg-type]
-        halving_table, TABLE_SCHEMA, "version", page_size=1, move_after_seconds=0,
+        counts, Table(racing_client, halving_table, TABLE_SCHEMA), "version", page_size=1,
+        move_after_seconds=0,
     )  # fmt: skip
     for operation in operations:
         if operation == "step":
@@ -253,13 +257,13 @@ def test_a_halving_moves_every_item_once_and_nothing_reads_a_stale_copy(
 def test_a_count_of_one_or_a_halving_still_moving_is_not_halved(
     dynamodb: DynamoDBClient, halving_table: str
 ) -> None:
-    counts = ShardCounts(dynamodb, halving_table, TABLE_SCHEMA, policy=POLICY)
+    counts = ShardCounts(Table(dynamodb, halving_table, TABLE_SCHEMA), policy=POLICY)
     key = ShardMetaKey.for_tenant("tenant_x", "tenant_x#k")
     counts.shrink(key)
     with pytest.raises(ShardMetadataError, match="still moving"):
         counts.shrink(key)
     single = ShardCounts(
-        dynamodb, halving_table, TABLE_SCHEMA, policy=GrowthPolicy(default_count=1)
+        Table(dynamodb, halving_table, TABLE_SCHEMA), policy=GrowthPolicy(default_count=1)
     )
     with pytest.raises(ShardMetadataError, match="count of 1"):
         single.shrink(ShardMetaKey.for_tenant("tenant_y", "tenant_y#k"))
@@ -273,10 +277,12 @@ def test_nothing_moves_or_settles_until_every_cached_map_has_lapsed(
     write to the upper half. A step sooner waits, and `run_moves` leaves the move to a
     later run."""
     now = [1_800_000_000.0]
-    counts = ShardCounts(dynamodb, halving_table, TABLE_SCHEMA, policy=POLICY, clock=lambda: now[0])
+    counts = ShardCounts(
+        Table(dynamodb, halving_table, TABLE_SCHEMA), policy=POLICY, clock=lambda: now[0]
+    )
     key = ShardMetaKey.for_tenant("tenant_w", "tenant_w#k")
     counts.shrink(key)
-    mover = ShardMover(counts, dynamodb, halving_table, TABLE_SCHEMA, clock=lambda: now[0])
+    mover = ShardMover(counts, Table(dynamodb, halving_table, TABLE_SCHEMA), clock=lambda: now[0])
     early = mover.step(key)
     assert (early.settled, early.waiting) == (False, True)
     assert run_moves(mover, registered(dynamodb, halving_table, key), lambda: 60.0, _ignored) == [
@@ -288,7 +294,9 @@ def test_nothing_moves_or_settles_until_every_cached_map_has_lapsed(
 
 
 def registered(dynamodb: DynamoDBClient, table: str, key: ShardMetaKey) -> list[RegisteredMove]:
-    return [move for move in registered_moves(dynamodb, table, TABLE_SCHEMA) if move.key == key]
+    return [
+        move for move in registered_moves(Table(dynamodb, table, TABLE_SCHEMA)) if move.key == key
+    ]
 
 
 def _ignored(move: RegisteredMove, report: MoveReport) -> None:
@@ -296,7 +304,7 @@ def _ignored(move: RegisteredMove, report: MoveReport) -> None:
 
 
 def test_doubling_back_during_a_move_ends_it(dynamodb: DynamoDBClient, halving_table: str) -> None:
-    counts = ShardCounts(dynamodb, halving_table, TABLE_SCHEMA, policy=POLICY)
+    counts = ShardCounts(Table(dynamodb, halving_table, TABLE_SCHEMA), policy=POLICY)
     key = ShardMetaKey.for_tenant("tenant_z", "tenant_z#k")
     halved = counts.shrink(key)
     grown = counts.grow(key, halved)
@@ -318,7 +326,7 @@ def halving_table(module_table: str) -> str:
 def test_the_admin_command_halves_a_key_and_moves_its_items(
     dynamodb: DynamoDBClient, halving_table: str, dynamodb_endpoint: str, capsys: Any
 ) -> None:
-    counts = ShardCounts(dynamodb, halving_table, TABLE_SCHEMA, policy=POLICY)
+    counts = ShardCounts(Table(dynamodb, halving_table, TABLE_SCHEMA), policy=POLICY)
     key = Key(dynamodb, halving_table, counts, ShardMetaKey.for_tenant("tenant_c", "tenant_c#k"))
     for n in range(ITEMS):
         key.create(f"item{n:03d}")
@@ -340,8 +348,8 @@ class DoubledBackMeanwhile(ShardCounts):
     """A mover's counts whose second read of the map finds it doubled back by a writer."""
 
     def __init__(self, client: DynamoDBClient, table: str) -> None:
-        super().__init__(client, table, TABLE_SCHEMA, policy=POLICY)
-        self.writer = ShardCounts(client, table, TABLE_SCHEMA, policy=POLICY)
+        super().__init__(Table(client, table, TABLE_SCHEMA), policy=POLICY)
+        self.writer = ShardCounts(Table(client, table, TABLE_SCHEMA), policy=POLICY)
         self.reads = 0
 
     def refresh(self, key: ShardMetaKey) -> ShardMeta:
@@ -363,7 +371,7 @@ def test_a_step_stops_at_the_next_shard_once_a_doubling_back_ended_its_move(
         key.create(f"item{n:03d}")
     counts.shrink(key.key)
     counts.reads = 0
-    mover = ShardMover(counts, dynamodb, halving_table, TABLE_SCHEMA, move_after_seconds=0)
+    mover = ShardMover(counts, Table(dynamodb, halving_table, TABLE_SCHEMA), move_after_seconds=0)
     report = mover.step(key.key)
     first = [s for s in key.versions if calculated_shard(key.key.base, s, BEFORE) == AFTER]
     assert 0 < len(first) < len(key.versions) - 1, "items in the first shard and the others"

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from dynashard import GrowthPolicy, IndexSchema, ShardCounts
+from dynashard import GrowthPolicy, IndexSchema, ShardCounts, Table
 from dynashard.resharding import ColdPolicy, MoveSpec, registered_moves
 from incidents.keys import participant_meta
 from incidents.store import Caller, new_id
@@ -30,7 +30,9 @@ PARTICIPANTS = MoveSpec(index=IndexSchema("GSI1", "GSI1PK", "GSI1SK"), hashed="i
 
 
 def registered() -> list[object]:
-    return [move.key for move in registered_moves(runtime.dynamodb(), API_TABLE, TABLE_SCHEMA)]
+    return [
+        move.key for move in registered_moves(Table(runtime.dynamodb(), API_TABLE, TABLE_SCHEMA))
+    ]
 
 
 def run_the_function() -> dict[str, int]:
@@ -47,13 +49,13 @@ def test_the_scheduled_mover_settles_a_registered_halving(
 ) -> None:
     alice = Caller(new_id("acct"), new_id("user"))
     key = participant_meta(alice.account_id, alice.user_id)
-    operator = ShardCounts(runtime.dynamodb(), API_TABLE, TABLE_SCHEMA, policy=OPERATOR)
+    operator = ShardCounts(Table(runtime.dynamodb(), API_TABLE, TABLE_SCHEMA), policy=OPERATOR)
     for _ in range(2):
         operator.grow(key, operator.refresh(key))
     created = [new_incident(api, alice, f"incident {n}") for n in range(8)]
     operator.shrink(key, PARTICIPANTS)
     assert key in [
-        move.key for move in registered_moves(runtime.dynamodb(), API_TABLE, TABLE_SCHEMA)
+        move.key for move in registered_moves(Table(runtime.dynamodb(), API_TABLE, TABLE_SCHEMA))
     ]
 
     assert run_the_function() == {"halved": 0, "running": 1}, "too young to move"
@@ -73,7 +75,7 @@ def test_the_scheduled_mover_settles_a_registered_halving(
 def grown_two_hours_ago(account: str) -> None:
     """The account's families doubled twice, two hours ago (a burst long over)."""
     then = ShardCounts(
-        runtime.dynamodb(), API_TABLE, TABLE_SCHEMA, policy=OPERATOR,
+        Table(runtime.dynamodb(), API_TABLE, TABLE_SCHEMA), policy=OPERATOR,
         clock=lambda: time.time() - 7200,
     )  # fmt: skip
     for family in Family:
@@ -83,7 +85,7 @@ def grown_two_hours_ago(account: str) -> None:
 
 
 def counts_of(account: str) -> dict[Family, int]:
-    operator = ShardCounts(runtime.dynamodb(), API_TABLE, TABLE_SCHEMA, policy=OPERATOR)
+    operator = ShardCounts(Table(runtime.dynamodb(), API_TABLE, TABLE_SCHEMA), policy=OPERATOR)
     return {family: operator.refresh(family.meta_key(account)).shard_count for family in Family}
 
 

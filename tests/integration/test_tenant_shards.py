@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dynashard import ShardMover
+from dynashard import ShardMover, Table
 from dynashard.resharding import MOVE_AFTER_SECONDS, counted_keys
 from incidents import shards
 from incidents.errors import NotFoundError
@@ -117,7 +117,7 @@ def test_an_account_from_before_the_maps_adopts_them_at_its_first_write(
     assert maps[Family.SUMMARIES].stored
     assert maps[Family.SUMMARIES].shard_count == 16, "the stage's count, where its items are"
     assert maps[Family.EVENTS].shard_count == 16
-    counted = counted_keys(dynamodb, table_name, TABLE_SCHEMA)
+    counted = counted_keys(Table(dynamodb, table_name, TABLE_SCHEMA))
     assert Family.SUMMARIES.meta_key(legacy.account_id) in counted
     bigger = build_store(dynamodb, table_name, SECRET, config=ShardConfig(summary_shards=32))
     assert found(bigger, legacy, old) == 10, "its map, not the stage, places them now"
@@ -228,7 +228,7 @@ class Account:
     def mover(self, family: Family, clock: ManualClock) -> ShardMover:
         spec, store = family.move_spec(), self.store
         return ShardMover(
-            store.shards.counts(family), store.client, store.table_name, TABLE_SCHEMA,
+            store.shards.counts(family), Table(store.client, store.table_name, TABLE_SCHEMA),
             spec.version_attribute, page_size=1, index=spec.index, hashed=spec.hashed,
             clock=clock,
         )  # fmt: skip

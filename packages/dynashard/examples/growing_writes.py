@@ -7,6 +7,7 @@ from dynashard import (
     GrowthPolicy,
     ShardCounts,
     ShardMetaKey,
+    Table,
     TableSchema,
     calculated_shard,
     find_item,
@@ -21,7 +22,7 @@ client = boto3.client("dynamodb")
 client.create_table(**schema.create_table_request(table))
 client.get_waiter("table_exists").wait(TableName=table)
 
-counts = ShardCounts(client, table, schema, policy=GrowthPolicy(max_count=64))
+counts = ShardCounts(Table(client, table, schema), policy=GrowthPolicy(max_count=64))
 meta_key = ShardMetaKey.for_tenant("acct_1", "acct_1#team#t_9")
 sort_key = "inc_0001"
 

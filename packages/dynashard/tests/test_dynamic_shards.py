@@ -14,6 +14,7 @@ from dynashard import (
     GrowthPolicy,
     ShardCounts,
     ShardMetaKey,
+    Table,
     TableSchema,
     WriteThrottledError,
     calculated_shard,
@@ -67,9 +68,7 @@ def stubbed() -> Iterator[tuple[Any, Stubber]]:
 
 def make_counts(client: Any, clock: Clock, events: list[GrowthEvent], **policy: Any) -> ShardCounts:
     return ShardCounts(
-        client,
-        "tbl",
-        SCHEMA,
+        Table(client, "tbl", SCHEMA),
         policy=GrowthPolicy(**{"cooldown_seconds": 30.0, "max_count": 8, **policy}),
         on_growth=events.append,
         clock=clock,

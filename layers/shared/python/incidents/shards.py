@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import boto3
 
+from dynashard import Table
 from dynashard.admin import add_mover_arguments, move_until_settled, mover_from, shown
 from dynashard.keys import WeightedShards
 from dynashard.resharding import registered_moves
@@ -70,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     client = boto3.client("dynamodb", endpoint_url=args.endpoint, region_name=args.region)
     if args.command == "status":
-        for move in registered_moves(client, args.table, TABLE_SCHEMA):
+        for move in registered_moves(Table(client, args.table, TABLE_SCHEMA)):
             print(json.dumps({"base": move.key.base, "since": move.since}), flush=True)
         return 0
     if not args.account:

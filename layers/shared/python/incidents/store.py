@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 from ksuid import Ksuid
 
-from dynashard import CursorCodec, FanOutEngine, GrowthPolicy, ShardCounts
+from dynashard import CursorCodec, FanOutEngine, GrowthPolicy, ShardCounts, Table
 from dynashard.limits import error_code
 from dynashard.query import Item
 from dynashard.resharding import GrowthHook, log_growth
@@ -206,9 +206,7 @@ def build_store(
         table_name=table_name,
         engine=FanOutEngine(client, codec, max_workers=max_workers, clock=shard_clock),
         counts=ShardCounts(
-            client,
-            table_name,
-            TABLE_SCHEMA,
+            Table(client, table_name, TABLE_SCHEMA),
             policy=participant_policy,
             on_growth=on_growth,
             clock=shard_clock,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from dynashard import GrowthPolicy, IndexSchema, ShardCounts, ShardMetaKey
+from dynashard import GrowthPolicy, IndexSchema, ShardCounts, ShardMetaKey, Table
 from dynashard.resharding import GrowthHook, MoveSpec, ShardMeta, log_growth
 from incidents.keys import ShardConfig, events_base, state_base, summary_base
 from incidents.models import State
@@ -148,9 +148,7 @@ def build_tenant_shards(
     return TenantShards(
         {
             family: ShardCounts(
-                client,
-                table_name,
-                TABLE_SCHEMA,
+                Table(client, table_name, TABLE_SCHEMA),
                 policy=replace(
                     template,
                     default_count=family.stage_count(config),

@@ -32,6 +32,7 @@ from dynashard.resharding import (
     find_item,
     write_growing,
 )
+from dynashard.table import Table
 
 __all__ = [
     "CursorCodec",
@@ -50,6 +51,7 @@ __all__ = [
     "SortKeyRange",
     "Strategy",
     "Stream",
+    "Table",
     "TableSchema",
     "WriteThrottledError",
     "build_key",

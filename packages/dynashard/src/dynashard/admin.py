@@ -31,6 +31,7 @@ from dynashard.resharding.moves import MoveSpec, registered_moves
 from dynashard.resharding.pace import DEFAULT_WRITE_UNITS_PER_SECOND, Pace
 from dynashard.resharding.shard_counts import GrowthPolicy, ShardCounts
 from dynashard.resharding.shard_meta import MOVE_AFTER_SECONDS, ShardMeta, ShardMetaKey
+from dynashard.table import Table
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -105,10 +106,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )  # fmt: skip
     schema = TableSchema(args.partition_key, args.sort_key)
     if args.command == "moves":
-        for move in registered_moves(client, args.table, schema):
+        for move in registered_moves(Table(client, args.table, schema)):
             print(json.dumps({"base": move.key.base, "since": move.since}), flush=True)
         return 0
-    counts = ShardCounts(client, args.table, schema, policy=policy)
+    counts = ShardCounts(Table(client, args.table, schema), policy=policy)
     key = ShardMetaKey.for_tenant(args.tenant, args.base)
     spec = MoveSpec(args.version_attribute, _index(args), args.hash_attribute)
     if args.command == "grow":
@@ -130,7 +131,7 @@ def mover_from(
 ) -> ShardMover:
     """The mover `add_mover_arguments`' options describe, for keys moved as `spec` says."""
     return ShardMover(
-        counts, client, args.table, schema, spec.version_attribute, args.page_size,
+        counts, Table(client, args.table, schema), spec.version_attribute, args.page_size,
         index=spec.index, hashed=spec.hashed, move_after_seconds=args.move_after,
         pace=Pace(args.write_units),
     )  # fmt: skip

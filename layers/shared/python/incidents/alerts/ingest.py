@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from dynashard import build_key, calculated_shard, sharded_key
+from dynashard import Table, build_key, calculated_shard, sharded_key
 from dynashard.limits import ShardedCounter
 from dynashard.query import Item
 from incidents.alerts.models import (
@@ -437,7 +437,7 @@ def _seen_answer(store: Store, account: str, digest: str) -> AlertAccepted | Non
 
 
 def _counter(store: Store) -> ShardedCounter:
-    return ShardedCounter(store.client, store.table_name, TABLE_SCHEMA, COUNTER_SHARDS)
+    return ShardedCounter(Table(store.client, store.table_name, TABLE_SCHEMA), COUNTER_SHARDS)
 
 
 def _count_base(account: str, incident_id: str) -> str:

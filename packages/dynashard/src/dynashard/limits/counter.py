@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dynashard.keys.keys import sharded_key
-from dynashard.keys.schema import TableSchema
 from dynashard.keys.shards import validate_shard_count
 from dynashard.query.streams import Item
+from dynashard.table import Table
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 COUNTER_SORT_KEY = "counter"
 VALUE = "value"
@@ -32,9 +32,7 @@ UNPROCESSED_PAUSE_SECONDS = 0.05
 class ShardedCounter:
     """Counters of one table, each spread over `shards` items."""
 
-    client: DynamoDBClient
-    table_name: str
-    schema: TableSchema
+    table: Table
     shards: int = 8
 
     def __post_init__(self) -> None:
@@ -45,7 +43,7 @@ class ShardedCounter:
         shard = random.randrange(self.shards)
         return {
             "Update": {
-                "TableName": self.table_name,
+                "TableName": self.table.name,
                 "Key": self._key(sharded_key(base, shard, self.shards)),
                 "UpdateExpression": "ADD #value :amount",
                 "ExpressionAttributeNames": {"#value": VALUE},
@@ -58,18 +56,18 @@ class ShardedCounter:
         keys = [self._key(sharded_key(base, shard, self.shards)) for shard in range(self.shards)]
         found: list[Item] = []
         while keys:
-            response = self.client.batch_get_item(
-                RequestItems={self.table_name: {"Keys": keys, "ConsistentRead": True}}
+            response = self.table.client.batch_get_item(
+                RequestItems={self.table.name: {"Keys": keys, "ConsistentRead": True}}
             )
-            found += response["Responses"].get(self.table_name, [])
+            found += response["Responses"].get(self.table.name, [])
             unprocessed: dict[str, Any] = dict(response.get("UnprocessedKeys") or {})
-            keys = list(unprocessed.get(self.table_name, {}).get("Keys", []))
+            keys = list(unprocessed.get(self.table.name, {}).get("Keys", []))
             if keys:  # throttled: the rest after a moment
                 time.sleep(UNPROCESSED_PAUSE_SECONDS)
         return sum(int(item[VALUE]["N"]) for item in found if VALUE in item)
 
     def _key(self, partition: str) -> Item:
         return {
-            self.schema.partition_key: {"S": partition},
-            self.schema.sort_key: {"S": COUNTER_SORT_KEY},
+            self.table.schema.partition_key: {"S": partition},
+            self.table.schema.sort_key: {"S": COUNTER_SORT_KEY},
         }

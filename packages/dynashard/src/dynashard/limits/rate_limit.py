@@ -36,13 +36,13 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from dynashard.keys.keys import build_key
-from dynashard.keys.schema import TableSchema
 from dynashard.keys.shards import validate_shard_count
 from dynashard.limits.throttling import error_code
 from dynashard.query.streams import Item
+from dynashard.table import Table
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 RATE_LIMIT_SUFFIX = "ratelimit"
 ATTEMPTS = 6
@@ -111,14 +111,12 @@ class RateLimits:
 
     def __init__(
         self,
-        client: DynamoDBClient,
-        table_name: str,
-        schema: TableSchema,
+        table: Table,
         *,
         clock: Callable[[], float] = time.time,
         rng: random.Random | None = None,
     ) -> None:
-        self._client, self._table_name, self._schema = client, table_name, schema
+        self._client, self._table_name, self._schema = table.client, table.name, table.schema
         self._clock = clock
         self._rng = rng or random.Random()
         self._seen_tat: dict[tuple[str, str], float] = {}

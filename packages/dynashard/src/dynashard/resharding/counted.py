@@ -12,9 +12,10 @@ from dynashard.keys.schema import TableSchema
 from dynashard.query.streams import Item
 from dynashard.resharding.registry import entries, entry, entry_key
 from dynashard.resharding.shard_meta import ShardMetaKey
+from dynashard.table import Table
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 COUNTED_PARTITION = f"dynashard{SEPARATOR}counted"
 
@@ -29,8 +30,6 @@ def counted_entry_key(schema: TableSchema, key: ShardMetaKey) -> Item:
     return entry_key(schema, COUNTED_PARTITION, key)
 
 
-def counted_keys(
-    client: DynamoDBClient, table_name: str, schema: TableSchema
-) -> list[ShardMetaKey]:
+def counted_keys(table: Table) -> list[ShardMetaKey]:
     """Every key counted above one shard."""
-    return [key for key, _ in entries(client, table_name, schema, COUNTED_PARTITION)]
+    return [key for key, _ in entries(table, COUNTED_PARTITION)]

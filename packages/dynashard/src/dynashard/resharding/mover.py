@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from dynashard.keys.keys import sharded_key
-from dynashard.keys.schema import IndexSchema, TableSchema
+from dynashard.keys.schema import IndexSchema
 from dynashard.keys.shards import calculated_shard
 from dynashard.limits.throttling import error_code, is_throttling
 from dynashard.query.streams import Item
@@ -35,9 +35,10 @@ from dynashard.resharding.moves import RegisteredMove, unregister
 from dynashard.resharding.pace import Pace, write_units
 from dynashard.resharding.shard_counts import ShardCounts
 from dynashard.resharding.shard_meta import MOVE_AFTER_SECONDS, ShardMeta, ShardMetaKey
+from dynashard.table import Table
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 
 STOP_SECONDS = 10.0
@@ -68,9 +69,7 @@ class ShardMover:
     """Moves the items a halving stranded, for base keys of one table."""
 
     counts: ShardCounts
-    client: DynamoDBClient
-    table_name: str
-    schema: TableSchema
+    table: Table
     version_attribute: str = "version"
     """A number every item carries and every update raises (items without it count as 0);
     unused where the key is an index's (its one update is conditioned on the old key)."""
@@ -92,7 +91,7 @@ class ShardMover:
         """Move up to `page_size` items of each vacated shard; settle when none is left."""
         meta = self.counts.refresh(key)
         if meta.moving_from is None:  # settled, or ended by a doubling back
-            unregister(self.client, self.table_name, self.schema, key)
+            unregister(self.table, key)
             return MoveReport(0, 0, settled=True)
         if self.clock() * 1000 - meta.last_updated < self.move_after_seconds * 1000:
             return MoveReport(0, 0, settled=False)
@@ -119,10 +118,10 @@ class ShardMover:
         return MoveReport(moved, changed, settled=True)
 
     def _page(self, partition: str) -> list[Item]:
-        where = {"TableName": self.table_name, "ConsistentRead": True}
+        where = {"TableName": self.table.name, "ConsistentRead": True}
         if self.index is not None:  # an index is read eventually consistent
-            where = {"TableName": self.table_name, "IndexName": self.index.name}
-        response = self.client.query(
+            where = {"TableName": self.table.name, "IndexName": self.index.name}
+        response = self.table.client.query(
             **where,  # type: ignore[arg-type]
             KeyConditionExpression="#pk = :pk",
             ExpressionAttributeNames={"#pk": self._sharded_attribute()},
@@ -132,11 +131,11 @@ class ShardMover:
         return list(response.get("Items", []))
 
     def _sharded_attribute(self) -> str:
-        return self.schema.partition_key if self.index is None else self.index.partition_key
+        return self.table.schema.partition_key if self.index is None else self.index.partition_key
 
     def _target(self, base: str, meta: ShardMeta, item: Item) -> str:
         """The item's partition under the current count."""
-        sort_key = self.schema.sort_key if self.index is None else self.index.sort_key
+        sort_key = self.table.schema.sort_key if self.index is None else self.index.sort_key
         count, value = meta.shard_count, item[self.hashed or sort_key]["S"]
         return sharded_key(base, calculated_shard(base, value, count), count)
 
@@ -146,7 +145,7 @@ class ShardMover:
         target = self._target(base, meta, item)
         if self.index is not None:
             return self._reindex(item, target)
-        pk, sk = self.schema.partition_key, self.schema.sort_key
+        pk, sk = self.table.schema.partition_key, self.table.schema.sort_key
         version = item.get(self.version_attribute, {"N": "0"})
         self._write(  # refused: the new shard holds this version or a newer one already
             "put_item",
@@ -167,8 +166,8 @@ class ShardMover:
     def _reindex(self, item: Item, target: str) -> bool:
         """Point the item's index key at `target`, if it is still where the index showed it."""
         pk, sk, attribute = (
-            self.schema.partition_key,
-            self.schema.sort_key,
+            self.table.schema.partition_key,
+            self.table.schema.sort_key,
             self._sharded_attribute(),
         )
         return self._write(
@@ -191,8 +190,8 @@ class ShardMover:
         estimate = write_units(item)
         self.pace.take(estimate)
         try:
-            answer = getattr(self.client, operation)(
-                TableName=self.table_name, ReturnConsumedCapacity="TOTAL", **request
+            answer = getattr(self.table.client, operation)(
+                TableName=self.table.name, ReturnConsumedCapacity="TOTAL", **request
             )
         except ClientError as error:
             if error_code(error) == "ConditionalCheckFailedException":

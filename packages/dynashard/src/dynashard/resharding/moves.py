@@ -14,9 +14,10 @@ from dynashard.keys.schema import IndexSchema, TableSchema
 from dynashard.query.streams import Item
 from dynashard.resharding.registry import entries, entry, entry_key
 from dynashard.resharding.shard_meta import ShardMetaKey
+from dynashard.table import Table
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 MOVES_PARTITION = f"dynashard{SEPARATOR}moves"
 
@@ -70,19 +71,15 @@ def registration(schema: TableSchema, key: ShardMetaKey, spec: MoveSpec, since: 
     return entry(schema, MOVES_PARTITION, key, Since=since, **spec.attributes())
 
 
-def registered_moves(
-    client: DynamoDBClient, table_name: str, schema: TableSchema
-) -> list[RegisteredMove]:
+def registered_moves(table: Table) -> list[RegisteredMove]:
     """Every move registered, oldest first."""
     moves = [
         RegisteredMove(key, MoveSpec.from_values(values), int(values["Since"]))
-        for key, values in entries(client, table_name, schema, MOVES_PARTITION)
+        for key, values in entries(table, MOVES_PARTITION)
     ]
     return sorted(moves, key=lambda move: move.since)
 
 
-def unregister(
-    client: DynamoDBClient, table_name: str, schema: TableSchema, key: ShardMetaKey
-) -> None:
+def unregister(table: Table, key: ShardMetaKey) -> None:
     """Remove `key`'s registration (a move that ended without a settle: a doubling back)."""
-    client.delete_item(TableName=table_name, Key=registration_key(schema, key))
+    table.client.delete_item(TableName=table.name, Key=registration_key(table.schema, key))

@@ -12,9 +12,10 @@ from dynashard.keys.keys import SEPARATOR
 from dynashard.keys.schema import TableSchema
 from dynashard.query.streams import Item
 from dynashard.resharding.shard_meta import ShardMetaKey
+from dynashard.table import Table
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 _serializer, _deserializer = TypeSerializer(), TypeDeserializer()
 
@@ -34,20 +35,18 @@ def entry(schema: TableSchema, registry: str, key: ShardMetaKey, **values: Any) 
     return entry_key(schema, registry, key) | fields
 
 
-def entries(
-    client: DynamoDBClient, table_name: str, schema: TableSchema, registry: str
-) -> list[tuple[ShardMetaKey, dict[str, Any]]]:
+def entries(table: Table, registry: str) -> list[tuple[ShardMetaKey, dict[str, Any]]]:
     """Every entry of `registry` (strongly consistent): its key and its values."""
     found: list[tuple[ShardMetaKey, dict[str, Any]]] = []
     request: dict[str, Any] = {
-        "TableName": table_name,
+        "TableName": table.name,
         "KeyConditionExpression": "#pk = :pk",
-        "ExpressionAttributeNames": {"#pk": schema.partition_key},
+        "ExpressionAttributeNames": {"#pk": table.schema.partition_key},
         "ExpressionAttributeValues": {":pk": {"S": registry}},
         "ConsistentRead": True,
     }
     while True:
-        response = client.query(**request)
+        response = table.client.query(**request)
         for item in response.get("Items", []):
             values = {name: _deserializer.deserialize(value) for name, value in item.items()}
             key = ShardMetaKey(str(values["MetaPartition"]), str(values["Base"]))

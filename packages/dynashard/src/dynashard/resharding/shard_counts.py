@@ -21,16 +21,15 @@ from typing import TYPE_CHECKING, Any, cast
 from boto3.dynamodb.types import TypeSerializer
 from botocore.exceptions import ClientError
 
-from dynashard.keys.schema import TableSchema
 from dynashard.keys.shards import validate_shard_count
 from dynashard.limits.throttling import error_code, is_throttling
 from dynashard.query.streams import Item
 from dynashard.resharding.counted import counted_entry, counted_entry_key
 from dynashard.resharding.moves import MoveSpec, registration, registration_key
 from dynashard.resharding.shard_meta import ShardMeta, ShardMetaKey
+from dynashard.table import Table
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef, UpdateTypeDef
 
 _logger = logging.getLogger("dynashard.growth")
@@ -101,9 +100,7 @@ class ShardCounts:
 
     def __init__(
         self,
-        client: DynamoDBClient,
-        table_name: str,
-        schema: TableSchema,
+        table: Table,
         *,
         policy: GrowthPolicy | None = None,
         on_growth: GrowthHook = log_growth,
@@ -111,9 +108,7 @@ class ShardCounts:
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
     ) -> None:
-        self._client = client
-        self._table_name = table_name
-        self._schema = schema
+        self._client, self._table_name, self._schema = table.client, table.name, table.schema
         self.policy = policy or GrowthPolicy()
         self._on_growth = on_growth
         self._clock = clock
