@@ -26,6 +26,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from bench.support.handler_environment import handler_environment
 from bench.support.report import recording_tables, save
 from incidents.alerts import ingest
 from incidents.alerts.ingest import alert_count
@@ -62,17 +63,12 @@ START_SECONDS = 2.0
 def main() -> None:
     use_local_credentials()
     with local_engine(DYNAMODB_LOCAL) as engine:
-        environment = {
-            "TABLE_NAME": TABLE,
-            "DYNAMODB_ENDPOINT": engine.endpoint,
-            "CURSOR_SECRET": "bench-alert-races-cursor-secret-0123456789",
-            "POWERTOOLS_SERVICE_NAME": "incidents",
-            "POWERTOOLS_METRICS_NAMESPACE": "IncidentsBench",
-            "POWERTOOLS_TRACE_DISABLED": "true",
-            "POWERTOOLS_LOG_LEVEL": "ERROR",
-            "ALERTS_PER_MINUTE": str(RACERS * ROUNDS * 2),
-            "INTEGRATION_ALERTS_PER_MINUTE": str(RACERS * ROUNDS * 2),
-        }
+        environment = handler_environment(
+            TABLE,
+            engine.endpoint,
+            ALERTS_PER_MINUTE=str(RACERS * ROUNDS * 2),
+            INTEGRATION_ALERTS_PER_MINUTE=str(RACERS * ROUNDS * 2),
+        )
         os.environ.update(environment)
         from lambdas import runtime  # noqa: PLC0415 - reads the environment set above
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.support.consumed import Units
+from bench.support.handler_environment import handler_environment
 from bench.support.report import recording_tables, save
 from incidents.alerts.ingest import alert_count
 from incidents.alerts.integrations import create_integration
@@ -53,17 +54,12 @@ TABLE = "alert-storm"
 def main() -> None:
     use_local_credentials()
     with local_engine(DYNAMODB_LOCAL) as engine:
-        environment = {
-            "TABLE_NAME": TABLE,
-            "DYNAMODB_ENDPOINT": engine.endpoint,
-            "CURSOR_SECRET": "bench-alert-storm-cursor-secret-0123456789",
-            "POWERTOOLS_SERVICE_NAME": "incidents",
-            "POWERTOOLS_METRICS_NAMESPACE": "IncidentsBench",
-            "POWERTOOLS_TRACE_DISABLED": "true",
-            "POWERTOOLS_LOG_LEVEL": "ERROR",
-            "ALERTS_PER_MINUTE": str(ALERTS * 2),
-            "INTEGRATION_ALERTS_PER_MINUTE": str(ALERTS * 2),
-        }
+        environment = handler_environment(
+            TABLE,
+            engine.endpoint,
+            ALERTS_PER_MINUTE=str(ALERTS * 2),
+            INTEGRATION_ALERTS_PER_MINUTE=str(ALERTS * 2),
+        )
         os.environ.update(environment)
         from lambdas import runtime  # noqa: PLC0415 - reads the environment set above
 

@@ -20,6 +20,7 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+from bench.support.handler_environment import handler_environment
 from bench.support.report import recording_tables, save
 from incidents.store import Caller, new_id
 from incidents.table import TABLE_SCHEMA
@@ -41,17 +42,12 @@ _CONTAINER: dict[str, Any] = {}
 def main() -> None:
     use_local_credentials()
     with local_engine(DYNAMODB_LOCAL) as engine:
-        environment = {
-            "TABLE_NAME": TABLE,
-            "DYNAMODB_ENDPOINT": engine.endpoint,
-            "CURSOR_SECRET": "bench-key-quota-cursor-secret-0123456789ab",
-            "POWERTOOLS_SERVICE_NAME": "incidents",
-            "POWERTOOLS_METRICS_NAMESPACE": "IncidentsBench",
-            "POWERTOOLS_TRACE_DISABLED": "true",
-            "POWERTOOLS_LOG_LEVEL": "ERROR",
-            "POWERTOOLS_METRICS_DISABLED": "true",
-            "API_REQUESTS_PER_MINUTE": str(ACCOUNT_PER_MINUTE),
-        }
+        environment = handler_environment(
+            TABLE,
+            engine.endpoint,
+            POWERTOOLS_METRICS_DISABLED="true",
+            API_REQUESTS_PER_MINUTE=str(ACCOUNT_PER_MINUTE),
+        )
         os.environ.update(environment)
         from lambdas import runtime  # noqa: PLC0415 - reads the environment set above
 
