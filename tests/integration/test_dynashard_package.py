@@ -66,21 +66,29 @@ def installed(built: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) 
     home = tmp_path_factory.mktemp("venv")
     venv.create(home, with_pip=True)
     python = home / "bin" / "python"
-    install = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    subprocess.run([*install, str(built["wheel"])], check=True, capture_output=True)
+    install = [str(python), "-I", "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    # isolated, and without the suite's PYTHONPATH: pip would find the repository's copy
+    # there (its editable install's metadata) and install nothing
+    subprocess.run(
+        [*install, str(built["wheel"])], check=True, capture_output=True, env=clean_environment()
+    )
     return python
+
+
+def clean_environment() -> dict[str, str]:
+    """This process's environment without Python's or AWS's variables."""
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("PYTHON", "AWS_", "VIRTUAL_ENV"))
+    }
 
 
 def run_isolated(python: Path, script: Path, endpoint: str) -> subprocess.CompletedProcess[str]:
     """`script` run by `python` with nothing of this repository on its path (``-I``: no
     PYTHONPATH, no user site, not the script's folder either) and only DynamoDB Local's
     address and dummy credentials from the environment."""
-    environment = {
-        name: value
-        for name, value in os.environ.items()
-        if not name.startswith(("PYTHON", "AWS_", "VIRTUAL_ENV"))
-    }
-    environment |= {
+    environment = clean_environment() | {
         "AWS_ENDPOINT_URL_DYNAMODB": endpoint,
         "AWS_DEFAULT_REGION": "us-east-1",
         "AWS_ACCESS_KEY_ID": "local",
