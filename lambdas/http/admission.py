@@ -117,10 +117,12 @@ def _integration(event: Mapping[str, Any], route: Route) -> Admission | None:
     admitted by its bucket and its account's ``alerts`` one; 401 for a key that is not one,
     or for none at all (None, unadmitted: a body that cannot be read, which the resolver
     refuses naming why)."""
-    body = _json_object(event, route)
-    key = _bearer(event) or _routing_key(body)
-    if key is None and body is None:
-        return None
+    key = _bearer(event)
+    if key is None:  # only then is the body read here (the resolver parses it anyway)
+        body = _json_object(event, route)
+        if body is None:
+            return None
+        key = _routing_key(body)
     if key is None:
         raise UnauthorizedError("send the integration key as Authorization: Bearer <key>")
     who, integration = authenticate(store(), key)
@@ -153,9 +155,9 @@ def _json_object(event: Mapping[str, Any], route: Route) -> dict[str, Any] | Non
     return parsed if isinstance(parsed, dict) else None
 
 
-def _routing_key(body: dict[str, Any] | None) -> str | None:
+def _routing_key(body: dict[str, Any]) -> str | None:
     """The body's ``routing_key``, if it has one."""
-    key = (body or {}).get("routing_key")
+    key = body.get("routing_key")
     return key if isinstance(key, str) and key else None
 
 
