@@ -28,8 +28,14 @@ from dynashard.resharding import (
     MOVE_AFTER_SECONDS,
     GrowthEvent,
     HistoryEntry,
+    Operation,
+    ShardedKey,
     ShardMeta,
+    Transaction,
+    TransactionCancelledError,
+    TransactionThrottledError,
     shard_counts,
+    transact_growing,
 )
 
 SCHEMA = TableSchema("PK", "SK")
@@ -525,3 +531,133 @@ def test_keys_a_batch_leaves_unprocessed_are_asked_again_then_read_one_by_one(
     with pytest.raises(ClientError, match="ThrottlingException"):
         counts.get_many(keys)
     assert len(clock.sleeps) == shard_counts.UNPROCESSED_ATTEMPTS, "backed off between rounds"
+
+
+def cancelled(stubber: Stubber, *codes: str) -> None:
+    """A TransactWriteItems cancelled with one reason per operation, as DynamoDB answers."""
+    stubber.add_client_error(
+        "transact_write_items",
+        service_error_code="TransactionCanceledException",
+        response_meta={},
+        modeled_fields={"CancellationReasons": [{"Code": code} for code in codes]},
+    )
+
+
+def labelled_put(counts: ShardCounts, label: str, *, sharded: bool) -> Operation[str]:
+    """A put of ``item-1`` at `KEY`'s current count, growing `KEY` if `sharded`."""
+    request = {"Put": {"TableName": "tbl", "Item": item_at(counts.get(KEY).shard_count)}}
+    return Operation(request, label, (ShardedKey(counts, KEY),) if sharded else ())
+
+
+def counter(label: str) -> Operation[str]:
+    """An update of a fixed key: nothing to grow."""
+    key = {"PK": {"S": "acme#counter"}, "SK": {"S": "n"}}
+    check = {"TableName": "tbl", "Key": key, "ConditionExpression": "attribute_exists(PK)"}
+    return Operation({"ConditionCheck": check}, label)
+
+
+def test_a_throttled_transaction_grows_the_keys_it_names_and_is_built_again(
+    stubbed: Any, clock: Clock
+) -> None:
+    client, stubber = stubbed
+    events: list[GrowthEvent] = []
+    counts = make_counts(client, clock, events, max_jitter_seconds=0.0)
+    built: list[int] = []
+
+    def build() -> Transaction[str, str]:
+        built.append(counts.get(KEY).shard_count)
+        return Transaction([counter("counter"), labelled_put(counts, "item", sharded=True)], "ok")
+
+    expect_meta_read(stubber, None, consistent=False)
+    cancelled(stubber, "None", "ThrottlingError")
+    expect_meta_read(stubber, None, consistent=True)
+    expect_growth(stubber, ShardMeta.initial(KEY, 1), int(NOW * 1000), 2)
+    stubber.add_response("transact_write_items", {})
+
+    assert transact_growing(client, build) == "ok"
+
+    assert built == [1, 2], "the second attempt derives its keys from the grown count"
+    assert [(e.old_count, e.new_count) for e in events] == [(1, 2)]
+
+
+def test_a_throttle_on_fixed_keys_grows_nothing_and_names_its_operations(
+    stubbed: Any, clock: Clock
+) -> None:
+    client, stubber = stubbed
+    counts = make_counts(client, clock, [])
+    expect_meta_read(stubber, None, consistent=False)
+    cancelled(stubber, "ThrottlingError", "None")
+
+    with pytest.raises(TransactionThrottledError, match="no sharded key") as raised:
+        transact_growing(
+            client,
+            lambda: Transaction(
+                [counter("counter"), labelled_put(counts, "item", sharded=True)], None
+            ),
+        )
+
+    assert raised.value.labels == ("counter",)
+    assert raised.value.keys == ()
+
+
+def test_a_key_that_cannot_grow_further_ends_the_retries(stubbed: Any, clock: Clock) -> None:
+    client, stubber = stubbed
+    counts = make_counts(client, clock, [], max_count=2)
+    expect_meta_read(stubber, meta_item((0, 1), (1, 2)), consistent=False)
+    cancelled(stubber, "ThrottlingError")
+    stubber.add_response("update_item", {})  # LastThrottled stamped: the cold check waits
+
+    with pytest.raises(TransactionThrottledError, match=KEY.base) as raised:
+        transact_growing(
+            client, lambda: Transaction([labelled_put(counts, "item", sharded=True)], None)
+        )
+
+    assert raised.value.keys == (KEY,)
+    assert isinstance(raised.value, WriteThrottledError), "one except clause catches both"
+
+
+def test_growths_are_bounded_per_call(stubbed: Any, clock: Clock) -> None:
+    client, stubber = stubbed
+    counts = make_counts(client, clock, [], cooldown_seconds=0.0, max_jitter_seconds=0.0)
+    expect_meta_read(stubber, None, consistent=False)
+    cancelled(stubber, "ThrottlingError")
+    expect_meta_read(stubber, None, consistent=True)
+    expect_growth(stubber, ShardMeta.initial(KEY, 1), int(NOW * 1000), 2)
+    cancelled(stubber, "ThrottlingError")
+
+    with pytest.raises(TransactionThrottledError, match="throttled on"):
+        transact_growing(
+            client,
+            lambda: Transaction([labelled_put(counts, "item", sharded=True)], None),
+            growths=1,
+        )
+
+    assert counts.get(KEY).shard_count == 2
+
+
+def test_a_failed_condition_wins_over_a_throttle(stubbed: Any, clock: Clock) -> None:
+    client, stubber = stubbed
+    counts = make_counts(client, clock, [])
+    expect_meta_read(stubber, None, consistent=False)
+    cancelled(stubber, "ConditionalCheckFailed", "ThrottlingError")
+
+    with pytest.raises(TransactionCancelledError, match="ConditionalCheckFailed") as raised:
+        transact_growing(
+            client,
+            lambda: Transaction(
+                [counter("counter"), labelled_put(counts, "item", sharded=True)], None
+            ),
+        )
+
+    failed = raised.value.first("ConditionalCheckFailed")
+    assert failed is not None
+    assert failed.label == "counter"
+    assert [item.label for item in raised.value.cancellations] == ["counter", "item"]
+
+
+def test_errors_other_than_a_cancellation_pass_through(stubbed: Any) -> None:
+    client, stubber = stubbed
+    stubber.add_client_error("transact_write_items", service_error_code="ValidationException")
+
+    with pytest.raises(ClientError, match="ValidationException"):
+        transact_growing(client, lambda: Transaction([counter("counter")], None))

@@ -85,13 +85,9 @@ class LastMemberError(DomainError):
 
 
 class ThrottledError(DomainError):
-    """DynamoDB throttling survived every retry; `items` are a transaction's throttled items."""
+    """DynamoDB throttling survived every retry (and every growth of the keys it named)."""
 
     code, status = "throttled", 429
-
-    def __init__(self, message: str, items: tuple[int, ...] = ()) -> None:
-        super().__init__(message)
-        self.items = items
 
 
 class KeyReusedError(DomainError):

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from botocore.exceptions import ClientError
 from ksuid import Ksuid
@@ -19,7 +19,16 @@ from ksuid import Ksuid
 from dynashard import CursorCodec, FanOutEngine, GrowthPolicy, ShardCounts, Table
 from dynashard.limits import error_code
 from dynashard.query import Item
-from dynashard.resharding import GrowthHook, log_growth
+from dynashard.resharding import (
+    GrowthHook,
+    Operation,
+    ShardedKey,
+    Transaction,
+    TransactionCancelledError,
+    TransactionThrottledError,
+    log_growth,
+    transact_growing,
+)
 from incidents.errors import DomainError, ThrottledError, VersionConflictError
 from incidents.keys import ShardConfig
 from incidents.models import utc_now
@@ -30,6 +39,18 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 MAX_TRANSACTION_ITEMS = 100
+Failure = DomainError | None
+"""A transaction operation's label: the error its failed condition raises (None: a
+version conflict)."""
+T = TypeVar("T")
+
+
+def labelled(
+    request: Item, failure: Failure = None, sharded: tuple[ShardedKey, ...] = ()
+) -> Operation[Failure]:
+    """A transaction operation with the error its failed condition raises and the sharded
+    keys it writes under (what grows when it throttles)."""
+    return Operation(request, failure, sharded)
 
 
 def condition_failed(error: ClientError) -> bool:
@@ -151,38 +172,41 @@ class Store:
             }
         }
 
-    def transact(self, operations: Sequence[Item], failures: Sequence[DomainError | None]) -> None:
+    def transact(self, operations: Sequence[Item], failures: Sequence[Failure]) -> None:
         """Run one ``TransactWriteItems``; a failed condition raises that operation's error.
 
         `failures[i]` is raised when operation i's condition failed (None: a version
-        conflict); throttling becomes `ThrottledError`, a conflicting transaction a
-        `VersionConflictError` the client can retry.
+        conflict); see `transact_growing`, which this is with no sharded keys.
+        """
+        fixed = Transaction(
+            [
+                labelled(operation, failures[index] if index < len(failures) else None)
+                for index, operation in enumerate(operations)
+            ],
+            None,
+        )
+        self.transact_growing(lambda: fixed)
+
+    def transact_growing(self, build: Callable[[], Transaction[Failure, T]]) -> T:
+        """Run the transaction `build` makes, growing its throttled sharded keys and
+        building it again (`dynashard.resharding.transact_growing`); returns its result.
+
+        Each operation's label is the error its failed condition raises (None: a version
+        conflict); throttling that growth cannot relieve becomes `ThrottledError`, a
+        conflicting transaction a `VersionConflictError` the client can retry.
         """
         try:
-            self.client.transact_write_items(TransactItems=list(operations))  # type: ignore[arg-type]
-        except ClientError as error:
-            if error_code(error) != "TransactionCanceledException":
-                raise
-            raise _cancellation_error(error, failures) from None
-
-
-def cancellation_codes(error: ClientError) -> list[str]:
-    """Per operation of a cancelled transaction, why (``None`` for those that were fine)."""
-    response: dict[str, Any] = dict(error.response)
-    reasons: list[dict[str, Any]] = response.get("CancellationReasons") or []
-    return [str(reason.get("Code", "None")) for reason in reasons]
-
-
-def _cancellation_error(error: ClientError, failures: Sequence[DomainError | None]) -> DomainError:
-    codes = cancellation_codes(error)
-    for index, code in enumerate(codes):
-        if code == "ConditionalCheckFailed":
-            failure = failures[index] if index < len(failures) else None
-            return failure or VersionConflictError("the incident changed meanwhile; retry")
-    throttled = tuple(index for index, code in enumerate(codes) if code == "ThrottlingError")
-    if throttled:
-        return ThrottledError("the table is busy; retry with back-off", throttled)
-    return VersionConflictError(f"a concurrent change won ({', '.join(codes)}); retry")
+            return transact_growing(self.client, build)
+        except TransactionCancelledError as error:
+            failed = error.first("ConditionalCheckFailed")
+            if failed is not None:
+                raise (
+                    failed.label or VersionConflictError("the incident changed meanwhile; retry")
+                ) from None
+            codes = ", ".join(item.code for item in error.cancellations)
+            raise VersionConflictError(f"a concurrent change won ({codes}); retry") from None
+        except TransactionThrottledError as error:
+            raise ThrottledError(f"the table is busy ({error}); retry with back-off") from None
 
 
 def build_store(

@@ -12,13 +12,13 @@ command, halving by command with the mover (`dynashard.resharding.mover`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from dynashard import GrowthPolicy, IndexSchema, ShardCounts, ShardMetaKey, Table
-from dynashard.resharding import GrowthHook, MoveSpec, ShardMeta, log_growth
+from dynashard.resharding import GrowthHook, MoveSpec, ShardedKey, ShardMeta, log_growth
 from incidents.keys import ShardConfig, events_base, state_base, summary_base
 from incidents.models import State
 from incidents.table import TABLE_SCHEMA
@@ -106,15 +106,12 @@ class TenantShards:
         """The `dynashard.ShardCounts` of `family` (to grow, shrink, find an item)."""
         return self.families[family]
 
-    def grow(self, account: str, families: Collection[Family]) -> bool:
-        """Double each of the account's `families` whose writes throttled (within the
-        stage's maximum and the growth cooldown); True if any count grew."""
-        grown = False
-        for family in families:
-            key, counts = family.meta_key(account), self.families[family]
-            seen = counts.get_for_write(key)
-            grown |= counts.grow(key, seen).shard_count != seen.shard_count
-        return grown
+    def sharded(self, account: str, *families: Family) -> tuple[ShardedKey, ...]:
+        """The account's `families` as keys a throttled transaction grows (up to the
+        stage's count, within the growth cooldown)."""
+        return tuple(
+            ShardedKey(self.families[family], family.meta_key(account)) for family in families
+        )
 
     def ensure_maps(self, account: str, *, config: ShardConfig | None = None) -> None:
         """Give each family of `account` without a map one: at `NEW_TENANT_COUNT`, or at

@@ -22,6 +22,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from dynashard.limits import cancellation_codes
 from dynashard.query import Item
 from incidents.events_out.delivery_messages import (
     DeliveryMessage,
@@ -32,7 +33,7 @@ from incidents.events_out.delivery_messages import (
 from incidents.events_out.webhook_models import TEST_EVENT
 from incidents.events_out.webhooks import StoredWebhook, load_webhook, update_stored, webhook_key
 from incidents.keys import parked_incident_prefix, parked_partition, parked_sort_key
-from incidents.store import Store, cancellation_codes
+from incidents.store import Store
 
 PAGE = 100
 """Parked deliveries sent back per drain message."""

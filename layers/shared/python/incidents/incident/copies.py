@@ -14,7 +14,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from dynashard import find_item, sharded_key
 from dynashard.keys import MAX_SHARD_COUNT
-from dynashard.limits import error_code
+from dynashard.limits import cancellation_codes, error_code
 from dynashard.query import Item
 from incidents.errors import DomainError, VersionConflictError
 from incidents.items import participation_from_item, participation_to_item, serialize, to_item
@@ -28,7 +28,7 @@ from incidents.keys import (
     summary_key,
 )
 from incidents.models import IncidentSummary, Participation
-from incidents.store import MAX_TRANSACTION_ITEMS, Store, cancellation_codes
+from incidents.store import MAX_TRANSACTION_ITEMS, Store
 from incidents.tenant_shards import Family
 
 logger = logging.getLogger(__name__)

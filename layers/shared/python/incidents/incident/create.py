@@ -7,18 +7,22 @@ import time
 from collections.abc import Callable, Sequence
 
 from dynashard.query import Item
+from dynashard.resharding import Operation, Transaction
 from incidents.errors import (
     AlreadyCreatedError,
     DomainError,
     KeyReusedError,
     NotFoundError,
-    ThrottledError,
     TooManyParticipantsError,
     VersionConflictError,
 )
 from incidents.incident.commands import get_incident
 from incidents.incident.copies import participation_item, summary_item
-from incidents.incident.participants import MAX_PARTICIPANTS, PARTICIPANT_COUNT, grow_participants
+from incidents.incident.participants import (
+    MAX_PARTICIPANTS,
+    PARTICIPANT_COUNT,
+    participant_sharded,
+)
 from incidents.items import check_item_sizes, details_body, serialize
 from incidents.keyed import guard_operations, guarded, request_digest
 from incidents.keys import counter_key, details_key, teams_partition
@@ -31,17 +35,16 @@ from incidents.models import (
     timestamp,
 )
 from incidents.requests import CreateIncident
-from incidents.store import MAX_TRANSACTION_ITEMS, Caller, Store, new_id
+from incidents.store import MAX_TRANSACTION_ITEMS, Caller, Failure, Store, labelled, new_id
 from incidents.tenant_shards import Family
 from incidents.timeline.events import created_event, event_item, pause_before_retry
 from incidents.users import user_exists_check
 
 CREATE_ATTEMPTS = 12
 """Transactions a create tries while other creates of the account take the next number."""
+GUARDED = "created by an earlier request with this key"
 Also = Callable[[IncidentSummary], list[tuple[Item, DomainError | None]]]
 """More writes for a create's transaction, given its summary, with their errors."""
-GROWTH_ATTEMPTS = 3
-"""Transactions throttled on a participant's hot partition: grow its shards, retry, at most."""
 
 
 def new_summary(caller: Caller, number: int, request: CreateIncident, now: str) -> IncidentSummary:
@@ -81,13 +84,12 @@ def create_incident(
         existing = _created_once(store, caller, request_key, digest)
         if existing is not None:
             return existing
-    participants, teams, checks = _checked_participants(store, caller, request, request_key)
+    participants, checks = _checked_participants(store, caller, request, request_key)
     body = details_body(request.details)
     account = caller.account_id
     now = timestamp(store.clock())
-    grown = 0
-    for attempt in range(CREATE_ATTEMPTS):
-        started = time.monotonic()
+
+    def build() -> Transaction[Failure, tuple[IncidentSummary, list[Participation]]]:
         number, claim = _number_claim(store, account)
         if number == 1:  # a new account: its maps first, at one shard a family
             store.shards.ensure_maps(account)
@@ -101,27 +103,20 @@ def create_incident(
             if request_key
             else []
         )
-        first, *other_items = new_incident_items(store, account, summary, body, copies)
-        extra = also(summary) if also else []
         operations = [
-            store.put_operation(first, new=True),
-            *[store.put_operation(item) for item in other_items],
-            claim,
-            *[store.exists_check(teams_partition(account), team) for team in teams],
-            *[check for check, _ in checks],
-            *guard,
-            *[operation for operation, _ in extra],
+            *_incident_writes(store, account, summary, body, copies),
+            labelled(claim),
+            *[labelled(check, missing) for check, missing in checks],
+            *[labelled(operation, AlreadyCreatedError(GUARDED)) for operation in guard],
+            *[labelled(operation, error) for operation, error in (also(summary) if also else [])],
         ]
-        failures: list[DomainError | None] = [None] * (2 + len(other_items))
-        failures += [NotFoundError(f"team {team} not found") for team in teams]
-        failures += [missing for _, missing in checks]
-        failures += [AlreadyCreatedError("created by an earlier request with this key")] * len(
-            guard
-        )
-        failures += [error for _, error in extra]
-        check_item_sizes(operations)
+        check_item_sizes([operation.request for operation in operations])
+        return Transaction(operations, (summary, copies))
+
+    for attempt in range(CREATE_ATTEMPTS):
+        started = time.monotonic()
         try:
-            store.transact(operations, failures)
+            summary, copies = store.transact_growing(build)
             break
         except AlreadyCreatedError:
             assert request_key is not None, "only a keyed create writes a guard"
@@ -130,28 +125,50 @@ def create_incident(
             return existing
         except VersionConflictError:  # another create took the number first
             pause_before_retry(attempt, time.monotonic() - started)
-        except ThrottledError as error:
-            hot = [copies[i - 2].participant_id for i in error.items if 2 <= i < 2 + len(copies)]
-            families = _hot_families(error.items, summary, len(copies), len(other_items))
-            grown += 1
-            widened = grow_participants(store, account, hot)
-            widened |= store.shards.grow(account, families)
-            if grown == GROWTH_ATTEMPTS or not widened:
-                raise
     else:
         raise VersionConflictError("the account's incident numbers keep moving; retry")
     return Incident(summary=summary, details=request.details, participants=copies)
 
 
+def _incident_writes(
+    store: Store, account: str, summary: IncidentSummary, body: str, copies: list[Participation]
+) -> list[Operation[Failure]]:
+    """The new incident's puts, each with the sharded keys it writes under: the summary
+    (its family and its state list's), each participation (its participant's), each event
+    (the account's events)."""
+    first, details, *rest = new_incident_items(store, account, summary, body, copies)
+    items, events = rest[: len(copies)], rest[len(copies) :]
+    lists = store.shards.sharded(account, Family.SUMMARIES, Family.of_state(summary.state))
+    timeline = store.shards.sharded(account, Family.EVENTS)
+    return [
+        labelled(store.put_operation(first, new=True), None, lists),
+        labelled(store.put_operation(details)),
+        *[
+            labelled(store.put_operation(item), None, participant_sharded(store, account, pid))
+            for item, pid in zip(items, (copy.participant_id for copy in copies), strict=True)
+        ],
+        *[labelled(store.put_operation(item), None, timeline) for item in events],
+    ]
+
+
 def _checked_participants(
     store: Store, caller: Caller, request: CreateIncident, request_key: str | None
-) -> tuple[dict[str, set[Role]], list[str], list[tuple[Item, DomainError]]]:
-    """The participants with their roles, the teams, and a check that each assignee exists;
-    `TooManyParticipantsError` if they would not fit one incident or one transaction."""
+) -> tuple[dict[str, set[Role]], list[tuple[Item, DomainError]]]:
+    """The participants with their roles, and a check that each team and each assignee
+    exists; `TooManyParticipantsError` if they would not fit one incident or one
+    transaction."""
     participants = _participants(caller, request)
+    account = caller.account_id
     teams = list(dict.fromkeys(request.teams))
     checks: list[tuple[Item, DomainError]] = [
-        user_exists_check(store, caller.account_id, user)
+        (
+            store.exists_check(teams_partition(account), team),
+            NotFoundError(f"team {team} not found"),
+        )
+        for team in teams
+    ]
+    checks += [
+        user_exists_check(store, account, user)
         for user in dict.fromkeys(request.assignees)
         if user != caller.user_id
     ]
@@ -159,26 +176,13 @@ def _checked_participants(
         raise TooManyParticipantsError(
             f"{len(participants)} participants; an incident has at most {MAX_PARTICIPANTS}"
         )
-    needed = 3 + len(participants) + len(teams) + len(checks) + (request_key is not None)
+    needed = 3 + len(participants) + len(checks) + (request_key is not None)
     if needed > MAX_TRANSACTION_ITEMS:
         raise TooManyParticipantsError(
             f"{len(participants)} participants and {len(teams)} teams need {needed} "
             f"operations; one transaction takes {MAX_TRANSACTION_ITEMS}"
         )
-    return participants, teams, checks
-
-
-def _hot_families(
-    throttled: Sequence[int], summary: IncidentSummary, copies: int, other_items: int
-) -> set[Family]:
-    """The account's families a throttled create's items write to: the summary (index 0:
-    its partition, or its state list's on GSI2) and its events (after the copies)."""
-    families: set[Family] = set()
-    if 0 in throttled:
-        families |= {Family.SUMMARIES, Family.of_state(summary.state)}
-    if any(2 + copies <= index <= other_items for index in throttled):
-        families.add(Family.EVENTS)
-    return families
+    return participants, checks
 
 
 def _created_once(store: Store, caller: Caller, request_key: str, digest: str) -> Incident | None:

@@ -7,14 +7,14 @@ the details' participant count, the summary's event counter and the event commit
 from __future__ import annotations
 
 import logging
+from functools import partial
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from dynashard.query import Item
+from dynashard.resharding import ShardedKey, Transaction
 from incidents.errors import (
-    DomainError,
     NotFoundError,
-    ThrottledError,
     TooManyParticipantsError,
     VersionConflictError,
 )
@@ -28,8 +28,13 @@ from incidents.keys import (
 )
 from incidents.models import EventParticipant, EventType, IncidentSummary, Participation, Role
 from incidents.requests import AddParticipant
-from incidents.store import Caller, Store
-from incidents.timeline.events import change_operations, pause_before_retry, require_counted
+from incidents.store import Caller, Failure, Store, labelled
+from incidents.timeline.events import (
+    Counted,
+    change_operations,
+    pause_before_retry,
+    require_counted,
+)
 from incidents.users import user_exists_check
 
 logger = logging.getLogger(__name__)
@@ -59,45 +64,45 @@ def add_participant(
         existing = store.get(*copy_key)
         if existing is not None and request.role in existing.get("roles", {}).get("SS", []):
             return participation_from_item(existing)  # changes nothing: writes nothing
-        is_new = existing is None
-        copy_item = participation_item(
-            store,
-            account,
-            Participation(
-                participant_id=request.participant_id, roles=[request.role], incident=summary
-            ),
-        )
-        joined = EventParticipant(participant_id=request.participant_id, role=request.role)
-        operations = [add_role(store, copy_item, summary, new=is_new)]
-        failures: list[DomainError | None] = [None]
-        operations += change_operations(
-            store, caller, counted, EventType.PARTICIPANT_ADDED, participant=joined
-        )[0]
-        failures += [None] * (len(operations) - len(failures))
-        if is_new:
-            operations.append(count_participants(store, account, incident_id, +1))
-            failures.append(
-                TooManyParticipantsError(f"an incident has at most {MAX_PARTICIPANTS} participants")
-            )
-        if request.role is Role.TEAM:
-            operations.append(store.exists_check(teams_partition(account), request.participant_id))
-            failures.append(NotFoundError(f"team {request.participant_id} not found"))
-        elif request.participant_id != caller.user_id:
-            check, missing = user_exists_check(store, account, request.participant_id)
-            operations.append(check)
-            failures.append(missing)
+        build = partial(_add_transaction, store, caller, counted, request, is_new=existing is None)
         try:
-            store.transact(operations, failures)
+            store.transact_growing(build)
         except VersionConflictError:
             pause_before_retry(attempt)
             continue
-        except ThrottledError as error:
-            hot = [request.participant_id] if 0 in error.items else []
-            if not grow_participants(store, account, hot):
-                raise
-            continue
         return _participation_after_commit(store, copy_key, existing, request, summary)
     raise VersionConflictError("the incident keeps changing; retry")
+
+
+def _add_transaction(
+    store: Store, caller: Caller, counted: Counted, request: AddParticipant, *, is_new: bool
+) -> Transaction[Failure, None]:
+    """The add's transaction at the participant's current shard count: its copy (which
+    grows that count when it throttles), the incident's change and event, the count of a
+    new participant (within the limit), and the check that the user or team exists."""
+    account, summary = caller.account_id, counted.summary
+    participant = request.participant_id
+    copy_item = participation_item(
+        store,
+        account,
+        Participation(participant_id=participant, roles=[request.role], incident=summary),
+    )
+    sharded = participant_sharded(store, account, participant)
+    operations = [labelled(add_role(store, copy_item, summary, new=is_new), None, sharded)]
+    joined = EventParticipant(participant_id=participant, role=request.role)
+    changes, _ = change_operations(
+        store, caller, counted, EventType.PARTICIPANT_ADDED, participant=joined
+    )
+    operations += [labelled(change) for change in changes]
+    if is_new:
+        limit = TooManyParticipantsError(f"an incident has at most {MAX_PARTICIPANTS} participants")
+        operations.append(labelled(count_participants(store, account, summary.id, +1), limit))
+    if request.role is Role.TEAM:
+        check = store.exists_check(teams_partition(account), participant)
+        operations.append(labelled(check, NotFoundError(f"team {participant} not found")))
+    elif participant != caller.user_id:
+        operations.append(labelled(*user_exists_check(store, account, participant)))
+    return Transaction(operations, None)
 
 
 def remove_participant(store: Store, caller: Caller, incident_id: str, participant_id: str) -> None:
@@ -174,15 +179,6 @@ def count_participants(store: Store, account: str, incident_id: str, change: int
     )
 
 
-def grow_participants(store: Store, account: str, participant_ids: list[str]) -> bool:
-    """Grow the shard count of each participant whose partition throttled a transaction.
-
-    True if any count grew (the caller retries on the wider key space); False within the
-    cooldown or at the maximum, where the throttling goes back to the client as a 429.
-    """
-    grown = False
-    for participant_id in participant_ids:
-        key = participant_meta(account, participant_id)
-        seen = store.counts.get(key)
-        grown |= store.counts.grow(key, seen).shard_count != seen.shard_count
-    return grown
+def participant_sharded(store: Store, account: str, participant_id: str) -> tuple[ShardedKey]:
+    """The participant's shard count, as the key a throttled write of its copy grows."""
+    return (ShardedKey(store.counts, participant_meta(account, participant_id)),)

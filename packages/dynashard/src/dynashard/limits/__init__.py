@@ -5,6 +5,7 @@ from dynashard.limits.counter import ShardedCounter
 from dynashard.limits.rate_limit import Decision, RateLimits, RatePolicy
 from dynashard.limits.retry import RetryPolicy
 from dynashard.limits.throttling import (
+    cancellation_codes,
     error_code,
     is_hot_key_throttling,
     is_throttling,
@@ -17,6 +18,7 @@ __all__ = [
     "RatePolicy",
     "RetryPolicy",
     "ShardedCounter",
+    "cancellation_codes",
     "error_code",
     "is_hot_key_throttling",
     "is_throttling",

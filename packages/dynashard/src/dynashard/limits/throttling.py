@@ -28,6 +28,14 @@ def error_code(error: ClientError) -> str:
     return str(error.response.get("Error", {}).get("Code", "Unknown"))
 
 
+def cancellation_codes(error: ClientError) -> list[str]:
+    """Per operation of a cancelled transaction, in order, DynamoDB's code for why
+    (``"None"`` for an operation that was fine); empty for any other error."""
+    response: dict[str, Any] = dict(error.response)
+    reasons: list[dict[str, Any]] = response.get("CancellationReasons") or []
+    return [str(reason.get("Code", "None")) for reason in reasons]
+
+
 def throttling_reasons(error: ClientError) -> list[str]:
     """The ``reason`` of each throttling reason DynamoDB attached (none from older servers).
 

@@ -22,7 +22,7 @@ from boto3.dynamodb.types import TypeSerializer
 from botocore.exceptions import ClientError
 
 from dynashard.keys.shards import validate_shard_count
-from dynashard.limits.throttling import error_code, is_throttling
+from dynashard.limits.throttling import cancellation_codes, error_code, is_throttling
 from dynashard.query.streams import Item
 from dynashard.resharding.counted import counted_entry, counted_entry_key
 from dynashard.resharding.moves import MoveSpec, registration, registration_key
@@ -387,8 +387,4 @@ class ShardCounts:
 
 def _cancelled_by(error: ClientError, reason: str) -> bool:
     """Whether `error` is a transaction cancelled because of `reason` (a per-item code)."""
-    if error_code(error) != "TransactionCanceledException":
-        return False
-    response: dict[str, Any] = dict(error.response)
-    reasons: list[dict[str, Any]] = response.get("CancellationReasons") or []
-    return any(item.get("Code") == reason for item in reasons)
+    return reason in cancellation_codes(error)
