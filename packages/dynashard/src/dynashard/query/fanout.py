@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -21,12 +22,14 @@ from botocore.config import Config
 from dynashard.limits.retry import RetryPolicy
 from dynashard.query.budget import PageBudget
 from dynashard.query.cursor import CursorCodec
-from dynashard.query.ordered import OrderedMerge
+from dynashard.query.ordered import ordered_page
 from dynashard.query.ordered_merge import Identity
 from dynashard.query.ordered_state import OrderedState
 from dynashard.query.page import Page, PageStats
 from dynashard.query.parallel import read_all
+from dynashard.query.reader import Read, StreamRead, Waves, read_stream
 from dynashard.query.round_robin import RoundRobinState, round_robin_page
+from dynashard.query.steps import drive
 from dynashard.query.streams import Item, Stream, streams_digest
 
 if TYPE_CHECKING:
@@ -91,6 +94,71 @@ class FanOutQuery:
         return "\x1f".join(parts)
 
 
+def page_steps(
+    query: FanOutQuery, codec: CursorCodec, clock: Callable[[], float] = time.time
+) -> Waves[Page]:
+    """One page of `query` as waves of reads (`Waves`): the whole page but its I/O, which
+    `FanOutEngine` runs on threads and `dynashard.aio` on an event loop. Raises
+    `InvalidCursorError` for a cursor `codec` did not issue for this query."""
+    started = time.perf_counter()
+    stats = PageStats(streams=len(query.streams))
+    binding = query.cursor_binding()
+    state = None if query.cursor is None else codec.decode(query.cursor, binding)
+    if query.strategy is Strategy.ORDERED:
+        items, has_more, next_state = yield from _ordered_steps(query, state, stats, clock())
+    elif query.strategy is Strategy.ROUND_ROBIN:
+        resume = RoundRobinState.loads(state, len(query.streams)) if state else RoundRobinState()
+        items, after = yield from round_robin_page(
+            query.streams,
+            limit=query.limit,
+            descending=query.descending,
+            state=resume,
+            stats=stats,
+        )
+        has_more, next_state = after is not None, after.dumps() if after else None
+    else:
+        raise ValueError("the parallel strategy has no pages: use read_all")
+    stats.items_returned = len(items)
+    cursor = codec.encode(next_state, binding) if next_state else None
+    stats.elapsed_ms = (time.perf_counter() - started) * 1000
+    return Page(items, cursor, has_more, stats)
+
+
+def _ordered_steps(
+    query: FanOutQuery, state: bytes | None, stats: PageStats, now: float
+) -> Waves[tuple[list[Item], bool, bytes | None]]:
+    """Items, has_more and the next state of an ordered page (see `ordered_state`)."""
+    digest = streams_digest(query.streams)
+    previous = OrderedState.loads(state) if state else None
+    resume = previous.usable(digest, now, len(query.streams)) if previous else None
+    if resume is not None and query.items_moving:
+        resume = resume.last_key_only()
+    merged = yield from ordered_page(
+        query.streams,
+        limit=query.limit,
+        descending=query.descending,
+        identity=query.identity,
+        stats=stats,
+        resume=resume,
+        budget=query.budget,
+        writes_ahead=query.writes_ahead,
+    )
+    if not merged.has_more or merged.last_key is None:
+        return merged.items, merged.has_more, None
+    made_at = previous.made_at if merged.inherited and previous else int(now)
+    following = OrderedState(
+        merged.last_key,
+        merged.plan,
+        digest,
+        made_at,
+        merged.span,
+        merged.quiet,
+        merged.final,
+        merged.known,
+    )
+    return merged.items, True, following.dumps()
+
+
 class FanOutEngine:
     """Runs fan-out queries on a shared client and a bounded thread pool."""
 
@@ -114,7 +182,6 @@ class FanOutEngine:
         self._codec = cursor_codec
         self._retry = retry or RetryPolicy()
         self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="fanout")
-        self._ordered = OrderedMerge(client, self._executor, self._retry)
 
     def close(self, *, wait: bool = True) -> None:
         """Stop the worker threads: queued reads are cancelled; with `wait`, the running
@@ -129,66 +196,18 @@ class FanOutEngine:
 
     def page(self, query: FanOutQuery) -> Page:
         """One page of `query`; raises `InvalidCursorError` for a cursor it did not issue."""
-        started = time.perf_counter()
-        stats = PageStats(streams=len(query.streams))
-        binding = query.cursor_binding()
-        state = None if query.cursor is None else self._codec.decode(query.cursor, binding)
-        if query.strategy is Strategy.ORDERED:
-            items, has_more, next_state = self._ordered_page(query, state, stats)
-        elif query.strategy is Strategy.ROUND_ROBIN:
-            resume = (
-                RoundRobinState.loads(state, len(query.streams)) if state else RoundRobinState()
-            )
-            items, after = round_robin_page(
-                self._client,
-                self._retry,
-                query.streams,
-                limit=query.limit,
-                descending=query.descending,
-                state=resume,
-                stats=stats,
-            )
-            has_more, next_state = after is not None, after.dumps() if after else None
-        else:
-            raise ValueError("the parallel strategy has no pages: use read_all")
-        stats.items_returned = len(items)
-        cursor = self._codec.encode(next_state, binding) if next_state else None
-        stats.elapsed_ms = (time.perf_counter() - started) * 1000
-        return Page(items, cursor, has_more, stats)
+        return drive(page_steps(query, self._codec, self._clock), self._wave)
 
-    def _ordered_page(
-        self, query: FanOutQuery, state: bytes | None, stats: PageStats
-    ) -> tuple[list[Item], bool, bytes | None]:
-        """Items, has_more and the next state of an ordered page (see `ordered_state`)."""
-        digest, now = streams_digest(query.streams), self._clock()
-        previous = OrderedState.loads(state) if state else None
-        resume = previous.usable(digest, now, len(query.streams)) if previous else None
-        if resume is not None and query.items_moving:
-            resume = resume.last_key_only()
-        merged = self._ordered.page(
-            query.streams,
-            limit=query.limit,
-            descending=query.descending,
-            identity=query.identity,
-            stats=stats,
-            resume=resume,
-            budget=query.budget,
-            writes_ahead=query.writes_ahead,
-        )
-        if not merged.has_more or merged.last_key is None:
-            return merged.items, merged.has_more, None
-        made_at = previous.made_at if merged.inherited and previous else int(now)
-        following = OrderedState(
-            merged.last_key,
-            merged.plan,
-            digest,
-            made_at,
-            merged.span,
-            merged.quiet,
-            merged.final,
-            merged.known,
-        )
-        return merged.items, True, following.dumps()
+    def _wave(self, reads: list[Read]) -> list[StreamRead]:
+        """A wave's reads on the pool, each in the caller's context (its logging and
+        tracing keys); a lone read on the calling thread."""
+        if len(reads) == 1:
+            return [read_stream(self._client, self._retry, reads[0])]
+        futures = [
+            self._executor.submit(copy_context().run, read_stream, self._client, self._retry, read)
+            for read in reads
+        ]
+        return [future.result() for future in futures]
 
     def read_all(
         self, streams: Sequence[Stream], page_size: int = 1000

@@ -34,13 +34,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from concurrent.futures import Executor
-from contextvars import copy_context
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from dynashard.keys.key_span import KeySpan
-from dynashard.limits.retry import RetryPolicy
 from dynashard.query.budget import PageBudget
 from dynashard.query.ordered_learned import (
     ends_window,
@@ -57,11 +53,8 @@ from dynashard.query.ordered_learned import (
 from dynashard.query.ordered_merge import Identity, Merge, Request, StreamState
 from dynashard.query.ordered_state import ENDED, PROBE, OrderedState, Window, plannable_pages
 from dynashard.query.page import PageStats
-from dynashard.query.reader import StreamRead, read_stream
+from dynashard.query.reader import Read, Waves
 from dynashard.query.streams import Item, Stream
-
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
 
 PLAN_PAGES = 64
 """With more streams than the page, a page reads every stream on to the key of up to this
@@ -97,166 +90,146 @@ class MergeResult:
     (`OrderedState.known`)."""
 
 
-class OrderedMerge:
-    """One page of an exact merge; holds no state between pages (the cursor does)."""
+def ordered_page(
+    streams: Sequence[Stream],
+    *,
+    limit: int,
+    descending: bool,
+    identity: Identity | None,
+    stats: PageStats,
+    resume: OrderedState | None = None,
+    budget: PageBudget | None = None,
+    writes_ahead: bool = False,
+) -> Waves[MergeResult]:
+    """One page of the exact merge, as waves of reads any driver runs; the cursor carries
+    what it learned, nothing is kept between pages.
 
-    def __init__(
-        self,
-        client: DynamoDBClient,
-        executor: Executor,
-        retry: RetryPolicy,
-    ) -> None:
-        self._client = client
-        self._executor = executor
-        self._retry = retry
+    Read the next `limit` items after the cursor's last key (no `resume`: from the
+    start). A plan in `resume` makes the first wave read only the streams its first
+    window names; otherwise its span bounds the waves and its quiet counts leave out the
+    streams that ended. Once `budget` is spent (checked before every wave after the
+    first) the page ends with what is proved in order, and its cursor resumes from the
+    frontier: everything up to it has been read, and returned. With `writes_ahead` (new
+    items land after the cursor, as in an oldest-first list), no stream is skipped as
+    ended and no plan ends the list: a stream that was empty may have an item now."""
+    resume = resume or OrderedState("")
+    if writes_ahead:
+        resume = resume.expecting_writes()
+    after = resume.last_key or None
+    states = _stream_states(streams, after, descending, resume.quiet)
+    wide = len(streams) > limit  # planning spares requests only then
+    guided = after is not None and not resume.plan  # by the span (and, narrow, the counts)
+    merge = Merge(
+        descending,
+        identity,
+        limit,
+        plan_depth=_plan_depth(len(streams), limit, after),
+        after=after,
+        span=resume.span if guided else None,
+        probes={i for i, q in enumerate(resume.quiet) if q == PROBE}
+        if guided and not wide
+        else None,
+    )
+    skip_known(merge, states, resume.known)
+    wave = planned_wave(merge, states, resume.plan[0]) if resume.plan else None
+    read_ahead = not resume.plan and merge.plan_depth > 0
+    planned_more = len(resume.plan) > 1 or (bool(resume.plan) and resume.final)
+    yield from _fill(
+        merge,
+        states,
+        stats,
+        wave,
+        read_ahead=read_ahead,
+        budget=budget,
+        settle=not planned_more,
+    )
+    stats.duplicates_dropped += merge.duplicates
+    stats.contributors = len(merge.contributors)
+    passed_on = bool(resume.plan) and ends_window(merge, resume.plan[0][0])
+    learned = len(streams) > 1 and merge.last_key is not None
+    if passed_on:
+        plan, final = tuple(resume.plan[1:]), resume.final
+    else:
+        plan = _plan(merge, states) if wide else ()
+        final = bool(plan) and holds_the_rest(merge, states, plan)
+    ended = passed_on and resume.final and not plan  # the plan's last window: the end
+    last_key = merge.resume_key(states) if stats.budget_spent else merge.last_key
+    return MergeResult(
+        merge.items,
+        last_key,
+        merge.has_more(states) and not ended,
+        plan,
+        span_after(merge, resume.span, after),
+        quiet(merge, states, resume.quiet) if learned else (),
+        inherited=passed_on or ENDED in resume.quiet or bool(resume.known),
+        final=final,
+        known=()
+        if plan or len(streams) < 2
+        else known(merge, states, last_key, writes_ahead=writes_ahead),
+    )
 
-    def page(
-        self,
-        streams: Sequence[Stream],
-        *,
-        limit: int,
-        descending: bool,
-        identity: Identity | None,
-        stats: PageStats,
-        resume: OrderedState | None = None,
-        budget: PageBudget | None = None,
-        writes_ahead: bool = False,
-    ) -> MergeResult:
-        """Read the next `limit` items after the cursor's last key (no `resume`: from the
-        start). A plan in `resume` makes the first wave read only the streams its first
-        window names; otherwise its span bounds the waves and its quiet counts leave out the
-        streams that ended. Once `budget` is spent (checked before every wave after the
-        first) the page ends with what is proved in order, and its cursor resumes from the
-        frontier: everything up to it has been read, and returned. With `writes_ahead` (new
-        items land after the cursor, as in an oldest-first list), no stream is skipped as
-        ended and no plan ends the list: a stream that was empty may have an item now."""
-        resume = resume or OrderedState("")
-        if writes_ahead:
-            resume = resume.expecting_writes()
-        after = resume.last_key or None
-        states = _stream_states(streams, after, descending, resume.quiet)
-        wide = len(streams) > limit  # planning spares requests only then
-        guided = after is not None and not resume.plan  # by the span (and, narrow, the counts)
-        merge = Merge(
-            descending,
-            identity,
-            limit,
-            plan_depth=_plan_depth(len(streams), limit, after),
-            after=after,
-            span=resume.span if guided else None,
-            probes={i for i, q in enumerate(resume.quiet) if q == PROBE}
-            if guided and not wide
-            else None,
-        )
-        skip_known(merge, states, resume.known)
-        wave = planned_wave(merge, states, resume.plan[0]) if resume.plan else None
-        read_ahead = not resume.plan and merge.plan_depth > 0
-        planned_more = len(resume.plan) > 1 or (bool(resume.plan) and resume.final)
-        self._fill(
-            merge,
-            states,
-            stats,
-            wave,
-            read_ahead=read_ahead,
-            budget=budget,
-            settle=not planned_more,
-        )
-        stats.duplicates_dropped += merge.duplicates
-        stats.contributors = len(merge.contributors)
-        passed_on = bool(resume.plan) and ends_window(merge, resume.plan[0][0])
-        learned = len(streams) > 1 and merge.last_key is not None
-        if passed_on:
-            plan, final = tuple(resume.plan[1:]), resume.final
-        else:
-            plan = _plan(merge, states) if wide else ()
-            final = bool(plan) and holds_the_rest(merge, states, plan)
-        ended = passed_on and resume.final and not plan  # the plan's last window: the end
-        last_key = merge.resume_key(states) if stats.budget_spent else merge.last_key
-        return MergeResult(
-            merge.items,
-            last_key,
-            merge.has_more(states) and not ended,
-            plan,
-            span_after(merge, resume.span, after),
-            quiet(merge, states, resume.quiet) if learned else (),
-            inherited=passed_on or ENDED in resume.quiet or bool(resume.known),
-            final=final,
-            known=()
-            if plan or len(streams) < 2
-            else known(merge, states, last_key, writes_ahead=writes_ahead),
-        )
 
-    def _fill(
-        self,
-        merge: Merge,
-        states: Sequence[StreamState],
-        stats: PageStats,
-        wave: list[Request] | None,
-        *,
-        read_ahead: bool,
-        budget: PageBudget | None,
-        settle: bool,
-    ) -> None:
-        """Read waves until the page is full, the streams end or the budget is spent; with
-        `read_ahead`, once more past a full page, to the key of the pages the cursor can
-        plan; with `settle` (the plan does not already say whether more follows), on until
-        `has_more` is known."""
-        first, end_waves = True, 0
-        while True:
-            merge.emit_safe(states)
-            if merge.finished(states):
+def _fill(
+    merge: Merge,
+    states: Sequence[StreamState],
+    stats: PageStats,
+    wave: list[Request] | None,
+    *,
+    read_ahead: bool,
+    budget: PageBudget | None,
+    settle: bool,
+) -> Waves[None]:
+    """Read waves until the page is full, the streams end or the budget is spent; with
+    `read_ahead`, once more past a full page, to the key of the pages the cursor can
+    plan; with `settle` (the plan does not already say whether more follows), on until
+    `has_more` is known."""
+    first, end_waves = True, 0
+    while True:
+        merge.emit_safe(states)
+        if merge.finished(states):
+            return
+        if merge.full:
+            if budget is not None and budget.spent(stats):
                 return
-            if merge.full:
-                if budget is not None and budget.spent(stats):
-                    return
-                if read_ahead:
-                    read_ahead = False
-                    wave = merge.next_wave(states)
-                    if not wave:  # nothing to read ahead: settle `has_more` instead
-                        continue
-                elif not settle or merge.settled(states):
-                    return
-                else:
-                    wave, end_waves = merge.end_wave(states, end_waves), end_waves + 1
-            elif not first and budget is not None and budget.spent(stats):
-                stats.budget_spent = True
+            if read_ahead:
+                read_ahead = False
+                wave = merge.next_wave(states)
+                if not wave:  # nothing to read ahead: settle `has_more` instead
+                    continue
+            elif not settle or merge.settled(states):
                 return
-            requests = wave or merge.next_wave(states)
-            if not requests:
-                return
-            requests = merge.sized(requests, budget.room(stats) if budget else None, first=first)
-            if not requests:  # the wave does not fit what the budget has left
-                stats.budget_spent = not merge.full
-                return
-            self._wave(requests, merge, stats)
-            wave, first = None, False
+            else:
+                wave, end_waves = merge.end_wave(states, end_waves), end_waves + 1
+        elif not first and budget is not None and budget.spent(stats):
+            stats.budget_spent = True
+            return
+        requests = wave or merge.next_wave(states)
+        if not requests:
+            return
+        requests = merge.sized(requests, budget.room(stats) if budget else None, first=first)
+        if not requests:  # the wave does not fit what the budget has left
+            stats.budget_spent = not merge.full
+            return
+        yield from _wave(requests, merge, stats)
+        wave, first = None, False
 
-    def _wave(self, requests: list[Request], merge: Merge, stats: PageStats) -> None:
-        futures = [  # each read in the caller's context (its logging and tracing keys)
-            self._executor.submit(copy_context().run, self._read, request, merge.descending)
-            for request in requests
-        ]
-        results = [future.result() for future in futures]
-        stats.add_wave([result.requests for result in results])
-        for request, result in zip(requests, results, strict=True):
-            result.record(stats)
-            merge.absorb(request, result)
 
-    def _read(self, request: Request, descending: bool) -> StreamRead:
-        state = request.state
-        sort_range = state.remaining
-        if request.bound is not None:
-            sort_range = sort_range.up_to(request.bound, descending)
-        return read_stream(
-            self._client,
-            self._retry,
-            state.index,
-            state.stream,
-            sort_range=sort_range,
-            descending=descending,
-            limit=request.limit,
-            start_key=state.start_key,
-        )
+def _wave(requests: list[Request], merge: Merge, stats: PageStats) -> Waves[None]:
+    """Read `requests` as one wave (concurrently, by the driver) and merge what they bring."""
+    results = yield [_read(request, merge.descending) for request in requests]
+    stats.add_wave([result.requests for result in results])
+    for request, result in zip(requests, results, strict=True):
+        result.record(stats)
+        merge.absorb(request, result)
+
+
+def _read(request: Request, descending: bool) -> Read:
+    """The read a request asks for: its stream's remaining range, up to its bound."""
+    state = request.state
+    sort_range = state.remaining
+    if request.bound is not None:
+        sort_range = sort_range.up_to(request.bound, descending)
+    return Read(state.index, state.stream, sort_range, descending, request.limit, state.start_key)
 
 
 def _stream_states(

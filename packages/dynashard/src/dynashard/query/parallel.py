@@ -15,7 +15,7 @@ from contextvars import copy_context
 from typing import TYPE_CHECKING
 
 from dynashard.limits.retry import RetryPolicy
-from dynashard.query.reader import read_stream
+from dynashard.query.reader import Read, read_stream
 from dynashard.query.streams import Item, Stream
 
 if TYPE_CHECKING:
@@ -47,12 +47,7 @@ def read_all(
                 read = read_stream(
                     client,
                     retry,
-                    index,
-                    stream,
-                    sort_range=stream.sort_range,
-                    descending=False,
-                    limit=page_size,
-                    start_key=start_key,
+                    Read(index, stream, stream.sort_range, False, page_size, start_key),
                 )
                 _put(arrivals, read.items, stop)
                 start_key = read.last_evaluated_key

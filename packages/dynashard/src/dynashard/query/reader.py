@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dynashard.limits.retry import RetryPolicy
 from dynashard.query.capacity import item_size, read_units_of
 from dynashard.query.page import PageStats
 from dynashard.query.sort_range import SortKeyRange
+from dynashard.query.steps import drive
 from dynashard.query.streams import Item, Stream
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -48,76 +52,132 @@ class StreamRead:
         stats.throttle_retries += self.attempts - self.requests
 
 
-def read_stream(
-    client: DynamoDBClient,
-    retry: RetryPolicy,
-    index: int,
-    stream: Stream,
-    *,
-    sort_range: SortKeyRange,
-    descending: bool,
-    limit: int | None,
-    start_key: Item | None = None,
-) -> StreamRead:
-    """Query `stream` within `sort_range`; items outside it (boundary items) are dropped.
+Query = dict[str, Any]
+"""One Query request's parameters."""
+Answer = tuple[dict[str, Any], int]
+"""A Query's response and the attempts it took (throttled attempts are retried)."""
+ReadSteps = Generator[Query, Answer, StreamRead]
+"""A read as steps: yields each Query, is sent its answer, returns the read (`steps`)."""
+Waves = Generator[list["Read"], list[StreamRead], T]
+"""A page as steps: yields each wave of reads (run concurrently), is sent their results in
+order, and returns what the page comes to."""
 
-    A range with an exclusive end is queried with DynamoDB's inclusive ``BETWEEN``, so the
-    boundary item itself may come back. At the start (a cursor position) the ``Limit`` gets
-    one more for it, so the page needs no second request (it may then hold one item more
-    than `limit`); if it still used up the whole ``Limit``, the read goes on from it with
-    ``ExclusiveStartKey`` so that every read makes progress. At the far end, nothing of the
-    range follows it: the read is over. An empty (inverted) range sends no request.
-    """
-    raw_items: list[Item] = []
-    items_read = requests = attempts = 0
-    read_units = 0.0
-    largest = 0
-    consumed: float | None = 0.0
-    if sort_range.is_empty():  # an inverted range: nothing to read, and no Query to send
-        return StreamRead(
-            items=[],
-            last_evaluated_key=None,
-            resume_position=None,
-            items_read=0,
-            read_units=0.0,
-            consumed_units=0.0,
-            requests=0,
-            attempts=0,
+
+@dataclass(frozen=True)
+class Read:
+    """One read of one stream: its range from where it stands, which way, and how many.
+
+    `steps` holds the logic and does no I/O, so a thread pool (`read_stream`) and an event
+    loop (`dynashard.aio`) run the very same reads."""
+
+    index: int
+    stream: Stream
+    sort_range: SortKeyRange
+    descending: bool
+    limit: int | None
+    start_key: Item | None = None
+
+    def steps(self) -> ReadSteps:
+        """Query the stream within `sort_range`; items outside it (boundary items) are dropped.
+
+        A range with an exclusive end is queried with DynamoDB's inclusive ``BETWEEN``, so
+        the boundary item itself may come back. At the start (a cursor position) the
+        ``Limit`` gets one more for it, so the page needs no second request (it may then
+        hold one item more than `limit`); if it still used up the whole ``Limit``, the read
+        goes on from it with ``ExclusiveStartKey`` so that every read makes progress. At the
+        far end, nothing of the range follows it: the read is over. An empty (inverted)
+        range sends no request.
+        """
+        stream, sort_range, limit, start_key = (
+            self.stream,
+            self.sort_range,
+            self.limit,
+            self.start_key,
         )
-    if limit is not None and start_key is None and sort_range.reads_start_boundary(descending):
-        limit += 1  # room for the excluded boundary item, instead of a second request
-    while True:
-        request = stream.query_request(sort_range, descending, limit, start_key)
-        output, tries = retry.call(index, partial(client.query, **request))
-        response: dict[str, Any] = dict(output)
+        if sort_range.is_empty():  # an inverted range: nothing to read, and no Query to send
+            return _NOTHING
+        if (
+            limit is not None
+            and start_key is None
+            and sort_range.reads_start_boundary(self.descending)
+        ):
+            limit += 1  # room for the excluded boundary item, instead of a second request
+        tally = _Tally(stream.consistent_read)
+        while True:
+            response, tries = yield stream.query_request(
+                sort_range, self.descending, limit, start_key
+            )
+            tally.add(response, tries)
+            start_key = response.get("LastEvaluatedKey")
+            resume = stream.sort_value(start_key) if start_key else None
+            if resume is None or sort_range.contains(resume):
+                break
+            if sort_range.past_end(resume, self.descending):
+                start_key = resume = None
+                break
+        return tally.read(
+            [item for item in tally.items if sort_range.contains(stream.sort_value(item))],
+            start_key,
+            resume,
+        )
+
+
+_NOTHING = StreamRead(
+    items=[],
+    last_evaluated_key=None,
+    resume_position=None,
+    items_read=0,
+    read_units=0.0,
+    consumed_units=0.0,
+    requests=0,
+    attempts=0,
+)
+
+
+class _Tally:
+    """What a read's responses add up to: items, requests, attempts and units."""
+
+    def __init__(self, consistent: bool) -> None:
+        self.consistent = consistent
+        self.items: list[Item] = []
+        self.items_read = self.requests = self.attempts = self.largest = 0
+        self.read_units = 0.0
+        self.consumed: float | None = 0.0
+
+    def add(self, response: dict[str, Any], tries: int) -> None:
         page: list[Item] = response.get("Items", [])
-        raw_items += page
-        items_read += int(response.get("ScannedCount", len(page)))
+        self.items += page
+        self.items_read += int(response.get("ScannedCount", len(page)))
         sizes = [item_size(item) for item in page]
-        largest = max([largest, *sizes])
-        read_units += read_units_of(sum(sizes), stream.consistent_read)
+        self.largest = max([self.largest, *sizes])
+        self.read_units += read_units_of(sum(sizes), self.consistent)
         reported = response.get("ConsumedCapacity", {}).get("CapacityUnits")
-        if consumed is not None and reported is not None:
-            consumed += max(reported, read_units_of(0, stream.consistent_read))
+        if self.consumed is not None and reported is not None:
+            self.consumed += max(reported, read_units_of(0, self.consistent))
         else:
-            consumed = None
-        requests += 1
-        attempts += tries
-        start_key = response.get("LastEvaluatedKey")
-        resume = stream.sort_value(start_key) if start_key else None
-        if resume is None or sort_range.contains(resume):
-            break
-        if sort_range.past_end(resume, descending):
-            start_key = resume = None
-            break
-    return StreamRead(
-        items=[item for item in raw_items if sort_range.contains(stream.sort_value(item))],
-        last_evaluated_key=start_key,
-        resume_position=resume,
-        items_read=items_read,
-        read_units=read_units,
-        consumed_units=consumed,
-        requests=requests,
-        attempts=attempts,
-        largest_item=largest,
-    )
+            self.consumed = None
+        self.requests += 1
+        self.attempts += tries
+
+    def read(self, items: list[Item], start_key: Item | None, resume: str | None) -> StreamRead:
+        return StreamRead(
+            items=items,
+            last_evaluated_key=start_key,
+            resume_position=resume,
+            items_read=self.items_read,
+            read_units=self.read_units,
+            consumed_units=self.consumed,
+            requests=self.requests,
+            attempts=self.attempts,
+            largest_item=self.largest,
+        )
+
+
+def read_stream(client: DynamoDBClient, retry: RetryPolicy, read: Read) -> StreamRead:
+    """Run `read` on `client`, each Query retried under `retry`, on the calling thread."""
+
+    def answer(request: Query) -> Answer:
+        output, tries = retry.call(read.index, partial(client.query, **request))
+        return dict(output), tries
+
+    return drive(read.steps(), answer)

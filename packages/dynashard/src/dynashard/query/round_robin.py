@@ -16,13 +16,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from dynashard.errors import InvalidCursorError
-from dynashard.limits.retry import RetryPolicy
 from dynashard.query.page import PageStats
-from dynashard.query.reader import read_stream
+from dynashard.query.reader import Read, Waves
 from dynashard.query.streams import Item, Stream
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 
 MAX_OPEN_STREAMS = 8
@@ -91,16 +90,15 @@ class RoundRobinState:
 
 
 def round_robin_page(
-    client: DynamoDBClient,
-    retry: RetryPolicy,
     streams: Sequence[Stream],
     *,
     limit: int,
     descending: bool,
     state: RoundRobinState,
     stats: PageStats,
-) -> tuple[list[Item], RoundRobinState | None]:
-    """Fill a page by visiting streams in turn; returns the items and the state to resume."""
+) -> Waves[tuple[list[Item], RoundRobinState | None]]:
+    """Fill a page by visiting streams in turn, one read a wave; returns the items and the
+    state to resume."""
     items: list[Item] = []
     contributed: set[int] = set()
     while len(items) < limit and (turn := state.next_stream(len(streams))) is not None:
@@ -109,15 +107,7 @@ def round_robin_page(
         sort_range = (
             stream.sort_range.after(position, descending) if position else stream.sort_range
         )
-        read = read_stream(
-            client,
-            retry,
-            turn,
-            stream,
-            sort_range=sort_range,
-            descending=descending,
-            limit=limit - len(items),
-        )
+        (read,) = yield [Read(turn, stream, sort_range, descending, limit - len(items))]
         read.record(stats)
         stats.add_wave([read.requests])
         wanted = limit - len(items)
