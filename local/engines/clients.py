@@ -14,13 +14,16 @@ from typing import TYPE_CHECKING
 
 import boto3
 from botocore.config import Config
+from aiobotocore.session import ClientCreatorContext, get_session
 from botocore.exceptions import ClientError
 
 from dynashard import TableSchema
+from dynashard.aio import client_config as async_client_config
 from dynashard.limits import error_code
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+    from types_aiobotocore_dynamodb import DynamoDBClient as AsyncDynamoDBClient
 
 LOCAL_REGION = "us-east-1"
 LOCAL_KEY_ID = "local"
@@ -51,6 +54,21 @@ def local_client(endpoint_url: str, max_pool_connections: int = 10) -> DynamoDBC
         endpoint_url=endpoint_url,
         region_name=LOCAL_REGION,
         config=Config(max_pool_connections=max_pool_connections),
+        aws_access_key_id=LOCAL_KEY_ID,
+        aws_secret_access_key=LOCAL_SECRET,
+    )
+
+
+def async_local_client(
+    endpoint_url: str, max_pool_connections: int = 10
+) -> ClientCreatorContext[AsyncDynamoDBClient]:
+    """An aiobotocore DynamoDB client for a local endpoint with dummy credentials, to enter
+    with ``async with`` on the event loop that uses it."""
+    return get_session().create_client(
+        "dynamodb",
+        endpoint_url=endpoint_url,
+        region_name=LOCAL_REGION,
+        config=async_client_config(max_pool_connections),
         aws_access_key_id=LOCAL_KEY_ID,
         aws_secret_access_key=LOCAL_SECRET,
     )

@@ -62,7 +62,8 @@ def test_the_wheel_and_sdist_pass_twine_check(built: dict[str, Path]) -> None:
 
 @pytest.fixture(scope="module")
 def installed(built: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv with the wheel alone installed (and what it depends on): its python."""
+    """A fresh venv with the wheel alone installed, with its ``async`` extra (and what they
+    depend on, from the package index): its python."""
     home = tmp_path_factory.mktemp("venv")
     venv.create(home, with_pip=True)
     python = home / "bin" / "python"
@@ -70,7 +71,10 @@ def installed(built: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) 
     # isolated, and without the suite's PYTHONPATH: pip would find the repository's copy
     # there (its editable install's metadata) and install nothing
     subprocess.run(
-        [*install, str(built["wheel"])], check=True, capture_output=True, env=clean_environment()
+        [*install, f"{built['wheel']}[async]"],
+        check=True,
+        capture_output=True,
+        env=clean_environment(),
     )
     return python
 

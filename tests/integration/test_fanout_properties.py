@@ -1,4 +1,5 @@
-"""Property tests of the fan-out engine on both local engines, DynamoDB Local and moto.
+"""Property tests of the fan-out engine on both local engines, DynamoDB Local and moto, and
+of its asyncio twin (`dynashard.aio`) on DynamoDB Local.
 
 For random data over 1-64 streams, page sizes 1-100, both directions, duplicated
 identities and sort-key ranges, the concatenated pages must equal the expected list.
@@ -9,18 +10,19 @@ The engines differ where it matters to the merge (``LastEvaluatedKey`` at ``Limi
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dynashard import CursorCodec, FanOutEngine, FanOutQuery, SortKeyRange, Strategy
-from dynashard.query import PageBudget
+from dynashard import CursorCodec, FanOutEngine, FanOutQuery, Page, SortKeyRange, Strategy, Stream
+from dynashard.query import Item, PageBudget
 from local.engines.clients import local_client
 from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, MOTO, Engine, backend_from_env
+from tests.helpers.async_fanout import BlockingAsyncEngine
 from tests.helpers.fanout_data import (
     SECRET,
     Entity,
@@ -91,20 +93,44 @@ def scenarios(draw: st.DrawFn) -> Scenario:
     return Scenario(streams, entities, draw(RANGES), draw(st.booleans()))
 
 
-ENGINES = [DYNAMODB_LOCAL, MOTO] if backend_from_env() == DYNAMODB_LOCAL else [MOTO]
+THREADS, ASYNCIO = "threads", "asyncio"
+SETUPS = (
+    [(DYNAMODB_LOCAL, THREADS), (DYNAMODB_LOCAL, ASYNCIO), (MOTO, THREADS)]
+    if backend_from_env() == DYNAMODB_LOCAL
+    else [(MOTO, THREADS), (MOTO, ASYNCIO)]
+)
 
 
-@pytest.fixture(scope="module", params=ENGINES)
-def dynamodb(request: pytest.FixtureRequest, engine: Engine, moto_endpoint: str) -> DynamoDBClient:
-    """The session's engine, then moto: every property below runs on both."""
-    endpoint = engine.endpoint if request.param == engine.backend else moto_endpoint
-    return local_client(endpoint, max_pool_connections=32)
+class Pager(Protocol):
+    """What the properties read through: `FanOutEngine` or the async engine behind it."""
+
+    def page(self, query: FanOutQuery) -> Page: ...
+
+    def read_all(self, streams: Sequence[Stream], page_size: int = 1000) -> Iterator[Item]: ...
+
+
+@pytest.fixture(scope="module", params=SETUPS, ids="-".join)
+def setup(request: pytest.FixtureRequest, engine: Engine, moto_endpoint: str) -> tuple[str, str]:
+    """The session's engine read by both engines (threads and asyncio), then moto by threads."""
+    backend, driver = request.param
+    return (engine.endpoint if backend == engine.backend else moto_endpoint), driver
 
 
 @pytest.fixture(scope="module")
-def fanout(dynamodb: DynamoDBClient) -> Iterator[FanOutEngine]:
-    with FanOutEngine(dynamodb, CursorCodec(SECRET), max_workers=16) as shared:
-        yield shared
+def dynamodb(setup: tuple[str, str]) -> DynamoDBClient:
+    return local_client(setup[0], max_pool_connections=32)
+
+
+@pytest.fixture(scope="module")
+def fanout(setup: tuple[str, str], dynamodb: DynamoDBClient) -> Iterator[Pager]:
+    endpoint, driver = setup
+    if driver == ASYNCIO:
+        twin = BlockingAsyncEngine(endpoint, CursorCodec(SECRET), max_concurrency=16)
+        yield twin
+        twin.close()
+    else:
+        with FanOutEngine(dynamodb, CursorCodec(SECRET), max_workers=16) as threads:
+            yield threads
 
 
 def stored_query(
@@ -124,7 +150,7 @@ def page_sizes(data: st.DataObject, scenario: Scenario) -> Iterator[int]:
     return iter(lambda: data.draw(st.integers(smallest, 100)), None)
 
 
-def all_pages(engine: FanOutEngine, query: FanOutQuery, sizes: Iterator[int]) -> list[list[str]]:
+def all_pages(engine: Pager, query: FanOutQuery, sizes: Iterator[int]) -> list[list[str]]:
     pages: list[list[str]] = []
     cursor = None
     while True:
@@ -147,7 +173,7 @@ def all_pages(engine: FanOutEngine, query: FanOutQuery, sizes: Iterator[int]) ->
 def test_ordered_pages_concatenate_to_the_exact_deduplicated_list(
     dynamodb: DynamoDBClient,
     new_table: Callable[[], str],
-    fanout: FanOutEngine,
+    fanout: Pager,
     scenario: Scenario,
     sizes: st.DataObject,
 ) -> None:
@@ -184,7 +210,7 @@ def text_scenarios(draw: st.DrawFn) -> Scenario:
 def test_ordered_pages_over_keys_of_any_text(
     dynamodb: DynamoDBClient,
     new_table: Callable[[], str],
-    fanout: FanOutEngine,
+    fanout: Pager,
     scenario: Scenario,
     size: int,
 ) -> None:
@@ -195,7 +221,7 @@ def test_ordered_pages_over_keys_of_any_text(
 def ordered_walk(
     dynamodb: DynamoDBClient,
     new_table: Callable[[], str],
-    fanout: FanOutEngine,
+    fanout: Pager,
     scenario: Scenario,
     size: int,
 ) -> tuple[list[list[str]], list[str]]:
@@ -208,7 +234,7 @@ def ordered_walk(
 @PROPERTY_SETTINGS
 @given(scenario=scenarios())
 def test_parallel_reads_every_copy_exactly_once(
-    dynamodb: DynamoDBClient, new_table: Callable[[], str], fanout: FanOutEngine, scenario: Scenario
+    dynamodb: DynamoDBClient, new_table: Callable[[], str], fanout: Pager, scenario: Scenario
 ) -> None:
     streams = stored_query(dynamodb, new_table, scenario).streams
     found = Counter(identity_of(item) for item in fanout.read_all(streams, page_size=7))
@@ -220,7 +246,7 @@ def test_parallel_reads_every_copy_exactly_once(
 def test_round_robin_returns_every_copy_exactly_once(
     dynamodb: DynamoDBClient,
     new_table: Callable[[], str],
-    fanout: FanOutEngine,
+    fanout: Pager,
     scenario: Scenario,
     sizes: st.DataObject,
 ) -> None:
@@ -255,7 +281,7 @@ class RequestClock:
 def test_pages_cut_short_by_their_budget_resume_exactly(
     dynamodb: DynamoDBClient,
     new_table: Callable[[], str],
-    fanout: FanOutEngine,
+    fanout: Pager,
     scenario: Scenario,
     size: int,
     ticks: int,
@@ -287,7 +313,7 @@ def test_pages_cut_short_by_their_budget_resume_exactly(
 
 
 def test_a_read_unit_budget_cuts_the_page_at_its_proof(
-    dynamodb: DynamoDBClient, new_table: Callable[[], str], fanout: FanOutEngine
+    dynamodb: DynamoDBClient, new_table: Callable[[], str], fanout: Pager
 ) -> None:
     """8 interleaved streams of 20, pages of 50, a budget below one read of each stream: the
     first wave still runs (every page makes progress) but at one read unit a request: 3
@@ -310,7 +336,7 @@ def test_a_read_unit_budget_cuts_the_page_at_its_proof(
 
 
 def test_round_robin_cursors_carry_keys_of_control_characters(
-    dynamodb: DynamoDBClient, new_table: Callable[[], str], fanout: FanOutEngine
+    dynamodb: DynamoDBClient, new_table: Callable[[], str], fanout: Pager
 ) -> None:
     """Its state was JSON, where each control character takes six bytes: a key of 700 x
     U+0001 made a 5,646-character cursor that the codec then refused."""
@@ -326,7 +352,7 @@ def test_round_robin_cursors_carry_keys_of_control_characters(
 def test_one_stream_has_more_is_exact_down_to_pages_of_one(
     dynamodb: DynamoDBClient,
     new_table: Callable[[], str],
-    fanout: FanOutEngine,
+    fanout: Pager,
     scenario: Scenario,
     size: int,
 ) -> None:
@@ -344,7 +370,7 @@ def test_one_stream_has_more_is_exact_down_to_pages_of_one(
 def test_a_wide_list_in_pages_of_one_ends_with_its_last_item(
     dynamodb: DynamoDBClient,
     new_table: Callable[[], str],
-    fanout: FanOutEngine,
+    fanout: Pager,
     streams: int,
     items: int,
 ) -> None:
@@ -365,7 +391,7 @@ def test_a_wide_list_in_pages_of_one_ends_with_its_last_item(
 def test_an_oldest_first_walk_sees_an_item_written_into_an_empty_stream(
     dynamodb: DynamoDBClient,
     new_table: Callable[[], str],
-    fanout: FanOutEngine,
+    fanout: Pager,
     writes_ahead: bool,
 ) -> None:
     """Oldest first, new items land ahead of the cursor. A stream that was empty is marked

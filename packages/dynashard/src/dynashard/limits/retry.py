@@ -41,12 +41,7 @@ class RetryPolicy:
 
     def call(self, stream_index: int, operation: Callable[[], T]) -> tuple[T, int]:
         """Run one stream's request; a stream still throttled at the end fails its page."""
-
-        def give_up(error: ClientError) -> Exception:
-            detail = f"still throttled after {self.max_attempts} attempts"
-            return StreamFailedError(stream_index, error_code(error), detail)
-
-        return self.run(operation, give_up=give_up)
+        return self.run(operation, give_up=stream_gives_up(stream_index, self.max_attempts))
 
     def run(
         self,
@@ -66,10 +61,28 @@ class RetryPolicy:
             try:
                 return operation(), attempt + 1
             except ClientError as error:
-                if not is_throttling(error):
-                    raise
-                if attempt + 1 == self.max_attempts:
-                    raise give_up(error) from error
+                self.check_retry(error, attempt, give_up)
                 if not on_throttle(error):
                     self.sleep(self.delay(attempt))
         raise AssertionError("unreachable: max_attempts must be >= 1")
+
+    def check_retry(
+        self, error: ClientError, attempt: int, give_up: Callable[[ClientError], Exception]
+    ) -> None:
+        """Return if `error` after attempt number `attempt` (0-based) is to be retried;
+        raise it when it is not throttling, and ``give_up(error)`` after the last attempt.
+        (Shared by the blocking `run` and `dynashard.aio`'s awaiting twin.)"""
+        if not is_throttling(error):
+            raise error
+        if attempt + 1 == self.max_attempts:
+            raise give_up(error) from error
+
+
+def stream_gives_up(stream_index: int, attempts: int) -> Callable[[ClientError], Exception]:
+    """The error a stream still throttled after `attempts` fails its page with."""
+
+    def give_up(error: ClientError) -> Exception:
+        detail = f"still throttled after {attempts} attempts"
+        return StreamFailedError(stream_index, error_code(error), detail)
+
+    return give_up
