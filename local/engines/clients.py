@@ -13,8 +13,8 @@ import socket
 from typing import TYPE_CHECKING
 
 import boto3
-from botocore.config import Config
 from aiobotocore.session import ClientCreatorContext, get_session
+from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from dynashard import TableSchema
