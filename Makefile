@@ -110,6 +110,7 @@ bench: $(STAMP)
 	$(PY) -m bench.quota_cost
 	$(PY) -m bench.key_quota
 	$(PY) -m bench.cold_start
+	$(PY) -m bench.sync_async
 
 STAGE ?= dev
 

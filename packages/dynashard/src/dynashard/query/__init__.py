@@ -3,8 +3,9 @@
 from dynashard.query.budget import PageBudget
 from dynashard.query.capacity import item_size, query_read_units
 from dynashard.query.cursor import CursorCodec
-from dynashard.query.fanout import FanOutEngine, FanOutQuery, Strategy, client_config
+from dynashard.query.fanout import FanOutEngine, FanOutQuery, Strategy, client_config, page_steps
 from dynashard.query.page import Page, PageStats
+from dynashard.query.reader import Read, StreamRead, Waves
 from dynashard.query.sort_range import Bound, SortKeyRange
 from dynashard.query.streams import Item, Stream
 
@@ -17,10 +18,14 @@ __all__ = [
     "Page",
     "PageBudget",
     "PageStats",
+    "Read",
     "SortKeyRange",
     "Strategy",
     "Stream",
+    "StreamRead",
+    "Waves",
     "client_config",
     "item_size",
+    "page_steps",
     "query_read_units",
 ]
