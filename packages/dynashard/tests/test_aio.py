@@ -18,6 +18,8 @@ from dynashard.limits import RetryPolicy
 from dynashard.testing import FakeQueryClient
 
 CODEC = CursorCodec(b"a" * 32)
+NOW = 1_800_000_000.0
+"""Both engines' clock: a cursor carries when it was made, so equal cursors need one time."""
 STREAM_COUNT = 12
 
 
@@ -55,13 +57,13 @@ def query(**options: Any) -> FanOutQuery:
 
 
 def threaded_walk(fake: FakeQueryClient, first: FanOutQuery) -> list[Page]:
-    with FanOutEngine(fake, CODEC, max_workers=4) as engine:  # type: ignore[arg-type]
+    with FanOutEngine(fake, CODEC, max_workers=4, clock=lambda: NOW) as engine:  # type: ignore[arg-type]
         return walk(engine.page, first)
 
 
 def async_walk(fake: FakeQueryClient, first: FanOutQuery) -> list[Page]:
     async def run() -> list[Page]:
-        engine = AsyncFanOutEngine(AsyncFake(fake), CODEC, max_concurrency=4)  # type: ignore[arg-type]
+        engine = AsyncFanOutEngine(AsyncFake(fake), CODEC, max_concurrency=4, clock=lambda: NOW)  # type: ignore[arg-type]
         pages, cursor = [], first.cursor
         while True:
             page = await engine.page(replace(first, cursor=cursor))
