@@ -30,7 +30,17 @@ from incidents.alerts.models import (
     TriggerAlert,
 )
 from incidents.errors import UnauthorizedError
+from incidents.heartbeats import commands as heartbeats
+from incidents.heartbeats.models import (
+    HEARTBEAT_NAME,
+    Heartbeat,
+    HeartbeatChanges,
+    HeartbeatList,
+    NewHeartbeat,
+    Pong,
+)
 from incidents.incident.commands import load_summary
+from incidents.incident.queries import DEFAULT_LIMIT
 from incidents.models import INCIDENT_ID
 from incidents.store import Caller
 from lambdas.http.admission import admitted, caller
@@ -41,11 +51,13 @@ from lambdas.http.api import (
     no_content,
     route,
 )
+from lambdas.incident_queries import Cursor, Limit
 from lambdas.runtime import store
 
 IntegrationId = Annotated[str, Path(pattern=INTEGRATION_ID)]
 ApiKeyId = Annotated[str, Path(pattern=API_KEY_ID)]
 IncidentId = Annotated[str, Path(pattern=INCIDENT_ID)]
+HeartbeatName = Annotated[str, Path(pattern=HEARTBEAT_NAME)]
 AlertBody = Annotated[TriggerAlert | MoveAlert, Body(discriminator="event_action")]
 
 app = new_resolver()
@@ -87,6 +99,49 @@ def delete_integration(integration_id: IntegrationId) -> Response[None]:
 def rotate_integration_key(integration_id: IntegrationId) -> IntegrationWithKey:
     """A new key; the old one stops working at once."""
     return commands.rotate_key(store(), caller(), integration_id)
+
+
+@route(app, "create_heartbeat")
+def create_heartbeat(body: NewHeartbeat) -> Response[Heartbeat]:
+    """A new heartbeat, watched from now: it expires one interval on unless pinged."""
+    created = heartbeats.create_heartbeat(store(), caller(), body)
+    return answer(app, created, status=201, location=f"/heartbeats/{created.name}")
+
+
+@route(app, "list_heartbeats")
+def list_heartbeats(limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> HeartbeatList:
+    """The account's heartbeats, by name."""
+    return heartbeats.list_heartbeats(store(), caller(), limit=limit, cursor=cursor)
+
+
+@route(app, "get_heartbeat")
+def get_heartbeat(name: HeartbeatName) -> Heartbeat:
+    """One heartbeat: its status, its last ping and when it expires."""
+    return heartbeats.get_heartbeat(store(), caller(), name)
+
+
+@route(app, "update_heartbeat")
+def update_heartbeat(name: HeartbeatName, body: HeartbeatChanges) -> Heartbeat:
+    """Change its interval, or enable or disable it (its expiry moves with it)."""
+    return heartbeats.update_heartbeat(store(), caller(), name, body)
+
+
+@route(app, "delete_heartbeat")
+def delete_heartbeat(name: HeartbeatName) -> Response[None]:
+    """Delete it and its expiry."""
+    heartbeats.delete_heartbeat(store(), caller(), name)
+    return no_content()
+
+
+def ping(name: HeartbeatName) -> Response[Pong]:
+    """Ping it with its integration's key: it expires one interval from now, and an expired
+    heartbeat's incident is resolved. Any of GET, POST, PUT and PATCH (Opsgenie's)."""
+    who, integration = _sender()
+    return answer(app, heartbeats.ping_heartbeat(store(), who, integration.id, name), status=202)
+
+
+for _method in ("get", "post", "put", "patch"):
+    route(app, f"ping_heartbeat_{_method}")(ping)
 
 
 @route(app, "create_api_key")

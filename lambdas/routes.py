@@ -274,6 +274,37 @@ ROUTES: dict[str, Route] = {
     "list_changes": Route(
         "GET", "/changes", Group.INCIDENT_QUERIES, "The account's change log", errors=LIST
     ),
+    "create_heartbeat": Route(
+        "POST", "/heartbeats", Group.ALERTS, "Create a heartbeat", 201, (*CREATE, 404)
+    ),
+    "list_heartbeats": Route(
+        "GET", "/heartbeats", Group.ALERTS, "The account's heartbeats", errors=LIST
+    ),
+    "get_heartbeat": Route(
+        "GET", "/heartbeats/{name}", Group.ALERTS, "Get a heartbeat", errors=LOOKUP
+    ),
+    "update_heartbeat": Route(
+        "PATCH",
+        "/heartbeats/{name}",
+        Group.ALERTS,
+        "Change a heartbeat's interval, or enable or disable it",
+        errors=WRITE,
+    ),
+    "delete_heartbeat": Route(
+        "DELETE", "/heartbeats/{name}", Group.ALERTS, "Delete a heartbeat", 204, LOOKUP
+    ),
+    **{
+        f"ping_heartbeat_{method.lower()}": Route(
+            method,
+            "/heartbeats/{name}/ping",
+            Group.ALERTS,
+            f"Ping a heartbeat ({method}; an integration key, not a user)",
+            202,
+            (*LOOKUP, 409),
+            integration_key=True,
+        )
+        for method in ("GET", "POST", "PUT", "PATCH")
+    },
     "create_api_key": Route(
         "POST", "/api-keys", Group.ALERTS, "Create an API key (people only)", 201, CREATE
     ),

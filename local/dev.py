@@ -57,6 +57,7 @@ from local.events.event_pipeline import record_calls
 from local.events.messaging import REGION, Messaging, create_messaging
 from local.events.queue_journal import QueueJournal
 from local.events.supervised import SupervisedPipeline
+from local.sweep_loop import sweep_loop
 from local.webhook_receiver import RECEIVER_URL
 
 if TYPE_CHECKING:
@@ -270,6 +271,7 @@ def _serve(stack: ExitStack) -> None:
     clock.lap("demo data")
     tokens = callers(accounts)
     stack.enter_context(event_pipeline())
+    stack.enter_context(sweep_loop())
 
     def ready(url: str) -> None:
         tokens_file = os.environ.get("DEV_TOKENS_FILE")

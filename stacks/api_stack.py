@@ -52,6 +52,7 @@ from stacks.permissions import (
 )
 from stacks.shard_maintenance import ShardMaintenance
 from stacks.shared_layer import handler_code, shared_layer
+from stacks.timers import Timers
 
 TIMEOUT = Duration.seconds(10)
 AUTHORIZER_TIMEOUT = Duration.seconds(5)
@@ -158,6 +159,13 @@ class ApiStack(Stack):
             runtime=Runtime(code, layer, config),
             monitoring=self.monitoring,
         )
+        self.timers = Timers(
+            self,
+            "Timers",
+            table=table,
+            runtime=Runtime(code, layer, config),
+            monitoring=self.monitoring,
+        )
         if config.alarm_integration_key_secret:
             AlarmAlerts(
                 self,
@@ -176,7 +184,11 @@ class ApiStack(Stack):
         """The cdk-nag findings this stack accepts, each on its own construct."""
         for role in self.roles.values():
             accept(role, XRAY_WILDCARD)
-        background = [*self.events_out.functions(), *self.shards.functions()]
+        background = [
+            *self.events_out.functions(),
+            *self.shards.functions(),
+            *self.timers.functions(),
+        ]
         for function in [*self.functions.values(), self.authorizer_function, *background]:
             accept(function, PINNED_RUNTIME)
             if function.role and function not in self.functions.values():

@@ -38,9 +38,10 @@ EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 REMOVAL_POLICIES = {"retain": RemovalPolicy.RETAIN, "destroy": RemovalPolicy.DESTROY}
 
 
-SUPPORT_FUNCTIONS = ("authorizer", "shard_mover")
+SUPPORT_FUNCTIONS = ("authorizer", "shard_mover", "sweeper")
 """Functions besides the handler groups whose concurrency a stage bounds: the authorizer
-(one call per token a cache's life) and the scheduled shard mover (one run at a time)."""
+(one call per token a cache's life), the scheduled shard mover and the timers' sweep (one
+run at a time)."""
 
 
 @dataclass(frozen=True)

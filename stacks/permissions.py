@@ -92,6 +92,20 @@ registrations, in one transaction)."""
 SHARD_MOVER_INDEXES = ("GSI1", "GSI2")
 """Participations are sharded on GSI1, the account's lists and events on GSI2."""
 
+SWEEPER_TABLE_ACTIONS = (
+    "dynamodb:ConditionCheckItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+)
+"""The sweep reads and moves its marker and the due index's map, and fires a timer in one
+transaction with its claim (a conditional delete): a heartbeat's expiry reads the
+heartbeat and its integration and opens an incident as a create does (its number, its
+summary, details, copies and event, the team's check) with the heartbeat's move."""
+SWEEPER_INDEXES = ("GSI3",)
+"""The due index: each minute's timers, sharded."""
+
 INDEX_READERS: dict[Group, tuple[str, ...]] = {
     Group.INCIDENT_QUERIES: ("GSI1", "GSI2"),
     Group.INCIDENT_COMMANDS: ("GSI3",),

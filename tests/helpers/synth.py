@@ -17,7 +17,14 @@ from app import build
 from lambdas.routes import Group
 
 CDK_JSON = Path(__file__).resolve().parents[2] / "cdk.json"
-BACKGROUND_FUNCTIONS = ("authorizer", "publisher", "sender", "stream_recovery", "shard_mover")
+BACKGROUND_FUNCTIONS = (
+    "authorizer",
+    "publisher",
+    "sender",
+    "stream_recovery",
+    "shard_mover",
+    "sweeper",
+)
 """Functions beside one per API handler group: the API's authorizer, events out's and the
 shard mover."""
 

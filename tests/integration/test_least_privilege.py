@@ -83,9 +83,10 @@ FUNCTIONS: dict[str, Group | str] = {
     "sender": "lambdas.sender.handler",
     "stream-recovery": "lambdas.stream_recovery.handler",
     "shard-mover": "lambdas.shard_mover.handler",
+    "sweeper": "lambdas.sweeper.handler",
 }
 """Every function: one per API handler group, the API's authorizer, events out's publisher,
-sender and stream recovery, and the shard mover."""
+sender and stream recovery, the shard mover and the timers' sweep."""
 
 
 @pytest.mark.parametrize("name", list(FUNCTIONS))

@@ -171,6 +171,60 @@ def event_index_key(account: str, event_id: str, at: str, count: int) -> tuple[s
     return sharded_key(base, shard, count), build_key(at, event_id, kind="sort")
 
 
+TIMER_SHARDS = 16
+SCHEDULE = "schedule"
+"""The due-time index's own prefix: it spans accounts (only the sweep reads it; no caller's
+request builds its keys), so it is the one partition key that starts with no account."""
+
+
+def timer_key(account: str, kind: str, subject: str) -> tuple[str, str]:
+    """(PK, SK) of a timer: ``<acct>#timer`` over 16 shards by its subject (a busy account's
+    pings spread), ``<kind>#<subject>``: one timer per kind and subject."""
+    base = build_key(account, "timer")
+    sort_key = build_key(kind, subject, kind="sort")
+    shard = calculated_shard(base, sort_key, TIMER_SHARDS)
+    return sharded_key(base, shard, TIMER_SHARDS), sort_key
+
+
+HEARTBEAT_SHARDS = 16
+
+
+def heartbeat_base(account: str) -> str:
+    """``<acct>#heartbeat``: the base of the account's heartbeats' partitions."""
+    return build_key(account, "heartbeat")
+
+
+def heartbeat_key(account: str, name: str) -> tuple[str, str]:
+    """(PK, SK) of a heartbeat: 16 shards by name (each ping writes its heartbeat, so an
+    account's pings spread), ``<name>``."""
+    base = heartbeat_base(account)
+    return sharded_key(base, calculated_shard(base, name, HEARTBEAT_SHARDS), HEARTBEAT_SHARDS), name
+
+
+def schedule_meta() -> ShardMetaKey:
+    """Where the due-time index's shard count lives: one count for every minute's bucket."""
+    return ShardMetaKey.for_tenant(SCHEDULE, build_key(SCHEDULE, "due"))
+
+
+def due_bucket_base(minute: str) -> str:
+    """``schedule#due#<YYYYMMDDHHMM>``: the base of one minute's due timers (GSI3)."""
+    return build_key(SCHEDULE, "due", minute)
+
+
+def due_index_key(minute: str, due_at: str, identity: str, count: int) -> tuple[str, str]:
+    """(GSI3PK, GSI3SK) of a timer due at `due_at` in `minute`, under `count` shards:
+    calculated shard by its `identity`, ``<due_at>#<identity>`` so a bucket reads in due
+    order."""
+    base = due_bucket_base(minute)
+    shard = calculated_shard(base, identity, count)
+    return sharded_key(base, shard, count), f"{due_at}#{identity}"
+
+
+def sweep_marker_key() -> tuple[str, str]:
+    """(PK, SK) of the sweep's progress: the first minute whose bucket it has not finished."""
+    return build_key(SCHEDULE, "sweep"), "marker"
+
+
 WEBHOOK_PREFIX = "wh_"
 WEBHOOK_COUNT_SK = "count"
 DELIVERIES = "deliveries"

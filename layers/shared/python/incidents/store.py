@@ -39,6 +39,9 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 MAX_TRANSACTION_ITEMS = 100
+DUE_POLICY = GrowthPolicy(default_count=16, max_count=256)
+"""Shards of each minute of the due-time index: 16 take a minute of 100,000 pings within a
+partition's write rate; a throttled bucket doubles its count, up to 256."""
 Failure = DomainError | None
 """A transaction operation's label: the error its failed condition raises (None: a
 version conflict)."""
@@ -89,6 +92,8 @@ class Store:
     counts: ShardCounts
     shards: TenantShards
     """Each account's counts of its summaries, state lists and events."""
+    due: ShardCounts
+    """The due-time index's count of shards a minute (`incidents.timers`)."""
     config: ShardConfig = field(default_factory=ShardConfig)
     clock: Callable[[], datetime] = utc_now
     event_retention_days: int | None = None
@@ -232,6 +237,12 @@ def build_store(
         counts=ShardCounts(
             Table(client, table_name, TABLE_SCHEMA),
             policy=participant_policy,
+            on_growth=on_growth,
+            clock=shard_clock,
+        ),
+        due=ShardCounts(
+            Table(client, table_name, TABLE_SCHEMA),
+            policy=DUE_POLICY,
             on_growth=on_growth,
             clock=shard_clock,
         ),

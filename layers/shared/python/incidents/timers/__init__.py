@@ -1,0 +1,1 @@
+"""Timers: due times kept in the table and fired once each by a sweep."""

@@ -1,0 +1,157 @@
+"""The sweep: every due timer fired once, at most a minute and one sweep late.
+
+Each run reads the due buckets from the first minute it has not finished (the marker) to
+the current one, page by page with the fan-out engine (a bucket's shards merged in due
+order, only what is due by now), and fires each timer through its kind's handler. A handler
+fires in one transaction with `schedule.claim`, the timer's conditional delete: a timer
+moved since the index listed it, or fired by an overlapping run, fails its claim and is
+left alone, so a run that dies mid-page loses nothing (the marker has not moved) and
+repeats nothing (the claims are gone). GSI3 is eventually consistent: a timer set a moment
+ago may not be listed yet, so a bucket is read again by every run until its minute is
+`SETTLE` behind, and only then does the marker pass it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+
+from botocore.exceptions import ClientError
+
+from dynashard import FanOutQuery, SortKeyRange, Stream, shard_keys
+from incidents.keys import due_bucket_base, schedule_meta, sweep_marker_key
+from incidents.models import timestamp
+from incidents.store import Store, condition_failed
+from incidents.timers.schedule import Timer, TimerKind, minute_of, timer_from_item
+
+logger = logging.getLogger(__name__)
+
+SETTLE = timedelta(minutes=2)
+"""How long after its minute a bucket is still read: far longer than GSI3 takes to list a
+timer, so none is passed over."""
+PAGE_SIZE = 100
+MINUTE = timedelta(minutes=1)
+
+Fire = Callable[[Store, Timer], bool]
+"""What firing a timer does, in one transaction with its claim; False when the claim
+failed (the timer was moved or fired meanwhile)."""
+
+
+@dataclass
+class SweepReport:
+    """What one run did: timers fired, claims lost, buckets and pages read, how late each
+    fired timer was (seconds), and timers whose handler failed (left for the next run)."""
+
+    fired: int = 0
+    lost: int = 0
+    buckets: int = 0
+    pages: int = 0
+    read_units: float = 0.0
+    late_seconds: list[float] = field(default_factory=list)
+    failed: int = 0
+    finished: bool = True
+    """Whether the run reached the current minute before its deadline."""
+
+
+def sweep(
+    store: Store,
+    now: datetime,
+    handlers: Mapping[TimerKind, Fire],
+    *,
+    deadline: Callable[[], bool] = lambda: False,
+) -> SweepReport:
+    """Fire every timer due by `now`, bucket by bucket from the marker; stop between pages
+    once `deadline()` is true (the next run goes on from the marker)."""
+    run = _Run(store, now, handlers, deadline)
+    settled = minute_of(now - SETTLE)
+    minute = _marker(store, settled)
+    while minute <= minute_of(now):
+        failed_before = run.report.failed
+        if deadline() or not run.bucket(minute):
+            run.report.finished = False
+            return run.report
+        run.report.buckets += 1
+        if minute <= settled and run.report.failed == failed_before:
+            _advance(store, minute)
+        minute = _next(minute)
+    return run.report
+
+
+@dataclass
+class _Run:
+    """One sweep: what it reads with, fires with, and has done."""
+
+    store: Store
+    now: datetime
+    handlers: Mapping[TimerKind, Fire]
+    deadline: Callable[[], bool]
+    report: SweepReport = field(default_factory=SweepReport)
+
+    def bucket(self, minute: str) -> bool:
+        """Fire the bucket's timers due by now, a page at a time; False if the deadline
+        came first."""
+        store = self.store
+        count = store.due.get(schedule_meta()).read_count
+        due_by = SortKeyRange.less_than(f"{timestamp(self.now)}$")  # "<due_at>#..." to now
+        streams = [
+            Stream(store.table_name, "GSI3PK", key, "GSI3SK", index_name="GSI3", sort_range=due_by)
+            for key in shard_keys(due_bucket_base(minute), count)
+        ]
+        query = FanOutQuery(streams=streams, binding=f"sweep#{minute}", limit=PAGE_SIZE)
+        while True:
+            page = store.engine.page(query)
+            self.report.pages += 1
+            self.report.read_units += page.stats.read_units
+            for item in page.items:
+                self.fire(timer_from_item(item))
+            if not page.has_more:
+                return True
+            if self.deadline():
+                return False
+            query = replace(query, cursor=page.next_cursor)
+
+    def fire(self, timer: Timer) -> None:
+        """Fire one timer; one that fails stays due for the next run."""
+        try:
+            fired = self.handlers[timer.kind](self.store, timer)
+        except Exception:  # one timer's failure must not stop the others
+            logger.exception("firing a timer failed", extra={"timer": timer.identity})
+            self.report.failed += 1
+            return
+        if fired:
+            self.report.fired += 1
+            self.report.late_seconds.append((self.now - timer.due_at).total_seconds())
+        else:
+            self.report.lost += 1
+
+
+def _marker(store: Store, settled: str) -> str:
+    """The first minute the sweep has not finished. A table's first run starts `SETTLE`
+    back: the schedule is deployed with the API that sets the timers, so none is due
+    before its first runs."""
+    item = store.get(*sweep_marker_key())
+    return item["minute"]["S"] if item is not None else settled
+
+
+def _advance(store: Store, minute: str) -> None:
+    """Move the marker past `minute`, unless another run moved it first."""
+    pk, sk = sweep_marker_key()
+    try:
+        store.client.put_item(
+            TableName=store.table_name,
+            Item={"PK": {"S": pk}, "SK": {"S": sk}, "Type": {"S": "sweep_marker"},
+                  "minute": {"S": _next(minute)}},
+            ConditionExpression="attribute_not_exists(PK) OR #minute <= :minute",
+            ExpressionAttributeNames={"#minute": "minute"},
+            ExpressionAttributeValues={":minute": {"S": minute}},
+        )  # fmt: skip
+    except ClientError as error:
+        if not condition_failed(error):
+            raise
+
+
+def _next(minute: str) -> str:
+    """The minute after `minute`."""
+    return minute_of(datetime.strptime(minute, "%Y%m%d%H%M").replace(tzinfo=UTC) + MINUTE)

@@ -1,0 +1,213 @@
+"""Heartbeats and the sweep on DynamoDB Local, on a simulated clock: a late heartbeat opens
+one incident per expiry, the next ping resolves it, and no timer fires twice or not at all."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dynashard import GrowthPolicy, ShardCounts, Table
+from incidents.alerts.integrations import create_integration
+from incidents.alerts.models import IntegrationWithKey, NewIntegration
+from incidents.errors import NotFoundError
+from incidents.heartbeats.commands import (
+    create_heartbeat,
+    delete_heartbeat,
+    expire_heartbeat,
+    get_heartbeat,
+    list_heartbeats,
+    ping_heartbeat,
+    update_heartbeat,
+)
+from incidents.heartbeats.models import HeartbeatChanges, HeartbeatStatus, NewHeartbeat
+from incidents.incident.commands import load_summary
+from incidents.models import Status
+from incidents.store import Caller, Store, new_id
+from incidents.table import TABLE_SCHEMA
+from incidents.timers.schedule import TimerKind, read_timer
+from incidents.timers.sweep import SweepReport, sweep
+
+pytestmark = pytest.mark.integration
+T0 = datetime(2027, 1, 15, 9, 0, 30, tzinfo=UTC)
+HANDLERS = {TimerKind.HEARTBEAT: expire_heartbeat}
+
+
+@dataclass
+class World:
+    """A store whose clock a test moves, an account and its integration."""
+
+    store: Store
+    owner: Caller
+    integration: IntegrationWithKey
+    now: datetime = T0
+    incidents: list[str] = field(default_factory=list)
+
+    def at(self, moment: datetime) -> None:
+        self.now = moment
+
+    def sweep(self, moment: datetime, **options: Callable[[], bool]) -> SweepReport:
+        self.at(moment)
+        return sweep(self.store, moment, HANDLERS, **options)
+
+    def ping(self, name: str, moment: datetime) -> str | None:
+        self.at(moment)
+        sender = Caller(self.owner.account_id, self.integration.id)
+        return ping_heartbeat(self.store, sender, self.integration.id, name).resolved_incident_id
+
+
+@pytest.fixture
+def world(store: Store) -> World:
+    owner = Caller(new_id("acct"), new_id("user"))
+    built = World(store, owner, create_integration(store, owner, NewIntegration(name="cron")))
+    store.clock = lambda: built.now
+    return built
+
+
+def new_heartbeat(world: World, name: str = "nightly-backup", **fields: object) -> None:
+    request = NewHeartbeat.model_validate(
+        {"name": name, "interval": 5, "integration_id": world.integration.id, **fields}
+    )
+    create_heartbeat(world.store, world.owner, request)
+
+
+def test_a_late_heartbeat_opens_one_incident_and_the_next_ping_resolves_it(world: World) -> None:
+    new_heartbeat(world)
+    assert world.sweep(T0 + timedelta(minutes=4, seconds=59)).fired == 0
+
+    fired = world.sweep(T0 + timedelta(minutes=5, seconds=1))
+    expired = get_heartbeat(world.store, world.owner, "nightly-backup")
+    assert (fired.fired, expired.status) == (1, HeartbeatStatus.EXPIRED)
+    assert expired.incident_id is not None
+    incident = load_summary(world.store, world.owner, expired.incident_id)
+    assert (incident.title, incident.status) == ("nightly-backup is expired", Status.TRIGGERED)
+    assert world.sweep(T0 + timedelta(minutes=6)).fired == 0, "one incident per expiry"
+
+    assert world.ping("nightly-backup", T0 + timedelta(minutes=7)) == expired.incident_id
+    assert load_summary(world.store, world.owner, expired.incident_id).status is Status.RESOLVED
+    pinged = get_heartbeat(world.store, world.owner, "nightly-backup")
+    assert pinged.status is HeartbeatStatus.ACTIVE
+    assert pinged.expires_at == "2027-01-15T09:12:30.000000Z"
+    assert world.sweep(T0 + timedelta(minutes=12, seconds=1)).fired == 1, "the next expiry"
+
+
+def test_a_ping_moves_the_expiry_one_interval_on(world: World) -> None:
+    new_heartbeat(world)
+    world.ping("nightly-backup", T0 + timedelta(minutes=4))
+    assert world.sweep(T0 + timedelta(minutes=8)).fired == 0
+    assert world.sweep(T0 + timedelta(minutes=9, seconds=1)).fired == 1
+
+
+def test_a_claim_lost_to_a_ping_opens_nothing(world: World) -> None:
+    """The sweep read the timer, then a ping moved it before the claim."""
+    new_heartbeat(world)
+    read = read_timer(world.store, world.owner.account_id, TimerKind.HEARTBEAT, "nightly-backup")
+    assert read is not None
+    world.ping("nightly-backup", T0 + timedelta(minutes=4, seconds=59))
+    world.at(T0 + timedelta(minutes=5, seconds=1))
+    assert not expire_heartbeat(world.store, read)
+    assert get_heartbeat(world.store, world.owner, "nightly-backup").incident_id is None
+
+
+def test_disabled_heartbeats_never_expire_and_deleted_ones_leave_no_timer(world: World) -> None:
+    new_heartbeat(world, "quiet", enabled=False)
+    new_heartbeat(world, "gone")
+    delete_heartbeat(world.store, world.owner, "gone")
+    assert world.sweep(T0 + timedelta(hours=2)).fired == 0
+    update_heartbeat(world.store, world.owner, "quiet", HeartbeatChanges(enabled=True))
+    enabled = get_heartbeat(world.store, world.owner, "quiet")
+    assert enabled.expires_at == "2027-01-15T11:05:30.000000Z"
+    assert world.sweep(T0 + timedelta(hours=2, minutes=6)).fired == 1
+    names = [beat.name for beat in list_heartbeats(world.store, world.owner).items]
+    assert names == ["quiet"]
+
+
+def test_another_integrations_ping_is_a_404(world: World) -> None:
+    new_heartbeat(world)
+    other = create_integration(world.store, world.owner, NewIntegration(name="other"))
+    sender = Caller(world.owner.account_id, other.id)
+    with pytest.raises(NotFoundError):
+        ping_heartbeat(world.store, sender, other.id, "nightly-backup")
+
+
+def test_a_sweep_cut_short_goes_on_from_where_it_stopped(world: World) -> None:
+    world.sweep(T0)  # the schedule has been running: its marker is there
+    for n in range(30):
+        new_heartbeat(world, f"job-{n:02d}", interval=1 + n % 3)
+    pages = iter(range(100))
+    cut = world.sweep(T0 + timedelta(minutes=4), deadline=lambda: next(pages) >= 2)
+    rest = world.sweep(T0 + timedelta(minutes=4))
+    again = world.sweep(T0 + timedelta(minutes=4, seconds=30))
+    assert not cut.finished
+    assert cut.fired + rest.fired == 30
+    assert again.fired == 0
+
+
+@dataclass(frozen=True)
+class Step:
+    """Seconds after the last step, and what happens then."""
+
+    after: int
+    action: str  # "ping", "sweep" or "toggle"
+
+
+STEPS = st.lists(
+    st.builds(
+        Step,
+        after=st.integers(0, 240),
+        action=st.sampled_from(["ping", "sweep", "sweep", "toggle"]),
+    ),
+    min_size=1,
+    max_size=20,
+)
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(steps=STEPS)
+def test_every_due_expiry_fires_once_in_the_sweep_after_it(world: World, steps: list[Step]) -> None:
+    """A model of one heartbeat (3 minutes) driven by random pings, sweeps and toggles on
+    the simulated clock: each sweep fires exactly the expiries the model says are due.
+    (One shard a minute: a sweep reads every minute since the last, and the examples
+    share the table's marker.)"""
+    world.store.due = ShardCounts(
+        Table(world.store.client, world.store.table_name, TABLE_SCHEMA),
+        policy=GrowthPolicy(default_count=1),
+    )
+    name = new_id("beat").lower()
+    world.at(world.now + timedelta(minutes=10))
+    new_heartbeat(world, name, interval=3)
+    due: datetime | None = world.now + timedelta(minutes=3)
+    enabled, expired = True, False
+    for step in steps:
+        moment = world.now + timedelta(seconds=step.after)
+        if step.action == "ping":
+            world.ping(name, moment)
+            expired = False
+            due = moment + timedelta(minutes=3) if enabled else None
+        elif step.action == "toggle":
+            world.at(moment)
+            enabled = not enabled
+            update_heartbeat(world.store, world.owner, name, HeartbeatChanges(enabled=enabled))
+            expired = False  # disabled, then enabled afresh
+            due = moment + timedelta(minutes=3) if enabled else None
+        else:
+            expected = int(due is not None and due <= moment)
+            report = world.sweep(moment)
+            assert report.fired == expected, (step, due, moment)
+            if due is not None and expected:
+                assert report.late_seconds == [(moment - due).total_seconds()]
+            if expected:
+                expired, due = True, None
+    beat = get_heartbeat(world.store, world.owner, name)
+    status = HeartbeatStatus.EXPIRED if expired else HeartbeatStatus.ACTIVE
+    assert beat.status is (status if enabled else HeartbeatStatus.DISABLED)
+    delete_heartbeat(world.store, world.owner, name)  # its timer goes: the next example's own

@@ -1,0 +1,49 @@
+"""The scheduled sweep as deployed (`lambdas.sweeper`), on the API's table: a heartbeat whose
+expiry came due a minute ago is expired by one invocation, and not again by the next."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from incidents.alerts.integrations import create_integration
+from incidents.alerts.models import NewIntegration
+from incidents.heartbeats.commands import create_heartbeat, get_heartbeat
+from incidents.heartbeats.models import HeartbeatStatus, NewHeartbeat
+from incidents.store import Caller, build_store, new_id
+from lambdas import runtime, sweeper
+from local.api.call_log import RUNNING
+from local.api.proxy_events import LocalLambdaContext
+from tests.helpers.api_harness import Api
+from tests.integration.conftest import API_TABLE
+
+pytestmark = pytest.mark.integration
+
+
+def run_the_function() -> dict[str, int]:
+    token = RUNNING.set("sweeper")
+    try:
+        answer: dict[str, int] = sweeper.handler({}, LocalLambdaContext(timeout_seconds=120))
+        return answer
+    finally:
+        RUNNING.reset(token)
+
+
+def test_the_scheduled_sweep_expires_a_late_heartbeat_once(api: Api) -> None:
+    owner = Caller(new_id("acct"), new_id("user"))
+    earlier = build_store(runtime.dynamodb(), API_TABLE, b"s" * 32)
+    two_minutes_ago = datetime.now(UTC) - timedelta(minutes=2)
+    earlier.clock = lambda: two_minutes_ago  # created then: due a minute ago
+    integration = create_integration(earlier, owner, NewIntegration(name="cron"))
+    request = NewHeartbeat(name="hourly-sync", interval=1, integration_id=integration.id)
+    create_heartbeat(earlier, owner, request)
+
+    assert run_the_function()["failed"] == 0
+    expired = get_heartbeat(earlier, owner, "hourly-sync")
+    assert expired.status is HeartbeatStatus.EXPIRED
+    assert expired.incident_id is not None
+
+    assert run_the_function()["failed"] == 0
+    assert get_heartbeat(earlier, owner, "hourly-sync") == expired, "expired once"
+    earlier.engine.close()
