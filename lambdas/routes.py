@@ -351,8 +351,9 @@ SUBJECTS = {
     "users": "teams",
 }
 """The first segment of a path, and the scope subject (``:read`` or ``:write``) it needs."""
-MANAGED = ("webhooks", "integrations")
-"""Path segments whose scope is ``<segment>:manage``, reads and changes alike."""
+MANAGED = {"webhooks": "webhooks", "integrations": "integrations", "heartbeats": "integrations"}
+"""Path segments whose scope is a ``:manage`` one, reads and changes alike (heartbeats are
+pinged with an integration's key, so managing them is managing integrations)."""
 
 
 ALSO_NEEDS = {
@@ -375,11 +376,13 @@ def scopes_of(name: str) -> tuple[str, ...]:
 
 def scope_of(route: Route) -> str | None:
     """The scope an API key needs to call `route`; None: not for API keys (``/me``,
-    ``/api-keys``: people only; ``/alerts``: integration keys). A list of incidents under
+    ``/api-keys``: people only; ``/alerts`` and pings: integration keys). A list of incidents under
     another subject (``/teams/{id}/incidents``) is an incidents read."""
     parts = route.path.split("/")[1:]
+    if route.integration_key:
+        return None
     if parts[0] in MANAGED:
-        return f"{parts[0]}:manage"
+        return f"{MANAGED[parts[0]]}:manage"
     if parts[0] not in SUBJECTS:
         return None
     subject = "incidents" if "incidents" in parts else SUBJECTS[parts[0]]

@@ -29,10 +29,13 @@ EXPECTED = {
     "integrations:manage": {
         "create_integration", "list_integrations", "get_integration", "update_integration",
         "delete_integration", "rotate_integration_key",
+        "create_heartbeat", "list_heartbeats", "get_heartbeat", "update_heartbeat",
+        "delete_heartbeat",
     },
     None: {
         "my_incidents", "my_teams_incidents", "my_teams", "save_profile", "send_alert",
-        "enqueue_event", "enqueue_change",
+        "enqueue_event", "enqueue_change", "ping_heartbeat_get", "ping_heartbeat_post",
+        "ping_heartbeat_put", "ping_heartbeat_patch",
         "create_api_key", "list_api_keys", "get_api_key", "revoke_api_key",
     },
 }  # fmt: skip

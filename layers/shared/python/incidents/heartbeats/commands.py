@@ -19,7 +19,7 @@ from dynashard import FanOutQuery, Stream, shard_keys
 from dynashard.query import Item
 from dynashard.resharding import Operation, Transaction
 from incidents.alerts.integrations import get_integration
-from incidents.errors import DomainError, NotFoundError, VersionConflictError
+from incidents.errors import ConflictError, DomainError, NotFoundError, VersionConflictError
 from incidents.heartbeats.models import (
     Heartbeat,
     HeartbeatChanges,
@@ -44,12 +44,6 @@ EXPIRED_SEVERITY = Severity.SEV2
 heartbeat alerts are P1 by default; a late check is serious, short of an outage)."""
 
 
-class HeartbeatExistsError(DomainError):
-    """A heartbeat of that name exists in the account."""
-
-    code, status = "heartbeat_exists", 409
-
-
 class TimerMovedError(DomainError):
     """The timer was moved or fired since the sweep read it (never leaves this module)."""
 
@@ -70,7 +64,7 @@ def create_heartbeat(store: Store, caller: Caller, request: NewHeartbeat) -> Hea
         incident_id=None,
     )
     put = store.put_operation(_item(caller.account_id, heartbeat), new=True)
-    exists = labelled(put, HeartbeatExistsError(f"heartbeat {request.name} exists"))
+    exists = labelled(put, ConflictError(f"a heartbeat named {request.name} exists"))
     store.transact_growing(partial(_with_expiry, store, caller.account_id, heartbeat, exists))
     return heartbeat
 
