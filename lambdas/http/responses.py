@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from incidents.access.models import API_KEY_ID
 from incidents.alerts.models import INTEGRATION_ID
 from incidents.events_out.webhook_models import WEBHOOK_ID
+from incidents.heartbeats.models import HEARTBEAT_NAME
 from incidents.models import INCIDENT_ID, PARTICIPANT_ID, TEAM_ID, USER_ID
 from lambdas.routes import Route
 
@@ -193,8 +194,9 @@ PATH_PATTERNS = {
     "webhook_id": WEBHOOK_ID,
     "integration_id": INTEGRATION_ID,
     "key_id": API_KEY_ID,
+    "name": HEARTBEAT_NAME,
 }
-"""The pattern of each id in a path, for the example of a malformed one."""
+"""The pattern of each id (or name) in a path, for the example of a malformed one."""
 
 
 def documented_responses(route: Route) -> dict[int, OpenAPIResponse]:
@@ -242,13 +244,13 @@ def example_message(route: Route, status: int) -> str:
 
 
 def _bad_request_message(route: Route) -> str:
-    if route.integration_key:
+    names = [part[1:-1] for part in route.path.split("/") if part.startswith("{")]
+    ids = [name for name in names if name in PATH_PATTERNS]
+    if route.integration_key and not ids:  # an alert's body
         kind = "" if route.path.endswith("/change/enqueue") else ".trigger"
         return f"body{kind}.payload.summary: Field required"
     if 415 in route.errors:  # it takes a JSON body
         return "body: Field required"
-    names = [part[1:-1] for part in route.path.split("/") if part.startswith("{")]
-    ids = [name for name in names if name in PATH_PATTERNS]
     if ids:
         return f"path.{ids[0]}: String should match pattern '{PATH_PATTERNS[ids[0]]}'"
     if names == ["number"]:

@@ -72,11 +72,13 @@ def test_every_route_has_the_request_authorizer_but_the_integration_key_routes(
     assert Counter(m["HttpMethod"] for m in routed) == Counter(r.method for r in ROUTES.values())
     (authorizer_id,) = resources(dev, "AWS::ApiGateway::Authorizer")
     keyed = [m for m in routed if m["AuthorizationType"] == "NONE"]
-    assert [m["HttpMethod"] for m in keyed] == ["POST"] * 3, "the alert and change routes"
+    pings = ["GET", "POST", "PUT", "PATCH"]
+    assert sorted(m["HttpMethod"] for m in keyed) == sorted(["POST"] * 3 + pings)
     assert [r.path for r in ROUTES.values() if r.integration_key] == [
         "/alerts",
         "/v2/enqueue",
         "/v2/change/enqueue",
+        *["/heartbeats/{name}/ping"] * 4,
     ]
     for method in routed:
         assert method["RequestValidatorId"]

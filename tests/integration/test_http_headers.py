@@ -95,6 +95,8 @@ def test_every_201_says_where_what_it_created_is(api: Api, alice: Caller) -> Non
     webhook = api.call("create_webhook", alice, body={"url": "https://hooks.example.com/in"})
     integration = api.call("create_integration", alice, body={"name": "prometheus"})
     api_key = api.call("create_api_key", alice, body={"name": "ci", "scopes": ["teams:read"]})
+    beat = {"name": "nightly", "interval": 1, "integration_id": integration.body.get("id")}
+    heartbeat = api.call("create_heartbeat", alice, body=beat)
     created = {
         "create_incident": (incident, f"/incidents/{incident_id}"),
         "add_note": (note, f"/incidents/{incident_id}/timeline"),
@@ -103,6 +105,7 @@ def test_every_201_says_where_what_it_created_is(api: Api, alice: Caller) -> Non
         "create_webhook": (webhook, f"/webhooks/{webhook.body.get('id')}"),
         "create_integration": (integration, f"/integrations/{integration.body.get('id')}"),
         "create_api_key": (api_key, f"/api-keys/{api_key.body.get('id')}"),
+        "create_heartbeat": (heartbeat, "/heartbeats/nightly"),
     }
     assert set(created) == {name for name, route in ROUTES.items() if route.status == 201}
     for name, (reply, location) in created.items():

@@ -123,6 +123,10 @@ def commonest_mistake(name: str, key: str) -> dict[str, Any]:
     route = ROUTES[name]
     names = [part[1:-1] for part in route.path.split("/") if part.startswith("{")]
     path = {n: new_id(ID_PREFIXES[n]) for n in names if n in ID_PREFIXES}
+    if "name" in names:  # a heartbeat's
+        path["name"] = "nightly"
+    if route.integration_key and path:  # a ping: the key, and a malformed name
+        return {"path": {"name": "-x"}, "headers": {"Authorization": f"Bearer {key}"}}
     if route.integration_key:
         payload = {"source": "db", "severity": "info"}
         body = {
@@ -133,7 +137,7 @@ def commonest_mistake(name: str, key: str) -> dict[str, Any]:
     if 415 in route.errors:
         return {"path": path, "raw_body": ""}
     if path:
-        return {"path": {**path, next(iter(path)): "x"}}
+        return {"path": {**path, next(iter(path)): "-x"}}
     if names == ["number"]:
         return {"path": {"number": "0"}}
     return {"query": {"limit": ["1000"]}}
