@@ -48,7 +48,13 @@ from local.api.call_log import CallFile, CallRecorder
 from local.api.gateway import LocalGateway
 from local.api.server import default_concurrency, serve
 from local.demo.data import DemoAccount, DemoSize, callers, prepare_demo
-from local.demo.integration import DemoKey, demo_api_key, demo_integration
+from local.demo.integration import (
+    DEMO_HEARTBEAT,
+    DemoKey,
+    demo_api_key,
+    demo_heartbeat,
+    demo_integration,
+)
 from local.demo.webhooks import DemoWebhook, receiver_webhook
 from local.engines.clients import create_table, local_client, use_local_credentials
 from local.engines.embedded_dynamodb import MOTO, Engine, backend_from_env, local_engine
@@ -267,6 +273,7 @@ def _serve(stack: ExitStack) -> None:
         demo_integration(store, accounts[0]),
         demo_api_key(store, accounts[0]),
     )
+    demo_heartbeat(store, accounts[0], examples.integration)
     store.engine.close()  # the master holds no threads or clients into the fork
     clock.lap("demo data")
     tokens = callers(accounts)
@@ -330,6 +337,7 @@ def worker_gateway(
             "integration_id": examples.integration.id,
             "routing_key": examples.integration.key,
             "key_id": examples.api_key.id,
+            "name": DEMO_HEARTBEAT,
         }
         if examples
         else None

@@ -47,8 +47,8 @@ class DevProcess:
         return self.process.wait(timeout=STOP_SECONDS)
 
     def master(self) -> int:
-        """gunicorn's master: the child of ``local.dev`` that is neither the engine's JVM nor
-        the event pipeline."""
+        """gunicorn's master: the child of ``local.dev`` that is none of its helpers (the
+        engine's JVM, the event pipeline, the timers' sweep loop)."""
         (pid,) = [pid for pid in children(self.process.pid) if not _helper(pid)]
         return pid
 
@@ -69,7 +69,8 @@ class DevProcess:
 
 def _helper(pid: int) -> bool:
     command = Path(f"/proc/{pid}/cmdline").read_bytes()
-    return b"java" in command or b"local.events.event_pipeline" in command
+    helpers = (b"java", b"local.events.event_pipeline", b"local.sweep_loop")
+    return any(helper in command for helper in helpers)
 
 
 @contextmanager

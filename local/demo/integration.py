@@ -1,6 +1,7 @@
 """``make dev``'s demo machine access for the first demo account: an integration routed to
 its first team, so ``make dev`` can print a key (``$INTEGRATION_KEY``) and a curl line that
-triggers an alert, and an API key (``$API_KEY``, reading incidents). Keys are stored hashed:
+triggers an alert, a heartbeat it pings (`DEMO_HEARTBEAT`, daily, so it never expires
+while you look), and an API key (``$API_KEY``, reading incidents). Keys are stored hashed:
 on a kept table the earlier ``make dev``'s integration (found by its name) gets a new key,
 and its API key is revoked for a new one; the printed keys are the new ones."""
 
@@ -12,10 +13,14 @@ from incidents.access.api_keys import create_api_key, list_api_keys, revoke_api_
 from incidents.access.models import NewApiKey
 from incidents.alerts.integrations import create_integration, list_integrations, rotate_key
 from incidents.alerts.models import NewIntegration
+from incidents.errors import ConflictError
+from incidents.heartbeats.commands import create_heartbeat
+from incidents.heartbeats.models import IntervalUnit, NewHeartbeat
 from incidents.store import Caller, Store
 from local.demo.data import DemoAccount
 
 NAME = "make dev"
+DEMO_HEARTBEAT = "demo-heartbeat"
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,19 @@ def demo_integration(store: Store, account: DemoAccount) -> DemoKey:
     request = NewIntegration(name=NAME, team_id=account.teams[0].id)
     created = create_integration(store, caller, request)
     return DemoKey(created.id, created.key)
+
+
+def demo_heartbeat(store: Store, account: DemoAccount, integration: DemoKey) -> None:
+    """The account's daily heartbeat, pinged with `integration`'s key (kept if it is there)."""
+    caller = Caller(account.account_id, account.users[0].id)
+    request = NewHeartbeat(
+        name=DEMO_HEARTBEAT, interval=1, interval_unit=IntervalUnit.DAYS,
+        integration_id=integration.id,
+    )  # fmt: skip
+    try:
+        create_heartbeat(store, caller, request)
+    except ConflictError:
+        return
 
 
 def demo_api_key(store: Store, account: DemoAccount) -> DemoKey:

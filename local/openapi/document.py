@@ -39,8 +39,8 @@ SECURITY_SCHEME = {
     "IntegrationKey": {
         "type": "http",
         "scheme": "bearer",
-        "description": "An integration's key (ik_…), for POST /alerts only; or send it as "
-        "the body's routing_key, or as the whole Authorization header.",
+        "description": "An integration's key (ik_…), for POST /alerts (or send it as the "
+        "body's routing_key, or as the whole Authorization header) and heartbeat pings.",
     },
 }
 
@@ -162,7 +162,8 @@ def _integration_key_routes(document: dict[str, Any]) -> None:
     for route in ROUTES.values():
         if route.integration_key:
             operation = document["paths"][route.path][route.method.lower()]
-            operation["security"] = [{"IntegrationKey": []}, {}]
+            in_body = route.method == "POST" and "{" not in route.path  # routing_key
+            operation["security"] = [{"IntegrationKey": []}, *([{}] if in_body else [])]
 
 
 SHARED_HEADERS = {**QUOTA_HEADERS, "Retry-After": RETRY_AFTER}
@@ -346,6 +347,13 @@ def _demo_examples(document: dict[str, Any], known: Mapping[str, str]) -> None:
         "links": [{"href": "https://ci.example.com/runs/4812", "text": "the run"}],
     }
     bodies["replay_webhook"] = {"since": NOTHING_YET}
+    bodies["create_heartbeat"] = {
+        "name": "nightly-backup",
+        "interval": 1,
+        "interval_unit": "days",
+        "integration_id": known.get("integration_id", "intg_…"),
+    }
+    bodies["update_heartbeat"] = {"interval": 12, "interval_unit": "hours"}
     for operation_id, operation in _operations(document).items():
         for parameter in operation.get("parameters", []):
             if parameter["in"] not in ("path", "query"):

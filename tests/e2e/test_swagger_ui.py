@@ -20,10 +20,17 @@ pytestmark = [pytest.mark.integration, pytest.mark.browser, pytest.mark.slow]
 WAIT_MS = 120_000
 """An upper bound on waiting for an answer, never reached when the page works: under load a
 render can take long, and the wait ends as soon as the status shows."""
-LAST = ("rotate_integration_key", "delete_integration", "revoke_api_key", "delete_webhook")
-"""Executed after the others, in this order: they rotate the demo integration's key (which
-the alert is prefilled with) and delete it, the demo API key and the demo webhook (as a
-user clicking them would; ``make dev`` makes them again on its next start)."""
+LAST = (
+    "delete_heartbeat",
+    "rotate_integration_key",
+    "delete_integration",
+    "revoke_api_key",
+    "delete_webhook",
+)
+"""Executed after the others, in this order: they delete the demo heartbeat (which the
+pings name), rotate the demo integration's key (which the alert is prefilled with) and
+delete it, the demo API key and the demo webhook (as a user clicking them would; ``make
+dev`` makes them again on its next start)."""
 
 
 def execute(operation: Locator) -> tuple[str, str]:
@@ -50,6 +57,10 @@ def test_every_operation_executes_with_its_prefilled_values(local_api: LocalApi)
         page.locator(".opblock").first.wait_for()
         page.evaluate(
             "token => ui.preauthorizeApiKey('Authorization', token)", local_api.token(0, 0)
+        )
+        page.evaluate(  # the pings' scheme: the demo integration's key
+            "key => ui.preauthorizeApiKey('IntegrationKey', key)",
+            local_api.variables["INTEGRATION_KEY"],
         )
         operations = {
             (operation.get_attribute("id") or "").rsplit("-", 1)[-1]: operation
