@@ -111,6 +111,7 @@ bench: $(STAMP)
 	$(PY) -m bench.key_quota
 	$(PY) -m bench.cold_start
 	$(PY) -m bench.sync_async
+	$(PY) -m bench.timers
 
 STAGE ?= dev
 

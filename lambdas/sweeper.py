@@ -43,7 +43,7 @@ def record(report: SweepReport) -> None:
     logger.info(
         "sweep",
         extra={"fired": report.fired, "lost": report.lost, "failed": report.failed,
-               "buckets": report.buckets, "pages": report.pages, "finished": report.finished,
+               "buckets": report.buckets, "queries": report.requests, "finished": report.finished,
                "latest_seconds": latest},
     )  # fmt: skip
     metrics.add_metric(name="TimersFired", unit=MetricUnit.Count, value=report.fired)

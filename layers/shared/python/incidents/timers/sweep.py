@@ -1,8 +1,10 @@
 """The sweep: every due timer fired once, at most a minute and one sweep late.
 
 Each run reads the due buckets from the first minute it has not finished (the marker) to
-the current one, page by page with the fan-out engine (a bucket's shards merged in due
-order, only what is due by now), and fires each timer through its kind's handler. A handler
+the current one with the fan-out engine's ``parallel`` strategy (every shard of a minute
+at once, to its end, only what is due by now: one Query a shard per 1,000 timers, no merge
+to pay for, since firing needs no order), and fires each timer through its kind's
+handler. A handler
 fires in one transaction with `schedule.claim`, the timer's conditional delete: a timer
 moved since the index listed it, or fired by an overlapping run, fails its claim and is
 left alone, so a run that dies mid-page loses nothing (the marker has not moved) and
@@ -15,12 +17,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from botocore.exceptions import ClientError
 
-from dynashard import FanOutQuery, SortKeyRange, Stream, shard_keys
+from dynashard import SortKeyRange, Stream, shard_keys
+from dynashard.query import PageStats
 from incidents.keys import due_bucket_base, schedule_meta, sweep_marker_key
 from incidents.models import timestamp
 from incidents.store import Store, condition_failed
@@ -31,7 +34,8 @@ logger = logging.getLogger(__name__)
 SETTLE = timedelta(minutes=2)
 """How long after its minute a bucket is still read: far longer than GSI3 takes to list a
 timer, so none is passed over."""
-PAGE_SIZE = 100
+PAGE_SIZE = 1000
+"""Timers a Query of one shard asks for (DynamoDB's 1 MB comes first for large ones)."""
 MINUTE = timedelta(minutes=1)
 
 Fire = Callable[[Store, Timer], bool]
@@ -41,14 +45,15 @@ failed (the timer was moved or fired meanwhile)."""
 
 @dataclass
 class SweepReport:
-    """What one run did: timers fired, claims lost, buckets and pages read, how late each
-    fired timer was (seconds), and timers whose handler failed (left for the next run)."""
+    """What one run did: timers fired, claims lost, buckets read (their Queries and read
+    units), how late each fired timer was (seconds), and timers whose handler failed (left
+    for the next run)."""
 
     fired: int = 0
     lost: int = 0
     buckets: int = 0
-    pages: int = 0
     read_units: float = 0.0
+    requests: int = 0
     late_seconds: list[float] = field(default_factory=list)
     failed: int = 0
     finished: bool = True
@@ -62,7 +67,7 @@ def sweep(
     *,
     deadline: Callable[[], bool] = lambda: False,
 ) -> SweepReport:
-    """Fire every timer due by `now`, bucket by bucket from the marker; stop between pages
+    """Fire every timer due by `now`, bucket by bucket from the marker; stop between timers
     once `deadline()` is true (the next run goes on from the marker)."""
     run = _Run(store, now, handlers, deadline)
     settled = minute_of(now - SETTLE)
@@ -90,8 +95,7 @@ class _Run:
     report: SweepReport = field(default_factory=SweepReport)
 
     def bucket(self, minute: str) -> bool:
-        """Fire the bucket's timers due by now, a page at a time; False if the deadline
-        came first."""
+        """Fire the bucket's timers due by now; False if the deadline came first."""
         store = self.store
         count = store.due.get(schedule_meta()).read_count
         due_by = SortKeyRange.less_than(f"{timestamp(self.now)}$")  # "<due_at>#..." to now
@@ -99,18 +103,18 @@ class _Run:
             Stream(store.table_name, "GSI3PK", key, "GSI3SK", index_name="GSI3", sort_range=due_by)
             for key in shard_keys(due_bucket_base(minute), count)
         ]
-        query = FanOutQuery(streams=streams, binding=f"sweep#{minute}", limit=PAGE_SIZE)
-        while True:
-            page = store.engine.page(query)
-            self.report.pages += 1
-            self.report.read_units += page.stats.read_units
-            for item in page.items:
+        stats = PageStats(streams=len(streams))
+        items = store.engine.read_all(streams, page_size=PAGE_SIZE, stats=stats)
+        try:
+            for item in items:
                 self.fire(timer_from_item(item))
-            if not page.has_more:
-                return True
-            if self.deadline():
-                return False
-            query = replace(query, cursor=page.next_cursor)
+                if self.deadline():
+                    return False
+        finally:
+            items.close()
+            self.report.requests += stats.requests
+            self.report.read_units += stats.read_units
+        return True
 
     def fire(self, timer: Timer) -> None:
         """Fire one timer; one that fails stays due for the next run."""

@@ -18,7 +18,7 @@ from dynashard.aio.steps import Sleep, drive, read_stream
 from dynashard.limits.retry import RetryPolicy
 from dynashard.query.cursor import CursorCodec
 from dynashard.query.fanout import FanOutQuery, page_steps
-from dynashard.query.page import Page
+from dynashard.query.page import Page, PageStats
 from dynashard.query.reader import Read, StreamRead
 from dynashard.query.streams import Item, Stream
 
@@ -74,7 +74,8 @@ class AsyncFanOutEngine:
         )
 
     def read_all(
-        self, streams: Sequence[Stream], page_size: int = 1000
+        self, streams: Sequence[Stream], page_size: int = 1000, stats: PageStats | None = None
     ) -> AsyncGenerator[Item, None]:
-        """Every item of every stream, concurrently, unordered (the ``parallel`` strategy)."""
-        return read_all(self._read, streams, page_size)
+        """Every item of every stream, concurrently, unordered (the ``parallel`` strategy);
+        what the reads cost is added to `stats` as they arrive."""
+        return read_all(self._read, streams, page_size, stats)

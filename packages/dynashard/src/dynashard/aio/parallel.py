@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 
+from dynashard.query.page import PageStats
 from dynashard.query.reader import Read, StreamRead
 from dynashard.query.streams import Item, Stream
 
@@ -17,11 +18,11 @@ ReadOne = Callable[[Read], Awaitable[StreamRead]]
 
 
 async def read_all(
-    read: ReadOne, streams: Sequence[Stream], page_size: int = 1000
+    read: ReadOne, streams: Sequence[Stream], page_size: int = 1000, stats: PageStats | None = None
 ) -> AsyncGenerator[Item, None]:
     """Every item of every stream, yielded as each DynamoDB page arrives (`read` runs one
     page of one stream, within the engine's bound on Queries in flight)."""
-    arrivals: asyncio.Queue[list[Item] | BaseException | None] = asyncio.Queue(maxsize=64)
+    arrivals: asyncio.Queue[StreamRead | BaseException | None] = asyncio.Queue(maxsize=64)
 
     async def drain(index: int, stream: Stream) -> None:
         try:
@@ -30,7 +31,7 @@ async def read_all(
                 page = await read(
                     Read(index, stream, stream.sort_range, False, page_size, start_key)
                 )
-                await arrivals.put(page.items)
+                await arrivals.put(page)
                 start_key = page.last_evaluated_key
                 if start_key is None:
                     break
@@ -49,7 +50,9 @@ async def read_all(
             elif isinstance(arrival, BaseException):
                 raise arrival  # a failed stream fails the whole read, at once
             else:
-                for item in arrival:
+                if stats is not None:
+                    arrival.record(stats)
+                for item in arrival.items:
                     yield item
     finally:
         for task in tasks:

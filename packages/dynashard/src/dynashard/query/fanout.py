@@ -210,7 +210,8 @@ class FanOutEngine:
         return [future.result() for future in futures]
 
     def read_all(
-        self, streams: Sequence[Stream], page_size: int = 1000
+        self, streams: Sequence[Stream], page_size: int = 1000, stats: PageStats | None = None
     ) -> Generator[Item, None, None]:
-        """Every item of every stream, concurrently, unordered (the ``parallel`` strategy)."""
-        return read_all(self._client, self._executor, self._retry, streams, page_size)
+        """Every item of every stream, concurrently, unordered (the ``parallel`` strategy);
+        what the reads cost is added to `stats` as they arrive."""
+        return read_all(self._client, self._executor, self._retry, streams, page_size, stats=stats)

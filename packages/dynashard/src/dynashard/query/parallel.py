@@ -15,7 +15,8 @@ from contextvars import copy_context
 from typing import TYPE_CHECKING
 
 from dynashard.limits.retry import RetryPolicy
-from dynashard.query.reader import Read, read_stream
+from dynashard.query.page import PageStats
+from dynashard.query.reader import Read, StreamRead, read_stream
 from dynashard.query.streams import Item, Stream
 
 if TYPE_CHECKING:
@@ -28,6 +29,8 @@ def read_all(
     retry: RetryPolicy,
     streams: Sequence[Stream],
     page_size: int = 1000,
+    *,
+    stats: PageStats | None = None,
 ) -> Generator[Item, None, None]:
     """Every item of every stream, yielded as each DynamoDB page arrives.
 
@@ -36,7 +39,7 @@ def read_all(
     callback registered on an already finished future runs on the registering thread: put
     into a full queue from the consumer, it would wait for itself.)
     """
-    arrivals: queue.Queue[list[Item] | _End] = queue.Queue(maxsize=64)
+    arrivals: queue.Queue[StreamRead | _End] = queue.Queue(maxsize=64)
     stop = threading.Event()
 
     def drain(index: int, stream: Stream) -> None:
@@ -49,7 +52,7 @@ def read_all(
                     retry,
                     Read(index, stream, stream.sort_range, False, page_size, start_key),
                 )
-                _put(arrivals, read.items, stop)
+                _put(arrivals, read, stop)
                 start_key = read.last_evaluated_key
                 if start_key is None:
                     return
@@ -70,7 +73,9 @@ def read_all(
                 if arrival.error is not None:
                     raise arrival.error  # a failed stream fails the whole read, at once
             else:
-                yield from arrival
+                if stats is not None:  # counted here, on the one consuming thread
+                    arrival.record(stats)
+                yield from arrival.items
     finally:
         stop.set()
 
@@ -83,7 +88,7 @@ class _End:
 
 
 def _put(
-    arrivals: queue.Queue[list[Item] | _End], value: list[Item] | _End, stop: threading.Event
+    arrivals: queue.Queue[StreamRead | _End], value: StreamRead | _End, stop: threading.Event
 ) -> None:
     """Put unless the consumer has gone (it stops taking once `stop` is set)."""
     while not stop.is_set():
