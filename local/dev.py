@@ -145,8 +145,8 @@ class Examples:
 def example_variables(url: str, account: DemoAccount, examples: Examples) -> dict[str, str]:
     """The shell variables the README's and the docs' examples use, as ``make dev`` sets
     them: the first user of the first account, a team of theirs, an incident of theirs,
-    their webhook to the local receiver and its secret, an integration's key, an API key
-    that reads incidents."""
+    their webhook to the local receiver and its secret, an integration and its key, an API
+    key that reads incidents."""
     return {
         "API": url,
         "TOKEN": next(iter(account.tokens)),
@@ -156,6 +156,7 @@ def example_variables(url: str, account: DemoAccount, examples: Examples) -> dic
         "COLLEAGUE": account.users[1].id,
         "WEBHOOK": examples.webhook.id,
         "WEBHOOK_SECRET": examples.webhook.secret,
+        "INTEGRATION": examples.integration.id,
         "INTEGRATION_KEY": examples.integration.key,
         "API_KEY": examples.api_key.key,
     }

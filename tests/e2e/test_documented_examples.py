@@ -1,7 +1,7 @@
-"""Every curl example in the README and the API and alerts pages runs as printed against
-``make dev``'s demo data, with the variables ``make dev`` prints (``export API=… TOKEN=…
-TEAM=…``): each command must succeed (a 4xx or 5xx fails it, curl's ``--fail-with-body``)
-and answer JSON.
+"""Every curl example in the README and the API, timeline, events, alerts and on-call pages
+runs as printed against ``make dev``'s demo data, with the variables ``make dev`` prints
+(``export API=… TOKEN=… TEAM=…``): each command must succeed (a 4xx or 5xx fails it,
+curl's ``--fail-with-body``) and answer JSON.
 The README's receiver line runs as printed too, and prints the test delivery it verified."""
 
 from __future__ import annotations
@@ -22,7 +22,14 @@ from tests.helpers.deliveries import wait_for
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = ["README.md", "docs/api.md", "docs/timeline.md", "docs/events.md", "docs/alerts.md"]
+PAGES = [
+    "README.md",
+    "docs/api.md",
+    "docs/timeline.md",
+    "docs/events.md",
+    "docs/alerts.md",
+    "docs/on-call.md",
+]
 SHELL_BLOCK = re.compile(r"```(?:bash|sh)\n(.*?)```", re.DOTALL)
 MARK = "-----8<-----"
 STRICT_CURL = """

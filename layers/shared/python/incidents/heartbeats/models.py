@@ -17,6 +17,8 @@ HeartbeatName = Annotated[str, StringConstraints(pattern=HEARTBEAT_NAME)]
 IntegrationId = Annotated[str, StringConstraints(pattern=INTEGRATION_ID)]
 MAX_INTERVAL = timedelta(days=366)
 """A heartbeat checks in at least yearly: a longer interval is a mistake, not a heartbeat."""
+MAX_INTERVAL_NUMBER = int(MAX_INTERVAL.total_seconds() // 60)
+"""The largest interval in any unit (366 days in minutes); the unit then bounds it again."""
 
 
 class IntervalUnit(StrEnum):
@@ -42,7 +44,8 @@ class HeartbeatStatus(StrEnum):
     """Not watched: it never expires."""
 
 
-def _checked(interval: int, unit: IntervalUnit) -> None:
+def check_interval(interval: int, unit: IntervalUnit) -> None:
+    """ValueError for an interval longer than `MAX_INTERVAL`."""
     if unit.of(interval) > MAX_INTERVAL:
         raise ValueError(f"interval: at most {MAX_INTERVAL.days} days")
 
@@ -54,7 +57,7 @@ class NewHeartbeat(BaseModel):
 
     name: HeartbeatName
     """Unique in the account; the ping's path names it."""
-    interval: int = Field(ge=1)
+    interval: int = Field(ge=1, le=MAX_INTERVAL_NUMBER)
     interval_unit: IntervalUnit = IntervalUnit.MINUTES
     integration_id: IntegrationId
     """Whose key pings it, and whose team its expiry incident goes to."""
@@ -62,7 +65,7 @@ class NewHeartbeat(BaseModel):
 
     @model_validator(mode="after")
     def _bounded(self) -> NewHeartbeat:
-        _checked(self.interval, self.interval_unit)
+        check_interval(self.interval, self.interval_unit)
         return self
 
 
@@ -71,7 +74,7 @@ class HeartbeatChanges(BaseModel):
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1})
 
-    interval: int | None = Field(default=None, ge=1)
+    interval: int | None = Field(default=None, ge=1, le=MAX_INTERVAL_NUMBER)
     interval_unit: IntervalUnit | None = None
     enabled: bool | None = None
 
