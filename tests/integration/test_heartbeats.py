@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dynashard import GrowthPolicy, ShardCounts, Table
-from incidents.alerts.integrations import create_integration
+from incidents.alerts.integrations import create_integration, delete_integration
 from incidents.alerts.models import IntegrationWithKey, NewIntegration
 from incidents.errors import NotFoundError
 from incidents.heartbeats.commands import (
@@ -26,7 +26,7 @@ from incidents.heartbeats.commands import (
 )
 from incidents.heartbeats.models import HeartbeatChanges, HeartbeatStatus, NewHeartbeat
 from incidents.incident.commands import load_summary
-from incidents.models import Status
+from incidents.models import Severity, Status
 from incidents.store import Caller, Store, new_id
 from incidents.table import TABLE_SCHEMA
 from incidents.timers.schedule import TimerKind, read_timer
@@ -124,6 +124,15 @@ def test_disabled_heartbeats_never_expire_and_deleted_ones_leave_no_timer(world:
     assert world.sweep(T0 + timedelta(hours=2, minutes=6)).fired == 1
     names = [beat.name for beat in list_heartbeats(world.store, world.owner).items]
     assert names == ["quiet"]
+
+
+def test_a_heartbeat_whose_integration_was_deleted_still_expires(world: World) -> None:
+    new_heartbeat(world)
+    delete_integration(world.store, world.owner, world.integration.id)
+    assert world.sweep(T0 + timedelta(minutes=5, seconds=1)).fired == 1
+    expired = get_heartbeat(world.store, world.owner, "nightly-backup")
+    assert expired.incident_id is not None
+    assert load_summary(world.store, world.owner, expired.incident_id).severity is Severity.SEV2
 
 
 def test_another_integrations_ping_is_a_404(world: World) -> None:

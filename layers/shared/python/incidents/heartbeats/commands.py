@@ -192,13 +192,17 @@ def expire_heartbeat(store: Store, timer: Timer) -> bool:
         return False
     current = _heartbeat(item)
     integration = Caller(timer.account, current.integration_id)
-    details = get_integration(store, integration, current.integration_id)
+    try:
+        routed = get_integration(store, integration, current.integration_id)
+        severity, teams = routed.default_severity, [routed.team_id] if routed.team_id else []
+    except NotFoundError:  # deleted since: the expiry still opens its incident, unrouted
+        severity, teams = None, []
     request = CreateIncident(
         title=f"{current.name} is expired",
-        severity=details.default_severity or EXPIRED_SEVERITY,
+        severity=severity or EXPIRED_SEVERITY,
         details={"heartbeat": {"name": current.name, "expired_at": timestamp(timer.due_at),
                                "last_ping_at": current.last_ping_at}},
-        teams=[details.team_id] if details.team_id else [],
+        teams=teams,
     )  # fmt: skip
     moved = TimerMovedError("the heartbeat's expiry moved")
 
