@@ -59,13 +59,6 @@ class TooManyParticipantsError(DomainError):
     code, status = "too_many_participants", 400
 
 
-class InvalidChangeError(DomainError):
-    """A change well formed alone but not with what is stored (a heartbeat's interval that
-    its new unit makes longer than a heartbeat's longest)."""
-
-    code, status = "validation_error", 400
-
-
 class InvalidFilterError(DomainError):
     """List filters that select nothing by construction: a time window holding no instant
     (``since`` not before ``until``), a status outside the list's state."""

@@ -22,7 +22,6 @@ from incidents.alerts.integrations import get_integration
 from incidents.errors import (
     ConflictError,
     DomainError,
-    InvalidChangeError,
     NotFoundError,
     VersionConflictError,
 )
@@ -33,7 +32,6 @@ from incidents.heartbeats.models import (
     HeartbeatStatus,
     NewHeartbeat,
     Pong,
-    check_interval,
 )
 from incidents.incident.commands import update_incident
 from incidents.incident.create import create_incident
@@ -109,10 +107,6 @@ def update_heartbeat(
         current = get_heartbeat(store, caller, name)
         fields = changes.model_dump(exclude_unset=True)
         changed = current.model_copy(update=fields)
-        try:
-            check_interval(changed.interval, changed.interval_unit)
-        except ValueError as error:
-            raise InvalidChangeError(str(error)) from None
         now = store.clock()
         if not changed.enabled:
             changed = changed.model_copy(
