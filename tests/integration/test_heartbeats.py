@@ -27,9 +27,10 @@ from incidents.heartbeats.commands import (
 from incidents.heartbeats.models import HeartbeatChanges, HeartbeatStatus, NewHeartbeat
 from incidents.incident.commands import load_summary
 from incidents.models import Severity, Status
+from incidents.models import parse_timestamp as parse
 from incidents.store import Caller, Store, new_id
 from incidents.table import TABLE_SCHEMA
-from incidents.timers.schedule import TimerKind, read_timer
+from incidents.timers.schedule import Timer, TimerKind
 from incidents.timers.sweep import SweepReport, sweep
 
 pytestmark = pytest.mark.integration
@@ -105,8 +106,9 @@ def test_a_ping_moves_the_expiry_one_interval_on(world: World) -> None:
 def test_a_claim_lost_to_a_ping_opens_nothing(world: World) -> None:
     """The sweep read the timer, then a ping moved it before the claim."""
     new_heartbeat(world)
-    read = read_timer(world.store, world.owner.account_id, TimerKind.HEARTBEAT, "nightly-backup")
-    assert read is not None
+    due = get_heartbeat(world.store, world.owner, "nightly-backup").expires_at
+    assert due is not None
+    read = Timer(world.owner.account_id, TimerKind.HEARTBEAT, "nightly-backup", parse(due))
     world.ping("nightly-backup", T0 + timedelta(minutes=4, seconds=59))
     world.at(T0 + timedelta(minutes=5, seconds=1))
     assert not expire_heartbeat(world.store, read)

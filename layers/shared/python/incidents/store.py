@@ -40,8 +40,8 @@ if TYPE_CHECKING:
 
 MAX_TRANSACTION_ITEMS = 100
 DUE_POLICY = GrowthPolicy(default_count=16, max_count=256)
-"""Shards of each minute of the due-time index: 16 take a minute of 100,000 pings within a
-partition's write rate; a throttled bucket doubles its count, up to 256."""
+"""Shards of each minute of the due-time index: a busy minute's timers spread over 16
+partitions from the start, and a throttled bucket doubles its count, up to 256."""
 Failure = DomainError | None
 """A transaction operation's label: the error its failed condition raises (None: a
 version conflict)."""

@@ -108,9 +108,3 @@ def timer_from_item(item: Item) -> Timer:
         subject=values["subject"],
         due_at=datetime.fromisoformat(values["due_at"]),
     )
-
-
-def read_timer(store: Store, account: str, kind: TimerKind, subject: str) -> Timer | None:
-    """A subject's timer of `kind` as set now (strongly consistent), None if none is."""
-    item = store.get(*timer_key(account, kind.value, subject))
-    return None if item is None else timer_from_item(item)
