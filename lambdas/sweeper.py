@@ -1,6 +1,7 @@
 """The scheduled sweep (`incidents.timers.sweep`): each minute it fires every timer that has
-come due, once, until its invocation runs short of time (the next run goes on from where it
-stopped). One log line a run, and how many timers fired and how late they were as metrics.
+come due (heartbeat expiries, incidents' auto-resolves), once, until its invocation runs
+short of time (the next run goes on from where it stopped). One log line a run, and how many
+timers fired and how late they were as metrics.
 """
 
 from __future__ import annotations
@@ -11,12 +12,16 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from incidents.alerts.lifecycle import auto_resolve
 from incidents.heartbeats.commands import expire_heartbeat
 from incidents.timers.schedule import TimerKind
 from incidents.timers.sweep import Fire, SweepReport, sweep
 from lambdas.runtime import logger, metrics, store_without_cursors, tracer
 
-HANDLERS: dict[TimerKind, Fire] = {TimerKind.HEARTBEAT: expire_heartbeat}
+HANDLERS: dict[TimerKind, Fire] = {
+    TimerKind.HEARTBEAT: expire_heartbeat,
+    TimerKind.AUTO_RESOLVE: auto_resolve,
+}
 """What firing each kind of timer does."""
 STOP_SECONDS = 10.0
 """Time left at which a run stops between pages: a page's timers fire within it."""

@@ -97,12 +97,15 @@ SWEEPER_TABLE_ACTIONS = (
     "dynamodb:DeleteItem",
     "dynamodb:GetItem",
     "dynamodb:PutItem",
+    "dynamodb:Query",
     "dynamodb:UpdateItem",
 )
 """The sweep reads and moves its marker and the due index's map, and fires a timer in one
 transaction with its claim (a conditional delete): a heartbeat's expiry reads the
 heartbeat and its integration and opens an incident as a create does (its number, its
-summary, details, copies and event, the team's check) with the heartbeat's move."""
+summary, details, copies and event, the team's check) with the heartbeat's move; an
+auto-resolve resolves an incident as an update does (its summary and event, then its
+participants' copies, queried)."""
 SWEEPER_INDEXES = ("GSI3",)
 """The due index: each minute's timers, sharded."""
 

@@ -1,5 +1,6 @@
 """The scheduled sweep as deployed (`lambdas.sweeper`), on the API's table: a heartbeat whose
-expiry came due a minute ago is expired by one invocation, and not again by the next."""
+expiry came due a minute ago is expired by one invocation, and not again by the next; an
+incident whose integration's auto-resolve came due is resolved."""
 
 from __future__ import annotations
 
@@ -7,11 +8,16 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from incidents.alerts.integrations import create_integration
-from incidents.alerts.models import NewIntegration
+from incidents.alerts.ingest import ingest_alert
+from incidents.alerts.integrations import authenticate, create_integration
+from incidents.alerts.models import ALERT_EVENTS, NewIntegration
 from incidents.heartbeats.commands import create_heartbeat, get_heartbeat
 from incidents.heartbeats.models import HeartbeatStatus, NewHeartbeat
+from incidents.incident.commands import load_summary
+from incidents.models import Status
+from incidents.requests import CreateTeam
 from incidents.store import Caller, build_store, new_id
+from incidents.team_commands import create_team
 from lambdas import runtime, sweeper
 from local.api.call_log import RUNNING
 from local.api.proxy_events import LocalLambdaContext
@@ -30,12 +36,34 @@ def run_the_function() -> dict[str, int]:
         RUNNING.reset(token)
 
 
+def test_the_scheduled_sweep_resolves_an_incident_its_alerts_stopped_for(api: Api) -> None:
+    owner = Caller(new_id("acct"), new_id("user"))
+    earlier = build_store(runtime.dynamodb(), API_TABLE, b"s" * 32)
+    two_minutes_ago = datetime.now(UTC) - timedelta(minutes=2)
+    earlier.clock = lambda: two_minutes_ago  # the alert then: its timeout a minute ago
+    created = create_integration(
+        earlier, owner, NewIntegration(name="cron", auto_resolve_timeout=60)
+    )
+    caller, integration = authenticate(earlier, created.key)
+    alert = ALERT_EVENTS.validate_python(
+        {"event_action": "trigger", "dedup_key": "db-1/disk",
+         "payload": {"summary": "disk full", "source": "db-1", "severity": "error"}}
+    )  # fmt: skip
+    opened = ingest_alert(earlier, caller, integration, alert).incident_id
+    assert opened is not None
+
+    assert run_the_function()["failed"] == 0
+    assert load_summary(earlier, owner, opened).status is Status.RESOLVED
+    earlier.engine.close()
+
+
 def test_the_scheduled_sweep_expires_a_late_heartbeat_once(api: Api) -> None:
     owner = Caller(new_id("acct"), new_id("user"))
     earlier = build_store(runtime.dynamodb(), API_TABLE, b"s" * 32)
     two_minutes_ago = datetime.now(UTC) - timedelta(minutes=2)
     earlier.clock = lambda: two_minutes_ago  # created then: due a minute ago
-    integration = create_integration(earlier, owner, NewIntegration(name="cron"))
+    team = create_team(earlier, owner, CreateTeam(name="Backups"))  # the expiry is routed
+    integration = create_integration(earlier, owner, NewIntegration(name="cron", team_id=team.id))
     request = NewHeartbeat(name="hourly-sync", interval=1, integration_id=integration.id)
     create_heartbeat(earlier, owner, request)
 

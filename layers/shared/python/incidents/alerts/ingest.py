@@ -66,6 +66,7 @@ from incidents.timeline.events import (
     pause_before_retry,
     require_counted,
 )
+from incidents.timers.schedule import Timer, TimerKind, set_timer
 
 KEY_SHARDS = 16
 KEY_BYTES = 255
@@ -227,6 +228,7 @@ def _open(
             (_seen_put(store, key.account, digest, answer, gone),
              SeenError("this alert was counted")),
             (_counter(store).add(_count_base(key.account, summary.id)), None),
+            *_auto_resolve(key, summary.id),
         ]  # fmt: skip
 
     incident = create_incident(store, key.caller, request, also=claim)
@@ -254,7 +256,12 @@ def _join(
     }
     try:
         store.transact(
-            [_seen_put(store, key.account, digest, answer), _counter(store).add(base), still_open],
+            [
+                _seen_put(store, key.account, digest, answer),
+                _counter(store).add(base),
+                still_open,
+                *[timer for timer, _ in _auto_resolve(key, state.incident_id)],
+            ],
             [SeenError("this alert was counted"), None, ResolvedMeanwhileError("resolved")],
         )
     except SeenError:
@@ -322,6 +329,17 @@ def _move_once(key: AlertKey, alert: MoveAlert) -> AlertAccepted:
         update_incident(key.store, key.caller, state.incident_id, change, current.version)
     done = AlertStatus.RESOLVED if resolve else AlertStatus.ACKNOWLEDGED
     return key.answer(done, state.incident_id)
+
+
+def _auto_resolve(key: AlertKey, incident_id: str) -> list[tuple[Item, DomainError | None]]:
+    """The Put that sets (or moves on) the incident's auto-resolve timer, in the alert's
+    transaction, if its integration has an ``auto_resolve_timeout``."""
+    timeout = key.integration.auto_resolve_timeout
+    if timeout is None:
+        return []
+    due = key.store.clock() + timedelta(seconds=timeout)
+    timer = Timer(key.account, TimerKind.AUTO_RESOLVE, incident_id, due)
+    return [(set_timer(key.store, timer).request, None)]
 
 
 def _open_at(key: AlertKey, state: KeyState | None) -> str | None:

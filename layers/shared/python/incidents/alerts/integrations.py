@@ -26,7 +26,15 @@ from incidents.store import Caller, Store, new_id
 
 KEY_PREFIX = "ik_"
 KIND = "integrationkey"
-STORED = ("name", "team_id", "default_severity", "key_hint", "created_at", "last_used_at")
+STORED = (
+    "name",
+    "team_id",
+    "default_severity",
+    "auto_resolve_timeout",
+    "key_hint",
+    "created_at",
+    "last_used_at",
+)
 
 
 def integrations_partition(account: str) -> str:
@@ -43,6 +51,7 @@ def create_integration(store: Store, caller: Caller, request: NewIntegration) ->
         name=request.name,
         team_id=request.team_id,
         default_severity=request.default_severity,
+        auto_resolve_timeout=request.auto_resolve_timeout,
         key_hint=key[-4:],
         created_at=timestamp(store.clock()),
         last_used_at=None,

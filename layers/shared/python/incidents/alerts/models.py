@@ -25,6 +25,9 @@ from incidents.requests import CleanName, OneLine, documented, stored_text
 from incidents.text import FLATTENED_CHARACTERS, REFUSED_CLASS, TEXT_RULES, one_line
 
 INTEGRATION_ID = rf"^intg_{KSUID}$"
+AUTO_RESOLVE_MAX_SECONDS = 30 * 24 * 3600
+AutoResolveTimeout = Annotated[int, Field(ge=60, le=AUTO_RESOLVE_MAX_SECONDS)]
+"""A minute to thirty days: the sweep fires within a minute, so less means nothing."""
 DEDUP_KEY_MAX = 255
 """PagerDuty's limit for a dedup key."""
 SUMMARY_MAX = 1024
@@ -322,6 +325,9 @@ class NewIntegration(BaseModel):
     team_id: TeamId | None = None
     default_severity: Severity | None = None
     """The severity of the incidents it opens, whatever the alert says (none: the alert's)."""
+    auto_resolve_timeout: AutoResolveTimeout | None = None
+    """Seconds after its last alert an incident it opened resolves (PagerDuty's
+    ``auto_resolve_timeout``; none: never by itself)."""
 
 
 def _name_not_null(schema: dict[str, Any]) -> None:
@@ -342,11 +348,14 @@ class IntegrationChanges(BaseModel):
     name: CleanName | None = None
     team_id: TeamId | None = None
     default_severity: Severity | None = None
+    auto_resolve_timeout: AutoResolveTimeout | None = None
 
     @model_validator(mode="after")
     def _not_empty(self) -> IntegrationChanges:
         if not self.model_fields_set:
-            raise ValueError("name it: at least one of name, team_id, default_severity")
+            raise ValueError(
+                "name it: at least one of name, team_id, default_severity, auto_resolve_timeout"
+            )
         if "name" in self.model_fields_set and self.name is None:
             raise ValueError("name: an integration keeps a name")
         return self
@@ -361,6 +370,8 @@ class Integration(BaseModel):
     name: str
     team_id: str | None
     default_severity: Severity | None
+    auto_resolve_timeout: int | None
+    """Seconds after its last alert an incident it opened resolves (null: never by itself)."""
     key_hint: str
     """The key's last four characters, to tell keys apart."""
     created_at: Timestamp

@@ -21,7 +21,6 @@ from dynashard.resharding import Operation, Transaction
 from incidents.alerts.integrations import get_integration
 from incidents.errors import (
     ConflictError,
-    DomainError,
     NotFoundError,
     VersionConflictError,
 )
@@ -41,16 +40,19 @@ from incidents.models import IncidentSummary, Severity, Status, timestamp
 from incidents.requests import CreateIncident, UpdateIncident
 from incidents.store import Caller, Failure, Store, labelled
 from incidents.timeline.events import pause_before_retry
-from incidents.timers.schedule import Timer, TimerKind, claim, clear_timer, set_timer
+from incidents.timers.schedule import (
+    Timer,
+    TimerKind,
+    TimerMovedError,
+    claim,
+    clear_timer,
+    set_timer,
+)
 
 PING_ATTEMPTS = 8
 EXPIRED_SEVERITY = Severity.SEV2
 """An expiry's incident when its integration names no default severity (Opsgenie's
 heartbeat alerts are P1 by default; a late check is serious, short of an outage)."""
-
-
-class TimerMovedError(DomainError):
-    """The timer was moved or fired since the sweep read it (never leaves this module)."""
 
 
 def create_heartbeat(store: Store, caller: Caller, request: NewHeartbeat) -> Heartbeat:

@@ -9,7 +9,7 @@ participants are `incidents.incident.participants`, the copies of the summary th
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from dynashard.query import Item
@@ -99,9 +99,13 @@ def update_incident(
     incident_id: str,
     request: UpdateIncident,
     if_match: int | None = None,
+    *,
+    also: Sequence[tuple[Item, DomainError | None]] = (),
 ) -> IncidentSummary:
     """Change title, status or severity, with its event; `if_match` makes it conditional on
-    a version. A request that changes nothing writes nothing and answers the summary."""
+    a version. A request that changes nothing writes nothing and answers the summary. `also`
+    adds writes of the caller's to the transaction (a timer's claim), each with the error
+    its failed condition raises."""
     for attempt in range(CHANGE_ATTEMPTS):
         counted = require_counted(store, caller, incident_id)
         current = counted.summary
@@ -123,8 +127,10 @@ def update_incident(
         events = backfill_created(counted)
         events.append(change_event(current, updated, caller, counted.seq + len(events) + 1))
         put = _summary_put(store, caller.account_id, updated, counted, len(events))
+        operations = [put, *event_puts(store, caller.account_id, events, updated)]
+        failures = [None] * len(operations) + [error for _, error in also]
         try:
-            store.transact([put, *event_puts(store, caller.account_id, events, updated)], [None])
+            store.transact([*operations, *[operation for operation, _ in also]], failures)
         except VersionConflictError:
             _raise_if_version_moved(store, caller, current, if_match)
             pause_before_retry(attempt)

@@ -20,6 +20,7 @@ from typing import Any
 
 from dynashard.query import Item
 from dynashard.resharding import Operation, ShardedKey
+from incidents.errors import DomainError
 from incidents.items import deserialize, serialize
 from incidents.keys import due_index_key, schedule_meta, timer_key
 from incidents.models import timestamp
@@ -31,6 +32,13 @@ class TimerKind(StrEnum):
 
     HEARTBEAT = "heartbeat"
     """A heartbeat's next ping is late: it expires."""
+    AUTO_RESOLVE = "auto_resolve"
+    """An incident an integration opened had no alert for its ``auto_resolve_timeout``."""
+
+
+class TimerMovedError(DomainError):
+    """A timer's claim failed: it was moved or fired since the sweep read it (a handler
+    answers False: the sweep counts it as lost, never as an error)."""
 
 
 @dataclass(frozen=True)
