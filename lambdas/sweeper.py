@@ -24,7 +24,7 @@ HANDLERS: dict[TimerKind, Fire] = {
 }
 """What firing each kind of timer does."""
 STOP_SECONDS = 10.0
-"""Time left at which a run stops between pages: a page's timers fire within it."""
+"""Time left at which a run stops between timers: the one firing finishes within it."""
 
 
 @logger.inject_lambda_context

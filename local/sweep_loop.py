@@ -8,7 +8,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -22,16 +22,19 @@ def main() -> None:
     """Sweep now and then each minute until SIGTERM or Ctrl-C."""
     from lambdas import sweeper  # noqa: PLC0415 - the handler reads the environment at import
 
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
-        while not stop.is_set():
+        while True:
             answer = sweeper.handler({}, LocalLambdaContext(timeout_seconds=RUN_SECONDS))
             if answer["fired"] or answer["failed"]:
                 print(f"timers: {answer['fired']} fired, {answer['failed']} failed", flush=True)
-            stop.wait(EVERY_SECONDS)
+            time.sleep(EVERY_SECONDS)
     except KeyboardInterrupt:
         pass
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 @contextmanager

@@ -39,7 +39,7 @@ class Timers(Construct):
         spec = FunctionSpec(
             "sweeper",
             "lambdas.sweeper.handler",
-            "incidents: fires due timers (heartbeat expiries), each once",
+            "incidents: fires due timers (heartbeat expiries, auto-resolves), each once",
             256,
             SWEEP_TIMEOUT,
             reserved=runtime.config.reserved("sweeper"),

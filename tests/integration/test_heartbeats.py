@@ -137,6 +137,27 @@ def test_a_heartbeat_whose_integration_was_deleted_still_expires(world: World) -
     assert load_summary(world.store, world.owner, expired.incident_id).severity is Severity.SEV2
 
 
+def test_a_timer_whose_firing_failed_is_fired_by_a_later_run(world: World) -> None:
+    """The marker never passes a minute whose timers failed: every run tries them again."""
+    new_heartbeat(world)
+    calls: list[Timer] = []
+
+    def flaky(store: Store, timer: Timer) -> bool:
+        calls.append(timer)
+        if len(calls) == 1:
+            raise ConnectionError("the table went away")
+        return expire_heartbeat(store, timer)
+
+    handlers = {TimerKind.HEARTBEAT: flaky}
+    sweep(world.store, T0, handlers)  # the schedule has been running
+    world.at(T0 + timedelta(minutes=8))  # its minute and the next one settle in this run
+    assert sweep(world.store, world.now, handlers).failed == 1
+    world.at(T0 + timedelta(minutes=20))  # the failed minute long settled
+    retried = sweep(world.store, world.now, handlers)
+    assert (retried.fired, retried.failed) == (1, 0)
+    assert get_heartbeat(world.store, world.owner, "nightly-backup").incident_id is not None
+
+
 def test_another_integrations_ping_is_a_404(world: World) -> None:
     new_heartbeat(world)
     other = create_integration(world.store, world.owner, NewIntegration(name="other"))

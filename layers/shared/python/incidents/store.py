@@ -210,8 +210,8 @@ class Store:
                 ) from None
             codes = ", ".join(item.code for item in error.cancellations)
             raise VersionConflictError(f"a concurrent change won ({codes}); retry") from None
-        except TransactionThrottledError as error:
-            raise ThrottledError(f"the table is busy ({error}); retry with back-off") from None
+        except TransactionThrottledError:
+            raise ThrottledError("the table is busy; retry with back-off") from None
 
 
 def build_store(

@@ -34,6 +34,7 @@ from typing import Any
 from dynashard import Table, build_key, calculated_shard, sharded_key
 from dynashard.limits import ShardedCounter
 from dynashard.query import Item
+from dynashard.resharding import Operation, Transaction
 from incidents.alerts.models import (
     SEVERITIES,
     AlertAccepted,
@@ -58,7 +59,7 @@ from incidents.items import MAX_DETAILS_BYTES, deserialize, serialize
 from incidents.keyed import request_digest
 from incidents.models import EventType, IncidentSummary, Status, timestamp
 from incidents.requests import CreateIncident, UpdateIncident
-from incidents.store import Caller, Store, new_id
+from incidents.store import Caller, Failure, Store, labelled, new_id
 from incidents.table import TABLE_SCHEMA
 from incidents.timeline.events import (
     change_operations,
@@ -220,14 +221,14 @@ def _open(
 
     gone = replaced.incident_id if replaced else None
 
-    def claim(summary: IncidentSummary) -> list[tuple[Item, DomainError | None]]:
+    def claim(summary: IncidentSummary) -> list[Operation[Failure]]:
         answer = key.answer(AlertStatus.OPENED, summary.id)
         return [
-            (_claim_key(key, {**values, "incident_id": summary.id}, replaced),
-             KeyTakenError("the key's incident was opened by another trigger")),
-            (_seen_put(store, key.account, digest, answer, gone),
-             SeenError("this alert was counted")),
-            (_counter(store).add(_count_base(key.account, summary.id)), None),
+            labelled(_claim_key(key, {**values, "incident_id": summary.id}, replaced),
+                     KeyTakenError("the key's incident was opened by another trigger")),
+            labelled(_seen_put(store, key.account, digest, answer, gone),
+                     SeenError("this alert was counted")),
+            labelled(_counter(store).add(_count_base(key.account, summary.id))),
             *_auto_resolve(key, summary.id),
         ]  # fmt: skip
 
@@ -255,15 +256,18 @@ def _join(
         }
     }
     try:
-        store.transact(
-            [
-                _seen_put(store, key.account, digest, answer),
-                _counter(store).add(base),
-                still_open,
-                *[timer for timer, _ in _auto_resolve(key, state.incident_id)],
-            ],
-            [SeenError("this alert was counted"), None, ResolvedMeanwhileError("resolved")],
-        )
+        store.transact_growing(
+            lambda: Transaction(
+                [
+                    labelled(_seen_put(store, key.account, digest, answer),
+                             SeenError("this alert was counted")),
+                    labelled(_counter(store).add(base)),
+                    labelled(still_open, ResolvedMeanwhileError("resolved")),
+                    *_auto_resolve(key, state.incident_id),  # grows the due index if hot
+                ],
+                None,
+            )
+        )  # fmt: skip
     except SeenError:
         return _seen_answer(store, key.account, digest) or answer
     _note_alerts(key, alert, state)
@@ -331,15 +335,14 @@ def _move_once(key: AlertKey, alert: MoveAlert) -> AlertAccepted:
     return key.answer(done, state.incident_id)
 
 
-def _auto_resolve(key: AlertKey, incident_id: str) -> list[tuple[Item, DomainError | None]]:
+def _auto_resolve(key: AlertKey, incident_id: str) -> list[Operation[Failure]]:
     """The Put that sets (or moves on) the incident's auto-resolve timer, in the alert's
     transaction, if its integration has an ``auto_resolve_timeout``."""
     timeout = key.integration.auto_resolve_timeout
     if timeout is None:
         return []
     due = key.store.clock() + timedelta(seconds=timeout)
-    timer = Timer(key.account, TimerKind.AUTO_RESOLVE, incident_id, due)
-    return [(set_timer(key.store, timer).request, None)]
+    return [set_timer(key.store, Timer(key.account, TimerKind.AUTO_RESOLVE, incident_id, due))]
 
 
 def _open_at(key: AlertKey, state: KeyState | None) -> str | None:

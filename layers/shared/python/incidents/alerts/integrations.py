@@ -83,7 +83,8 @@ def get_integration(store: Store, caller: Caller, integration_id: str) -> Integr
 def update_integration(
     store: Store, caller: Caller, integration_id: str, changes: IntegrationChanges
 ) -> Integration:
-    """Change its name, team or default severity (the team must exist): only the fields
+    """Change its name, team, default severity or auto-resolve timeout (the team must
+    exist): only the fields
     named, so a concurrent change of another field or a rotation of its key is kept, not
     overwritten with what this request read (nor answered with a 404)."""
     fields = changes.model_dump(exclude_unset=True)

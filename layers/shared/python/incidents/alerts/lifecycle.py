@@ -21,17 +21,14 @@ def auto_resolve(store: Store, timer: Timer) -> bool:
     the claim failed (an alert moved it on since the sweep read it)."""
     moved = TimerMovedError("the incident's auto-resolve moved")
     summary = load_summary(store, Caller(timer.account, TIMERS), timer.subject)
-    try:
-        if summary.status is Status.RESOLVED:  # resolved meanwhile: only the timer goes
-            store.transact([claim(store, timer)], [moved])
-        else:
-            update_incident(
-                store,
-                Caller(timer.account, summary.created_by),
-                timer.subject,
-                UpdateIncident(status=Status.RESOLVED),
-                also=[(claim(store, timer), moved)],
-            )
+    try:  # an incident resolved already changes nothing: the claim goes alone
+        update_incident(
+            store,
+            Caller(timer.account, summary.created_by),
+            timer.subject,
+            UpdateIncident(status=Status.RESOLVED),
+            also=[(claim(store, timer), moved)],
+        )
     except TimerMovedError:
         return False
     return True

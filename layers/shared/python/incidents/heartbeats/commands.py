@@ -145,9 +145,10 @@ def delete_heartbeat(store: Store, caller: Caller, name: str) -> None:
 
 
 def ping_heartbeat(store: Store, caller: Caller, integration_id: str, name: str) -> Pong:
-    """A ping from `integration_id`'s key: the heartbeat's expiry moves one interval past
-    now, and an expired heartbeat's incident is resolved. A disabled heartbeat notes the
-    ping and stays disabled. 404 for a heartbeat of another integration."""
+    """A ping from `integration_id`'s key: an expired heartbeat's incident is resolved (before
+    the heartbeat forgets it, so a ping retried after a failure resolves it still), and the
+    expiry moves one interval past now. A disabled heartbeat notes the ping and stays
+    disabled. 404 for a heartbeat of another integration."""
     account = caller.account_id
     for attempt in range(PING_ATTEMPTS):
         current = _heartbeat(_stored(store, account, name))
@@ -162,14 +163,14 @@ def ping_heartbeat(store: Store, caller: Caller, integration_id: str, name: str)
                 "incident_id": None,
             }
         )
+        if current.incident_id is not None:  # first: a retried ping still finds it named
+            _resolve(store, caller, current.incident_id)
         write = _put_as_read(store, account, pinged, current)
         try:
             store.transact_growing(partial(_with_expiry, store, account, pinged, write))
         except VersionConflictError:
             pause_before_retry(attempt)
             continue
-        if current.incident_id is not None:
-            _resolve(store, caller, current.incident_id)
         return Pong(
             name=name,
             status=pinged.status,
@@ -202,20 +203,26 @@ def expire_heartbeat(store: Store, timer: Timer) -> bool:
     )  # fmt: skip
     moved = TimerMovedError("the heartbeat's expiry moved")
 
-    def expired(summary: IncidentSummary) -> list[tuple[Item, Failure]]:
+    def expired(summary: IncidentSummary) -> list[Operation[Failure]]:
         after = current.model_copy(
             update={"status": HeartbeatStatus.EXPIRED, "expires_at": None,
                     "incident_id": summary.id}
         )  # fmt: skip
         return [
-            (claim(store, timer), moved),
-            (_put_as_read(store, timer.account, after, current).request, moved),
+            labelled(claim(store, timer), moved),
+            _put_as_read(store, timer.account, after, current),
         ]
 
     try:
         create_incident(store, integration, request, also=expired)
     except TimerMovedError:
         return False
+    except NotFoundError:  # its team was deleted since: the expiry still opens, unrouted
+        try:
+            unrouted = request.model_copy(update={"teams": []})
+            create_incident(store, integration, unrouted, also=expired)
+        except TimerMovedError:
+            return False
     return True
 
 

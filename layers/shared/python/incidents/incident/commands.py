@@ -115,6 +115,8 @@ def update_incident(
             )
         changes = request.model_dump(exclude_none=True)
         if all(getattr(current, name) == value for name, value in changes.items()):
+            if also:  # the caller's writes still go, on their own
+                store.transact([item for item, _ in also], [error for _, error in also])
             return current
         updated = IncidentSummary.model_validate(
             {

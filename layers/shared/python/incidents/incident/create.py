@@ -43,7 +43,7 @@ from incidents.users import user_exists_check
 CREATE_ATTEMPTS = 12
 """Transactions a create tries while other creates of the account take the next number."""
 GUARDED = "created by an earlier request with this key"
-Also = Callable[[IncidentSummary], list[tuple[Item, DomainError | None]]]
+Also = Callable[[IncidentSummary], list[Operation[Failure]]]
 """More writes for a create's transaction, given its summary, with their errors."""
 
 
@@ -108,7 +108,7 @@ def create_incident(
             labelled(claim),
             *[labelled(check, missing) for check, missing in checks],
             *[labelled(operation, AlreadyCreatedError(GUARDED)) for operation in guard],
-            *[labelled(operation, error) for operation, error in (also(summary) if also else [])],
+            *(also(summary) if also else []),
         ]
         check_item_sizes([operation.request for operation in operations])
         return Transaction(operations, (summary, copies))

@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from botocore.exceptions import ClientError
 
 from dynashard import SortKeyRange, Stream, shard_keys
-from dynashard.query import PageStats
+from dynashard.query import Item, PageStats
 from incidents.keys import due_bucket_base, schedule_meta, sweep_marker_key
 from incidents.models import timestamp
 from incidents.store import Store, condition_failed
@@ -107,7 +107,7 @@ class _Run:
         items = store.engine.read_all(streams, page_size=PAGE_SIZE, stats=stats)
         try:
             for item in items:
-                self.fire(timer_from_item(item))
+                self.fire(item)
                 if self.deadline():
                     return False
         finally:
@@ -116,17 +116,20 @@ class _Run:
             self.report.read_units += stats.read_units
         return True
 
-    def fire(self, timer: Timer) -> None:
-        """Fire one timer; one that fails stays due for the next run."""
+    def fire(self, item: Item) -> None:
+        """Fire one timer as the index lists it; one that fails (or cannot be read) stays due
+        and holds the marker at its minute, so every run tries it again."""
         try:
+            timer = timer_from_item(item)
             fired = self.handlers[timer.kind](self.store, timer)
         except Exception:  # one timer's failure must not stop the others
-            logger.exception("firing a timer failed", extra={"timer": timer.identity})
+            logger.exception("firing a timer failed", extra={"item": item.get("GSI3SK")})
             self.report.failed += 1
             return
         if fired:
             self.report.fired += 1
-            self.report.late_seconds.append((self.now - timer.due_at).total_seconds())
+            late = self.store.clock() - timer.due_at  # when it fired, not when the run began
+            self.report.late_seconds.append(late.total_seconds())
         else:
             self.report.lost += 1
 
@@ -140,14 +143,15 @@ def _marker(store: Store, settled: str) -> str:
 
 
 def _advance(store: Store, minute: str) -> None:
-    """Move the marker past `minute`, unless another run moved it first."""
+    """Move the marker past `minute`, only from `minute` itself: a run never passes a
+    minute whose timers failed (the marker stays there), nor one another run moved it off."""
     pk, sk = sweep_marker_key()
     try:
         store.client.put_item(
             TableName=store.table_name,
             Item={"PK": {"S": pk}, "SK": {"S": sk}, "Type": {"S": "sweep_marker"},
                   "minute": {"S": _next(minute)}},
-            ConditionExpression="attribute_not_exists(PK) OR #minute <= :minute",
+            ConditionExpression="attribute_not_exists(PK) OR #minute = :minute",
             ExpressionAttributeNames={"#minute": "minute"},
             ExpressionAttributeValues={":minute": {"S": minute}},
         )  # fmt: skip

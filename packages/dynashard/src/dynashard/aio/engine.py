@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 
 
 class AsyncFanOutEngine:
-    """Runs fan-out queries on an aiobotocore client, at most `max_concurrency` Queries at once."""
+    """Runs fan-out queries on an aiobotocore client, at most `max_concurrency` Queries at once.
+
+    An engine lives on one event loop (its client's, and its concurrency bound's)."""
 
     def __init__(
         self,

@@ -13,16 +13,11 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from dynashard.errors import InvalidCursorError
 from dynashard.query.page import PageStats
 from dynashard.query.reader import Read, Waves
 from dynashard.query.streams import Item, Stream
-
-if TYPE_CHECKING:
-    pass
-
 
 MAX_OPEN_STREAMS = 8
 """Streams started and not finished at once: the window round robin cycles over."""
