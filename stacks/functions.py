@@ -4,9 +4,13 @@ else), the shared layer, ARM64 on Python 3.13, X-Ray, and the Powertools setting
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from aws_cdk import Duration
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -84,3 +88,29 @@ def handler_function(
         },
     )
     return function, role
+
+
+def grant_table(
+    role: iam.Role, table: dynamodb.ITableV2, actions: Sequence[str], indexes: Sequence[str]
+) -> None:
+    """`actions` on the table, and Query on `indexes`: what a background function calls."""
+    role.add_to_policy(iam.PolicyStatement(actions=list(actions), resources=[table.table_arn]))
+    role.add_to_policy(
+        iam.PolicyStatement(
+            actions=["dynamodb:Query"],
+            resources=[f"{table.table_arn}/index/{index}" for index in indexes],
+        )
+    )
+
+
+def on_schedule(
+    scope: Construct, function: lambda_.Function, rate: Duration, description: str
+) -> None:
+    """An EventBridge rule that invokes `function` every `rate`."""
+    events.Rule(
+        scope,
+        "Schedule",
+        description=description,
+        schedule=events.Schedule.rate(rate),
+        targets=[targets.LambdaFunction(function)],
+    )

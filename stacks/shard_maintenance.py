@@ -6,14 +6,18 @@ from __future__ import annotations
 
 from aws_cdk import Duration
 from aws_cdk import aws_dynamodb as dynamodb
-from aws_cdk import aws_events as events
-from aws_cdk import aws_events_targets as targets
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from lambdas.settings import mover_environment
-from stacks.functions import METRICS_NAMESPACE, FunctionSpec, Runtime, handler_function
+from stacks.functions import (
+    METRICS_NAMESPACE,
+    FunctionSpec,
+    Runtime,
+    grant_table,
+    handler_function,
+    on_schedule,
+)
 from stacks.monitoring import Monitoring, custom_metric
 from stacks.permissions import SHARD_MOVER_INDEXES, SHARD_MOVER_TABLE_ACTIONS
 
@@ -50,23 +54,12 @@ class ShardMaintenance(Construct):
         self.function, role = handler_function(
             self, spec, runtime, {"TABLE_NAME": table.table_name, **pace}
         )
-        role.add_to_policy(
-            iam.PolicyStatement(
-                actions=list(SHARD_MOVER_TABLE_ACTIONS), resources=[table.table_arn]
-            )
-        )
-        role.add_to_policy(
-            iam.PolicyStatement(
-                actions=["dynamodb:Query"],
-                resources=[f"{table.table_arn}/index/{index}" for index in SHARD_MOVER_INDEXES],
-            )
-        )
-        events.Rule(
+        grant_table(role, table, SHARD_MOVER_TABLE_ACTIONS, SHARD_MOVER_INDEXES)
+        on_schedule(
             self,
-            "Schedule",
-            description="halves cold shard counts and steps the halvings still moving",
-            schedule=events.Schedule.rate(SCHEDULE),
-            targets=[targets.LambdaFunction(self.function)],
+            self.function,
+            SCHEDULE,
+            "halves cold shard counts and steps the halvings still moving",
         )
         monitoring.alarm(
             "ShardMoveStuck",

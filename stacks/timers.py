@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from aws_cdk import Duration
 from aws_cdk import aws_dynamodb as dynamodb
-from aws_cdk import aws_events as events
-from aws_cdk import aws_events_targets as targets
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from stacks.functions import METRICS_NAMESPACE, FunctionSpec, Runtime, handler_function
+from stacks.functions import (
+    METRICS_NAMESPACE,
+    FunctionSpec,
+    Runtime,
+    grant_table,
+    handler_function,
+    on_schedule,
+)
 from stacks.monitoring import Monitoring, custom_metric
 from stacks.permissions import SWEEPER_INDEXES, SWEEPER_TABLE_ACTIONS
 
@@ -47,22 +51,8 @@ class Timers(Construct):
         self.function, role = handler_function(
             self, spec, runtime, {"TABLE_NAME": table.table_name}
         )
-        role.add_to_policy(
-            iam.PolicyStatement(actions=list(SWEEPER_TABLE_ACTIONS), resources=[table.table_arn])
-        )
-        role.add_to_policy(
-            iam.PolicyStatement(
-                actions=["dynamodb:Query"],
-                resources=[f"{table.table_arn}/index/{index}" for index in SWEEPER_INDEXES],
-            )
-        )
-        events.Rule(
-            self,
-            "Schedule",
-            description="fires the timers that have come due",
-            schedule=events.Schedule.rate(SCHEDULE),
-            targets=[targets.LambdaFunction(self.function)],
-        )
+        grant_table(role, table, SWEEPER_TABLE_ACTIONS, SWEEPER_INDEXES)
+        on_schedule(self, self.function, SCHEDULE, "fires the timers that have come due")
         monitoring.alarm(
             "TimersLate",
             custom_metric(METRICS_NAMESPACE, "TimerLatenessMax", "Maximum"),

@@ -11,6 +11,7 @@ per expiry. The next ping resolves it and starts the interval again.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -104,31 +105,17 @@ def update_heartbeat(
 ) -> Heartbeat:
     """Change its interval or enable or disable it; its expiry moves in the same
     transaction (one interval from now when enabled or re-timed, cleared when disabled)."""
-    account = caller.account_id
-    for attempt in range(PING_ATTEMPTS):
-        current = get_heartbeat(store, caller, name)
-        fields = changes.model_dump(exclude_unset=True)
-        changed = current.model_copy(update=fields)
-        now = store.clock()
-        if not changed.enabled:
-            changed = changed.model_copy(
-                update={"status": HeartbeatStatus.DISABLED, "expires_at": None}
-            )
-        elif current.status is not HeartbeatStatus.EXPIRED:
-            changed = changed.model_copy(
-                update={
-                    "status": HeartbeatStatus.ACTIVE,
-                    "expires_at": timestamp(now + changed.period),
-                }
-            )
-        write = _put_as_read(store, account, changed, current)
-        try:
-            store.transact_growing(partial(_with_expiry, store, account, changed, write))
-        except VersionConflictError:
-            pause_before_retry(attempt)
-            continue
-        return changed
-    raise VersionConflictError("the heartbeat keeps changing; retry")
+
+    def changed(current: Heartbeat, now: datetime) -> Heartbeat:
+        after = current.model_copy(update=changes.model_dump(exclude_unset=True))
+        if not after.enabled:
+            return after.model_copy(update={"status": HeartbeatStatus.DISABLED, "expires_at": None})
+        if current.status is HeartbeatStatus.EXPIRED:
+            return after
+        expires_at = timestamp(now + after.period)
+        return after.model_copy(update={"status": HeartbeatStatus.ACTIVE, "expires_at": expires_at})
+
+    return _rewrite(store, caller.account_id, name, changed)[1]
 
 
 def delete_heartbeat(store: Store, caller: Caller, name: str) -> None:
@@ -149,13 +136,13 @@ def ping_heartbeat(store: Store, caller: Caller, integration_id: str, name: str)
     the heartbeat forgets it, so a ping retried after a failure resolves it still), and the
     expiry moves one interval past now. A disabled heartbeat notes the ping and stays
     disabled. 404 for a heartbeat of another integration."""
-    account = caller.account_id
-    for attempt in range(PING_ATTEMPTS):
-        current = _heartbeat(_stored(store, account, name))
+
+    def pinged(current: Heartbeat, now: datetime) -> Heartbeat:
         if current.integration_id != integration_id:
             raise NotFoundError(f"heartbeat {name} not found")
-        now = store.clock()
-        pinged = current.model_copy(
+        if current.incident_id is not None:  # first: a retried ping still finds it named
+            _resolve(store, caller, current.incident_id)
+        return current.model_copy(
             update={
                 "last_ping_at": timestamp(now),
                 "status": HeartbeatStatus.ACTIVE if current.enabled else HeartbeatStatus.DISABLED,
@@ -163,20 +150,31 @@ def ping_heartbeat(store: Store, caller: Caller, integration_id: str, name: str)
                 "incident_id": None,
             }
         )
-        if current.incident_id is not None:  # first: a retried ping still finds it named
-            _resolve(store, caller, current.incident_id)
-        write = _put_as_read(store, account, pinged, current)
+
+    before, after = _rewrite(store, caller.account_id, name, pinged)
+    return Pong(
+        name=name,
+        status=after.status,
+        expires_at=after.expires_at,
+        resolved_incident_id=before.incident_id,
+    )
+
+
+def _rewrite(
+    store: Store, account: str, name: str, change: Callable[[Heartbeat, datetime], Heartbeat]
+) -> tuple[Heartbeat, Heartbeat]:
+    """Read the heartbeat and write ``change(it, now)`` with its expiry, on the heartbeat as
+    read; read and change it again when another write came first. (Before, after.)"""
+    for attempt in range(PING_ATTEMPTS):
+        current = _heartbeat(_stored(store, account, name))
+        after = change(current, store.clock())
+        write = _put_as_read(store, account, after, current)
         try:
-            store.transact_growing(partial(_with_expiry, store, account, pinged, write))
+            store.transact_growing(partial(_with_expiry, store, account, after, write))
         except VersionConflictError:
             pause_before_retry(attempt)
             continue
-        return Pong(
-            name=name,
-            status=pinged.status,
-            expires_at=pinged.expires_at,
-            resolved_incident_id=current.incident_id,
-        )
+        return current, after
     raise VersionConflictError("the heartbeat keeps changing; retry")
 
 
