@@ -1,7 +1,7 @@
 """The scheduled sweep (`incidents.timers.sweep`): each minute it fires every timer that has
-come due (heartbeat expiries, incidents' auto-resolves), once, until its invocation runs
-short of time (the next run goes on from where it stopped). One log line a run, and how many
-timers fired and how late they were as metrics.
+come due (heartbeat expiries, incidents' auto-resolves and acknowledgement timeouts), once,
+until its invocation runs short of time (the next run goes on from where it stopped). One
+log line a run, and how many timers fired and how late they were as metrics.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from incidents.alerts.lifecycle import auto_resolve
+from incidents.alerts.lifecycle import acknowledgement_timeout, auto_resolve
 from incidents.heartbeats.commands import expire_heartbeat
 from incidents.timers.schedule import TimerKind
 from incidents.timers.sweep import Fire, SweepReport, sweep
@@ -21,6 +21,7 @@ from lambdas.runtime import logger, metrics, store_without_cursors, tracer
 HANDLERS: dict[TimerKind, Fire] = {
     TimerKind.HEARTBEAT: expire_heartbeat,
     TimerKind.AUTO_RESOLVE: auto_resolve,
+    TimerKind.ACKNOWLEDGEMENT: acknowledgement_timeout,
 }
 """What firing each kind of timer does."""
 STOP_SECONDS = 10.0

@@ -61,12 +61,13 @@ def test_an_integration_s_life_over_http(api: Api, alice: Caller) -> None:
     assert (renamed.status, renamed.body["name"]) == (200, "alertmanager")
     empty = api.call("update_integration", alice, path, body={})
     assert (empty.status, empty.body["code"]) == (400, "validation_error")
-    timed = api.call("update_integration", alice, path, body={"auto_resolve_timeout": 3600})
-    assert (timed.status, timed.body["auto_resolve_timeout"]) == (200, 3600)
-    untimed = api.call("update_integration", alice, path, body={"auto_resolve_timeout": None})
-    assert untimed.body["auto_resolve_timeout"] is None
-    too_soon = api.call("update_integration", alice, path, body={"auto_resolve_timeout": 5})
-    assert (too_soon.status, too_soon.body["code"]) == (400, "validation_error")
+    for timeout in ("auto_resolve_timeout", "acknowledgement_timeout"):
+        timed = api.call("update_integration", alice, path, body={timeout: 3600})
+        assert (timed.status, timed.body[timeout]) == (200, 3600)
+        untimed = api.call("update_integration", alice, path, body={timeout: None})
+        assert untimed.body[timeout] is None
+        too_soon = api.call("update_integration", alice, path, body={timeout: 5})
+        assert (too_soon.status, too_soon.body["code"]) == (400, "validation_error")
     rotated = api.call("rotate_integration_key", alice, path).body
     assert trigger(api, created["key"], "k").status == 401
     assert trigger(api, rotated["key"], "k").status == 202

@@ -315,12 +315,26 @@ class IncidentCreated(EventBase):
 ChangeType = Literal[EventType.UPDATED, EventType.RESOLVED, EventType.REOPENED]
 
 
+class Timeout(StrEnum):
+    """A lifecycle timer that changes an incident by itself (PagerDuty's names)."""
+
+    AUTO_RESOLVE = "auto_resolve_timeout"
+    """No alert for the integration's timeout: resolved."""
+    ACKNOWLEDGEMENT = "acknowledgement_timeout"
+    """Acknowledged and not resolved within the integration's timeout: triggered again."""
+
+
 class IncidentChanged(EventBase):
     """A change of title, status or severity: resolved or reopened when the status crossed
     between open and resolved, updated otherwise."""
 
     type: ChangeType
     changes: Changes
+    timeout: Timeout | None = Field(
+        default=None,
+        description="the lifecycle timer that made the change (its actor is the integration "
+        "that opened the incident); null when a person or an alert did",
+    )
 
 
 class ParticipantChanged(EventBase):

@@ -25,12 +25,14 @@ from incidents.models import timestamp
 from incidents.store import Caller, Store, new_id
 
 KEY_PREFIX = "ik_"
+ID_PREFIX = "intg"
 KIND = "integrationkey"
 STORED = (
     "name",
     "team_id",
     "default_severity",
     "auto_resolve_timeout",
+    "acknowledgement_timeout",
     "key_hint",
     "created_at",
     "last_used_at",
@@ -47,11 +49,12 @@ def create_integration(store: Store, caller: Caller, request: NewIntegration) ->
     in one transaction."""
     key = new_key(KEY_PREFIX)
     shown = IntegrationWithKey(
-        id=new_id("intg"),
+        id=new_id(ID_PREFIX),
         name=request.name,
         team_id=request.team_id,
         default_severity=request.default_severity,
         auto_resolve_timeout=request.auto_resolve_timeout,
+        acknowledgement_timeout=request.acknowledgement_timeout,
         key_hint=key[-4:],
         created_at=timestamp(store.clock()),
         last_used_at=None,
@@ -83,10 +86,9 @@ def get_integration(store: Store, caller: Caller, integration_id: str) -> Integr
 def update_integration(
     store: Store, caller: Caller, integration_id: str, changes: IntegrationChanges
 ) -> Integration:
-    """Change its name, team, default severity or auto-resolve timeout (the team must
-    exist): only the fields
-    named, so a concurrent change of another field or a rotation of its key is kept, not
-    overwritten with what this request read (nor answered with a 404)."""
+    """Change its name, team, default severity or timeouts (the team must exist): only the
+    fields named, so a concurrent change of another field or a rotation of its key is kept,
+    not overwritten with what this request read (nor answered with a 404)."""
     fields = changes.model_dump(exclude_unset=True)
     names = {f"#f{n}": name for n, name in enumerate(fields)}
     values = serialize({f":f{n}": value for n, value in enumerate(fields.values())})
@@ -172,6 +174,17 @@ def authenticate(store: Store, key: str) -> tuple[Caller, Integration]:
     account, stored = found
     integration = _integration(stored)
     return Caller(account_id=account, user_id=integration.id), integration
+
+
+def is_integration(actor: str) -> bool:
+    """Whether an actor (an incident's ``created_by``) is an integration."""
+    return actor.startswith(f"{ID_PREFIX}_")
+
+
+def find_integration(store: Store, account: str, integration_id: str) -> Integration | None:
+    """An integration of `account`, None if it was deleted."""
+    item = store.get(integrations_partition(account), integration_id)
+    return None if item is None else _integration(item)
 
 
 def _stored(store: Store, account: str, integration_id: str) -> Item:

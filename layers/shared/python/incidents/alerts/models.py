@@ -25,8 +25,8 @@ from incidents.requests import CleanName, OneLine, documented, stored_text
 from incidents.text import FLATTENED_CHARACTERS, REFUSED_CLASS, TEXT_RULES, one_line
 
 INTEGRATION_ID = rf"^intg_{KSUID}$"
-AUTO_RESOLVE_MAX_SECONDS = 30 * 24 * 3600
-AutoResolveTimeout = Annotated[int, Field(ge=60, le=AUTO_RESOLVE_MAX_SECONDS)]
+TIMEOUT_MAX_SECONDS = 30 * 24 * 3600
+LifecycleTimeout = Annotated[int, Field(ge=60, le=TIMEOUT_MAX_SECONDS)]
 """A minute to thirty days: the sweep fires within a minute, so less means nothing."""
 DEDUP_KEY_MAX = 255
 """PagerDuty's limit for a dedup key."""
@@ -325,9 +325,12 @@ class NewIntegration(BaseModel):
     team_id: TeamId | None = None
     default_severity: Severity | None = None
     """The severity of the incidents it opens, whatever the alert says (none: the alert's)."""
-    auto_resolve_timeout: AutoResolveTimeout | None = None
+    auto_resolve_timeout: LifecycleTimeout | None = None
     """Seconds after its last alert an incident it opened resolves (PagerDuty's
     ``auto_resolve_timeout``; none: never by itself)."""
+    acknowledgement_timeout: LifecycleTimeout | None = None
+    """Seconds after an incident it opened is acknowledged that it returns to triggered
+    unless resolved (PagerDuty's ``acknowledgement_timeout``; none: it stays acknowledged)."""
 
 
 def _name_not_null(schema: dict[str, Any]) -> None:
@@ -340,21 +343,23 @@ def _name_not_null(schema: dict[str, Any]) -> None:
 
 
 class IntegrationChanges(BaseModel):
-    """Fields of an integration to change: at least one (``null`` clears the team or the
-    default severity)."""
+    """Fields of an integration to change: at least one (``null`` clears the team, the
+    default severity or a timeout)."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=_name_not_null)
 
     name: CleanName | None = None
     team_id: TeamId | None = None
     default_severity: Severity | None = None
-    auto_resolve_timeout: AutoResolveTimeout | None = None
+    auto_resolve_timeout: LifecycleTimeout | None = None
+    acknowledgement_timeout: LifecycleTimeout | None = None
 
     @model_validator(mode="after")
     def _not_empty(self) -> IntegrationChanges:
         if not self.model_fields_set:
             raise ValueError(
-                "name it: at least one of name, team_id, default_severity, auto_resolve_timeout"
+                "name it: at least one of name, team_id, default_severity, "
+                "auto_resolve_timeout, acknowledgement_timeout"
             )
         if "name" in self.model_fields_set and self.name is None:
             raise ValueError("name: an integration keeps a name")
@@ -372,6 +377,9 @@ class Integration(BaseModel):
     default_severity: Severity | None
     auto_resolve_timeout: int | None
     """Seconds after its last alert an incident it opened resolves (null: never by itself)."""
+    acknowledgement_timeout: int | None
+    """Seconds after an incident it opened is acknowledged that it returns to triggered
+    unless resolved (null: it stays acknowledged)."""
     key_hint: str
     """The key's last four characters, to tell keys apart."""
     created_at: Timestamp

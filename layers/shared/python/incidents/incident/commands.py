@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Sequence
+from functools import partial
 from typing import Any
 
 from dynashard.query import Item
+from dynashard.resharding import Operation, Transaction
+from incidents.alerts.timeouts import acknowledgement_timeout, acknowledgement_timers
 from incidents.errors import (
     AlreadyCreatedError,
     DomainError,
@@ -41,10 +44,11 @@ from incidents.models import (
     Note,
     NoteAdded,
     Status,
+    Timeout,
     timestamp,
 )
 from incidents.requests import AddNote, UpdateIncident
-from incidents.store import Caller, Store
+from incidents.store import Caller, Failure, Store, labelled
 from incidents.timeline.events import (
     Counted,
     as_read,
@@ -57,6 +61,7 @@ from incidents.timeline.events import (
     require_counted,
 )
 
+Change = Transaction[Failure, None]
 CHANGE_ATTEMPTS = 8
 """Transactions an update or a note tries while other changes of the incident (which move
 its event counter, not its version) win the race."""
@@ -100,12 +105,15 @@ def update_incident(
     request: UpdateIncident,
     if_match: int | None = None,
     *,
-    also: Sequence[tuple[Item, DomainError | None]] = (),
+    also: Sequence[Operation[Failure]] = (),
+    timeout: Timeout | None = None,
 ) -> IncidentSummary:
     """Change title, status or severity, with its event; `if_match` makes it conditional on
     a version. A request that changes nothing writes nothing and answers the summary. `also`
-    adds writes of the caller's to the transaction (a timer's claim), each with the error
-    its failed condition raises."""
+    adds writes of the caller's to the transaction (a timer's claim); `timeout` names the
+    lifecycle timer making the change, on its event. An acknowledge or a resolve sets or
+    clears the incident's acknowledgement timer in the same transaction
+    (`incidents.alerts.timeouts`)."""
     for attempt in range(CHANGE_ATTEMPTS):
         counted = require_counted(store, caller, incident_id)
         current = counted.summary
@@ -116,7 +124,7 @@ def update_incident(
         changes = request.model_dump(exclude_none=True)
         if all(getattr(current, name) == value for name, value in changes.items()):
             if also:  # the caller's writes still go, on their own
-                store.transact([item for item, _ in also], [error for _, error in also])
+                store.transact_growing(lambda: Transaction(list(also), None))
             return current
         updated = IncidentSummary.model_validate(
             {
@@ -127,12 +135,15 @@ def update_incident(
             }
         )
         events = backfill_created(counted)
-        events.append(change_event(current, updated, caller, counted.seq + len(events) + 1))
+        seq = counted.seq + len(events) + 1
+        events.append(change_event(current, updated, caller, seq, timeout))
         put = _summary_put(store, caller.account_id, updated, counted, len(events))
-        operations = [put, *event_puts(store, caller.account_id, events, updated)]
-        failures = [None] * len(operations) + [error for _, error in also]
+        written = [put, *event_puts(store, caller.account_id, events, updated)]
+        seconds = acknowledgement_timeout(store, caller.account_id, current, updated)
         try:
-            store.transact([*operations, *[operation for operation, _ in also]], failures)
+            store.transact_growing(
+                partial(_change, store, caller.account_id, written, also, seconds, updated)
+            )
         except VersionConflictError:
             _raise_if_version_moved(store, caller, current, if_match)
             pause_before_retry(attempt)
@@ -140,6 +151,21 @@ def update_incident(
         refresh_after_commit(store, caller.account_id, updated)
         return updated
     raise VersionConflictError("the incident keeps changing; retry")
+
+
+def _change(  # noqa: PLR0917 (bound by `partial`, one per try)
+    store: Store,
+    account: str,
+    written: list[Item],
+    also: Sequence[Operation[Failure]],
+    seconds: int | None,
+    updated: IncidentSummary,
+) -> Change:
+    """An update's transaction: its summary and events, the caller's writes, and the
+    acknowledgement timer's, derived from the due index's shard count as it is now (it
+    grows if the timer's bucket is throttled)."""
+    timers = acknowledgement_timers(store, account, seconds, updated)
+    return Transaction([*map(labelled, written), *also, *timers], None)
 
 
 def _summary_put(

@@ -37,6 +37,7 @@ from incidents.models import (
     Participation,
     State,
     TimelineEvent,
+    Timeout,
     parse_timestamp,
     timestamp,
 )
@@ -136,9 +137,14 @@ def created_event(
 
 
 def change_event(
-    before: IncidentSummary, after: IncidentSummary, caller: Caller, seq: int
+    before: IncidentSummary,
+    after: IncidentSummary,
+    caller: Caller,
+    seq: int,
+    timeout: Timeout | None = None,
 ) -> IncidentChanged:
-    """The event of an update: resolved, reopened or updated, with every changed field."""
+    """The event of an update: resolved, reopened or updated, with every changed field and
+    the lifecycle timer that made it, if one did."""
     changes = Changes.model_validate(
         {
             name: {"from": old, "to": new}
@@ -160,6 +166,7 @@ def change_event(
         actor=Actor(user_id=caller.user_id),
         version=after.version,
         changes=changes,
+        timeout=timeout,
     )
 
 

@@ -34,6 +34,9 @@ class TimerKind(StrEnum):
     """A heartbeat's next ping is late: it expires."""
     AUTO_RESOLVE = "auto_resolve"
     """An incident an integration opened had no alert for its ``auto_resolve_timeout``."""
+    ACKNOWLEDGEMENT = "acknowledgement"
+    """An incident an integration opened stayed acknowledged for its
+    ``acknowledgement_timeout``: it returns to triggered."""
 
 
 class TimerMovedError(DomainError):
