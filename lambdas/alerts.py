@@ -1,7 +1,7 @@
 """Machine access over HTTP: the account's API keys (people manage them), its integrations,
-and ``POST /alerts``, which monitoring tools call with an integration key instead of a
-user's token (``Authorization: Bearer <key>``, or ``routing_key`` in the body as
-PagerDuty's Events API v2 takes it)."""
+heartbeats and maintenance windows, and ``POST /alerts``, which monitoring tools call with
+an integration key instead of a user's token (``Authorization: Bearer <key>``, or
+``routing_key`` in the body as PagerDuty's Events API v2 takes it)."""
 
 from __future__ import annotations
 
@@ -41,6 +41,14 @@ from incidents.heartbeats.models import (
 )
 from incidents.incident.commands import load_summary
 from incidents.incident.queries import DEFAULT_LIMIT
+from incidents.maintenance import commands as maintenance
+from incidents.maintenance.models import (
+    WINDOW_ID,
+    MaintenanceWindow,
+    MaintenanceWindowList,
+    NewMaintenanceWindow,
+    SuppressedAlertList,
+)
 from incidents.models import INCIDENT_ID
 from incidents.store import Caller
 from lambdas.http.admission import admitted, caller
@@ -58,6 +66,7 @@ IntegrationId = Annotated[str, Path(pattern=INTEGRATION_ID)]
 ApiKeyId = Annotated[str, Path(pattern=API_KEY_ID)]
 IncidentId = Annotated[str, Path(pattern=INCIDENT_ID)]
 HeartbeatName = Annotated[str, Path(pattern=HEARTBEAT_NAME)]
+WindowId = Annotated[str, Path(pattern=WINDOW_ID)]
 AlertBody = Annotated[TriggerAlert | MoveAlert, Body(discriminator="event_action")]
 
 app = new_resolver()
@@ -142,6 +151,49 @@ def ping(name: HeartbeatName) -> Response[Pong]:
 
 for _method in ("get", "post", "put", "patch"):
     route(app, f"ping_heartbeat_{_method}")(ping)
+
+
+@route(app, "create_maintenance_window")
+def create_maintenance_window(body: NewMaintenanceWindow) -> Response[MaintenanceWindow]:
+    """A new maintenance window on a team or an integration: from its start to its end,
+    their alerts open and move nothing and are kept as suppressed."""
+    created = maintenance.create_window(store(), caller(), body)
+    return answer(app, created, status=201, location=f"/maintenance-windows/{created.id}")
+
+
+@route(app, "list_maintenance_windows")
+def list_maintenance_windows(
+    limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+) -> MaintenanceWindowList:
+    """The account's maintenance windows, newest first."""
+    return maintenance.list_windows(store(), caller(), limit=limit, cursor=cursor)
+
+
+@route(app, "get_maintenance_window")
+def get_maintenance_window(window_id: WindowId) -> MaintenanceWindow:
+    """One maintenance window: its status and how many alerts it suppressed."""
+    return maintenance.get_window(store(), caller(), window_id)
+
+
+@route(app, "end_maintenance_window")
+def end_maintenance_window(window_id: WindowId) -> MaintenanceWindow:
+    """End an ongoing window now (409 for one not started: delete it instead)."""
+    return maintenance.end_window(store(), caller(), window_id)
+
+
+@route(app, "delete_maintenance_window")
+def delete_maintenance_window(window_id: WindowId) -> Response[None]:
+    """Delete a window that has not started (409 for one that has: end it instead)."""
+    maintenance.delete_window(store(), caller(), window_id)
+    return no_content()
+
+
+@route(app, "maintenance_window_alerts")
+def maintenance_window_alerts(
+    window_id: WindowId, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+) -> SuppressedAlertList:
+    """What the window kept of each alert key it suppressed, by integration and dedup key."""
+    return maintenance.list_suppressed(store(), caller(), window_id, limit=limit, cursor=cursor)
 
 
 @route(app, "create_api_key")

@@ -305,6 +305,50 @@ ROUTES: dict[str, Route] = {
         )
         for method in ("GET", "POST", "PUT", "PATCH")
     },
+    "create_maintenance_window": Route(
+        "POST",
+        "/maintenance-windows",
+        Group.ALERTS,
+        "Create a maintenance window",
+        201,
+        (*CREATE, 404),
+    ),
+    "list_maintenance_windows": Route(
+        "GET",
+        "/maintenance-windows",
+        Group.ALERTS,
+        "The account's maintenance windows",
+        errors=LIST,
+    ),
+    "get_maintenance_window": Route(
+        "GET",
+        "/maintenance-windows/{window_id}",
+        Group.ALERTS,
+        "Get a maintenance window",
+        errors=LOOKUP,
+    ),
+    "end_maintenance_window": Route(
+        "POST",
+        "/maintenance-windows/{window_id}/end",
+        Group.ALERTS,
+        "End an ongoing maintenance window now",
+        errors=ACTION,
+    ),
+    "delete_maintenance_window": Route(
+        "DELETE",
+        "/maintenance-windows/{window_id}",
+        Group.ALERTS,
+        "Delete a maintenance window that has not started",
+        204,
+        ACTION,
+    ),
+    "maintenance_window_alerts": Route(
+        "GET",
+        "/maintenance-windows/{window_id}/alerts",
+        Group.ALERTS,
+        "The alerts a maintenance window suppressed",
+        errors=LOOKUP,
+    ),
     "create_api_key": Route(
         "POST", "/api-keys", Group.ALERTS, "Create an API key (people only)", 201, CREATE
     ),
@@ -351,9 +395,15 @@ SUBJECTS = {
     "users": "teams",
 }
 """The first segment of a path, and the scope subject (``:read`` or ``:write``) it needs."""
-MANAGED = {"webhooks": "webhooks", "integrations": "integrations", "heartbeats": "integrations"}
+MANAGED = {
+    "webhooks": "webhooks",
+    "integrations": "integrations",
+    "heartbeats": "integrations",
+    "maintenance-windows": "integrations",
+}
 """Path segments whose scope is a ``:manage`` one, reads and changes alike (heartbeats are
-pinged with an integration's key, so managing them is managing integrations)."""
+pinged with an integration's key, so managing them is managing integrations; a maintenance
+window silences integrations' alerts, so it is too)."""
 
 
 ALSO_NEEDS = {

@@ -51,9 +51,11 @@ from local.demo.data import DemoAccount, DemoSize, callers, prepare_demo
 from local.demo.integration import (
     DEMO_HEARTBEAT,
     DemoKey,
+    DemoWindows,
     demo_api_key,
     demo_heartbeat,
     demo_integration,
+    demo_windows,
 )
 from local.demo.webhooks import DemoWebhook, receiver_webhook
 from local.engines.clients import create_table, local_client, use_local_credentials
@@ -134,12 +136,13 @@ def example_incident(store: Store, account: DemoAccount) -> str:
 @dataclasses.dataclass(frozen=True)
 class Examples:
     """What the examples name in the first demo account: an open incident, its webhook, an
-    integration's key and an API key."""
+    integration's key, an API key and its maintenance windows."""
 
     incident: str
     webhook: DemoWebhook
     integration: DemoKey
     api_key: DemoKey
+    windows: DemoWindows
 
 
 def example_variables(url: str, account: DemoAccount, examples: Examples) -> dict[str, str]:
@@ -273,6 +276,7 @@ def _serve(stack: ExitStack) -> None:
         hooks[0],
         demo_integration(store, accounts[0]),
         demo_api_key(store, accounts[0]),
+        demo_windows(store, accounts[0]),
     )
     demo_heartbeat(store, accounts[0], examples.integration)
     store.engine.close()  # the master holds no threads or clients into the fork
@@ -339,6 +343,8 @@ def worker_gateway(
             "routing_key": examples.integration.key,
             "key_id": examples.api_key.id,
             "name": DEMO_HEARTBEAT,
+            "window_id": examples.windows.ongoing,
+            "scheduled_window_id": examples.windows.scheduled,
         }
         if examples
         else None

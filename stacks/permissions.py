@@ -49,7 +49,9 @@ write summaries, copies, counters, shard metadata and idempotency records; teams
 teams, memberships (with the team's member count) and profiles and batch-read teams;
 webhooks write webhooks with the account's count and read their delivery log; alerts write
 integrations with their keys' lookup items, open incidents (as commands do), count alerts
-(an add to a counter shard, all shards batch-read) and move incidents by their keys."""
+(an add to a counter shard, all shards batch-read) and move incidents by their keys, and
+query the account's live maintenance windows for each alert (keeping a suppressed one with
+an update and a counter shard's add)."""
 
 QUOTA_KEYS = "*#ratelimit#*"
 """The partition keys of the accounts' quota buckets (`dynashard.limits.rate_limit`): each request
@@ -105,7 +107,8 @@ transaction with its claim (a conditional delete): a heartbeat's expiry reads th
 heartbeat and its integration and opens an incident as a create does (its number, its
 summary, details, copies and event, the team's check) with the heartbeat's move; an
 auto-resolve resolves an incident as an update does (its summary and event, then its
-participants' copies, queried)."""
+participants' copies, queried); a maintenance window's end queries its suppressed alerts
+and resolves each still triggered (an update) before its claim."""
 SWEEPER_INDEXES = ("GSI3",)
 """The due index: each minute's timers, sharded."""
 

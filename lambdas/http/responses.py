@@ -15,6 +15,7 @@ from incidents.access.models import API_KEY_ID
 from incidents.alerts.models import INTEGRATION_ID
 from incidents.events_out.webhook_models import WEBHOOK_ID
 from incidents.heartbeats.models import HEARTBEAT_NAME
+from incidents.maintenance.models import WINDOW_ID
 from incidents.models import INCIDENT_ID, PARTICIPANT_ID, TEAM_ID, USER_ID
 from lambdas.routes import Route
 
@@ -39,6 +40,7 @@ class ErrorCode(StrEnum):
     IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
     REQUEST_IN_PROGRESS = "request_in_progress"
     TOO_MANY_WEBHOOKS = "too_many_webhooks"
+    TOO_MANY_MAINTENANCE_WINDOWS = "too_many_maintenance_windows"
     TOO_MANY_ROTATIONS = "too_many_rotations"
     PRECONDITION_FAILED = "precondition_failed"
     PAYLOAD_TOO_LARGE = "payload_too_large"
@@ -195,6 +197,7 @@ PATH_PATTERNS = {
     "integration_id": INTEGRATION_ID,
     "key_id": API_KEY_ID,
     "name": HEARTBEAT_NAME,
+    "window_id": WINDOW_ID,
 }
 """The pattern of each id (or name) in a path, for the example of a malformed one."""
 

@@ -1,13 +1,16 @@
 """``make dev``'s demo machine access for the first demo account: an integration routed to
 its first team, so ``make dev`` can print a key (``$INTEGRATION_KEY``) and a curl line that
 triggers an alert, a heartbeat it pings (`DEMO_HEARTBEAT`, daily, so it never expires
-while you look), and an API key (``$API_KEY``, reading incidents). Keys are stored hashed:
-on a kept table the earlier ``make dev``'s integration (found by its name) gets a new key,
-and its API key is revoked for a new one; the printed keys are the new ones."""
+while you look), an API key (``$API_KEY``, reading incidents), and two maintenance
+windows on its last team (one on now, one scheduled) for the document's examples. Keys are
+stored hashed: on a kept table the earlier ``make dev``'s integration (found by its name)
+gets a new key, and its API key is revoked for a new one; the printed keys are the new
+ones."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 
 from incidents.access.api_keys import create_api_key, list_api_keys, revoke_api_key
 from incidents.access.models import NewApiKey
@@ -16,6 +19,8 @@ from incidents.alerts.models import NewIntegration
 from incidents.errors import ConflictError
 from incidents.heartbeats.commands import create_heartbeat
 from incidents.heartbeats.models import IntervalUnit, NewHeartbeat
+from incidents.maintenance.commands import create_window, delete_window, end_window, list_windows
+from incidents.maintenance.models import NewMaintenanceWindow, WindowStatus
 from incidents.store import Caller, Store
 from local.demo.data import DemoAccount
 
@@ -63,3 +68,39 @@ def demo_api_key(store: Store, account: DemoAccount) -> DemoKey:
             revoke_api_key(store, caller, api_key.id)
     created = create_api_key(store, caller, NewApiKey(name=NAME, scopes=["incidents:read"]))
     return DemoKey(created.id, created.key)
+
+
+@dataclass(frozen=True)
+class DemoWindows:
+    """The ids of ``make dev``'s maintenance windows: one on now (it can be ended), one
+    scheduled (it can be deleted)."""
+
+    ongoing: str
+    scheduled: str
+
+
+def demo_windows(store: Store, account: DemoAccount) -> DemoWindows:
+    """Two windows on the account's last team (no demo integration is routed to it, so the
+    demo's alerts still open incidents), a day long; an earlier ``make dev``'s are ended or
+    deleted first, so a kept table does not gather live ones."""
+    caller = Caller(account.account_id, account.users[0].id)
+    cursor = None
+    while True:
+        page = list_windows(store, caller, limit=100, cursor=cursor)
+        for window in page.items:
+            if window.description == NAME and window.status is WindowStatus.ONGOING:
+                end_window(store, caller, window.id)
+            elif window.description == NAME and window.status is WindowStatus.SCHEDULED:
+                delete_window(store, caller, window.id)
+        if not page.has_more:
+            break
+        cursor = page.next_cursor
+    now, day = store.clock(), timedelta(days=1)
+    ids = [
+        create_window(store, caller, NewMaintenanceWindow(
+            team_id=account.teams[-1].id, start_time=start, end_time=start + day,
+            description=NAME,
+        )).id
+        for start in (now, now + 30 * day)
+    ]  # fmt: skip
+    return DemoWindows(*ids)

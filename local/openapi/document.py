@@ -286,6 +286,12 @@ def _participant_discriminator(document: dict[str, Any]) -> None:
 
 DEMO_SINCE, DEMO_UNTIL = "2026-01-05T00:00:00Z", "2026-02-01T00:00:00+01:00"
 """A window around `make dev`'s demo incidents (created from 5 January 2026 on)."""
+MAINTENANCE_FROM, MAINTENANCE_TO = "2099-01-06T22:00:00Z", "2099-01-07T02:00:00Z"
+"""A maintenance window's example: far ahead, as `NOTHING_YET` is, so trying it schedules
+one that suppresses nothing (and that can be deleted)."""
+OPERATION_EXAMPLES = {"delete_maintenance_window": {"window_id": "scheduled_window_id"}}
+"""Path parameters whose example differs for one operation, and the `known` value it takes:
+``make dev``'s demo window is ongoing (it can be ended), its scheduled one can be deleted."""
 
 
 def _demo_examples(document: dict[str, Any], known: Mapping[str, str]) -> None:
@@ -327,7 +333,11 @@ def _demo_examples(document: dict[str, Any], known: Mapping[str, str]) -> None:
         },
         "update_webhook": {"enabled": True},
         "create_integration": {"name": "Alertmanager", "team_id": team},
-        "update_integration": {"default_severity": "SEV2"},
+        "update_integration": {
+            "default_severity": "SEV2",
+            "acknowledgement_timeout": 1800,
+            "alert_grouping": {"type": "time", "time_window": 600},
+        },
         "create_api_key": {"name": "CI", "scopes": ["incidents:read"]},
         "send_alert": {
             "routing_key": known.get("routing_key", "ik_…"),  # make dev's, in its document
@@ -354,13 +364,22 @@ def _demo_examples(document: dict[str, Any], known: Mapping[str, str]) -> None:
         "integration_id": known.get("integration_id", "intg_…"),
     }
     bodies["update_heartbeat"] = {"interval": 12, "interval_unit": "hours"}
+    bodies["create_maintenance_window"] = {
+        "team_id": team,
+        "start_time": MAINTENANCE_FROM,
+        "end_time": MAINTENANCE_TO,
+        "description": "Database upgrade: failover to the replica",
+        "resolve_on_end": True,
+    }
     for operation_id, operation in _operations(document).items():
+        own = OPERATION_EXAMPLES.get(operation_id, {})
+        given = {**parameters, **{name: known[own[name]] for name in own if own[name] in known}}
         for parameter in operation.get("parameters", []):
             if parameter["in"] not in ("path", "query"):
                 continue
             examples = parameter["schema"].pop("examples", None)
-            if parameter["name"] in parameters:
-                parameter["example"] = parameters[parameter["name"]]
+            if parameter["name"] in given:
+                parameter["example"] = given[parameter["name"]]
             elif examples:  # Swagger UI prefills a parameter's example, not its schema's
                 parameter["example"] = examples[0]
         if operation_id in bodies:

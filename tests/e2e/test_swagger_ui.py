@@ -21,16 +21,19 @@ WAIT_MS = 120_000
 """An upper bound on waiting for an answer, never reached when the page works: under load a
 render can take long, and the wait ends as soon as the status shows."""
 LAST = (
+    "end_maintenance_window",
+    "delete_maintenance_window",
     "delete_heartbeat",
     "rotate_integration_key",
     "delete_integration",
     "revoke_api_key",
     "delete_webhook",
 )
-"""Executed after the others, in this order: they delete the demo heartbeat (which the
-pings name), rotate the demo integration's key (which the alert is prefilled with) and
-delete it, the demo API key and the demo webhook (as a user clicking them would; ``make
-dev`` makes them again on its next start)."""
+"""Executed after the others, in this order: they end the demo's ongoing maintenance window
+(which the window's reads name) and delete its scheduled one, delete the demo heartbeat
+(which the pings name), rotate the demo integration's key (which the alert is prefilled
+with) and delete it, the demo API key and the demo webhook (as a user clicking them would;
+``make dev`` makes them again on its next start)."""
 
 
 def execute(operation: Locator) -> tuple[str, str]:

@@ -68,6 +68,16 @@ def test_an_integration_s_life_over_http(api: Api, alice: Caller) -> None:
         assert untimed.body[timeout] is None
         too_soon = api.call("update_integration", alice, path, body={timeout: 5})
         assert (too_soon.status, too_soon.body["code"]) == (400, "validation_error")
+    grouping = {"type": "content_based", "fields": ["source"], "aggregate": "any"}
+    grouped = api.call("update_integration", alice, path, body={"alert_grouping": grouping})
+    assert grouped.body["alert_grouping"] == {**grouping, "time_window": None}
+    for refused in (None, {"type": "time", "time_window": 120}, {"type": "content_based"}):
+        bad = api.call("update_integration", alice, path, body={"alert_grouping": refused})
+        assert (bad.status, bad.body["code"]) == (400, "validation_error"), refused
+    assert (
+        api.call("get_integration", alice, path).body["alert_grouping"]
+        == grouped.body["alert_grouping"]
+    ), "stored"
     rotated = api.call("rotate_integration_key", alice, path).body
     assert trigger(api, created["key"], "k").status == 401
     assert trigger(api, rotated["key"], "k").status == 202

@@ -8,6 +8,7 @@ import pytest
 
 from incidents.store import Caller, new_id
 from lambdas.routes import ROUTES
+from local.openapi.document import MAINTENANCE_FROM, MAINTENANCE_TO
 from tests.helpers.api_harness import Api
 from tests.helpers.people import new_api_user
 
@@ -97,6 +98,12 @@ def test_every_201_says_where_what_it_created_is(api: Api, alice: Caller) -> Non
     api_key = api.call("create_api_key", alice, body={"name": "ci", "scopes": ["teams:read"]})
     beat = {"name": "nightly", "interval": 1, "integration_id": integration.body.get("id")}
     heartbeat = api.call("create_heartbeat", alice, body=beat)
+    times = {"start_time": MAINTENANCE_FROM, "end_time": MAINTENANCE_TO}
+    window = api.call(
+        "create_maintenance_window",
+        alice,
+        body={"integration_id": integration.body.get("id"), "description": "upgrade", **times},
+    )
     created = {
         "create_incident": (incident, f"/incidents/{incident_id}"),
         "add_note": (note, f"/incidents/{incident_id}/timeline"),
@@ -106,6 +113,7 @@ def test_every_201_says_where_what_it_created_is(api: Api, alice: Caller) -> Non
         "create_integration": (integration, f"/integrations/{integration.body.get('id')}"),
         "create_api_key": (api_key, f"/api-keys/{api_key.body.get('id')}"),
         "create_heartbeat": (heartbeat, "/heartbeats/nightly"),
+        "create_maintenance_window": (window, f"/maintenance-windows/{window.body.get('id')}"),
     }
     assert set(created) == {name for name, route in ROUTES.items() if route.status == 201}
     for name, (reply, location) in created.items():

@@ -114,6 +114,7 @@ ID_PREFIXES = {
     "webhook_id": "wh",
     "integration_id": "intg",
     "key_id": "key",
+    "window_id": "mw",
 }
 
 

@@ -200,7 +200,7 @@ class Walk:
 
 
 @pytest.mark.slow
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(operations=OPERATIONS, picks=st.randoms(use_true_random=False))
 def test_a_halving_moves_every_item_once_and_nothing_reads_a_stale_copy(
     dynamodb: DynamoDBClient,

@@ -31,6 +31,8 @@ EXPECTED = {
         "delete_integration", "rotate_integration_key",
         "create_heartbeat", "list_heartbeats", "get_heartbeat", "update_heartbeat",
         "delete_heartbeat",
+        "create_maintenance_window", "list_maintenance_windows", "get_maintenance_window",
+        "end_maintenance_window", "delete_maintenance_window", "maintenance_window_alerts",
     },
     None: {
         "my_incidents", "my_teams_incidents", "my_teams", "save_profile", "send_alert",

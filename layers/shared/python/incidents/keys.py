@@ -201,6 +201,53 @@ def heartbeat_key(account: str, name: str) -> tuple[str, str]:
     return sharded_key(base, calculated_shard(base, name, HEARTBEAT_SHARDS), HEARTBEAT_SHARDS), name
 
 
+LIVE_WINDOW_COPIES = 8
+SUPPRESSED_SHARDS = 16
+
+
+def maintenance_partition(account: str) -> str:
+    """``<acct>#maintenance``: the account's maintenance windows, by id (written only when
+    one is created, ended or deleted)."""
+    return build_key(account, "maintenance")
+
+
+def live_windows_partition(account: str, copy: int) -> str:
+    """``<acct>#maintenance#live#<copy>``: one copy of the account's live set, the windows
+    not yet ended. Every alert reads one copy, at random: 8 copies spread a storm's reads
+    over 8 partitions."""
+    return sharded_key(build_key(account, "maintenance", "live"), copy, LIVE_WINDOW_COPIES)
+
+
+def live_window_key(account: str, copy: int, end_time: str, window_id: str) -> tuple[str, str]:
+    """(PK, SK) of one copy of a window's entry in the live set: ``<end_time>#<window id>``,
+    the end first, so a Query of the entries after now never reads a window that has ended."""
+    return live_windows_partition(account, copy), build_key(end_time, window_id, kind="sort")
+
+
+def live_windows_gate_key(account: str) -> tuple[str, str]:
+    """(PK, SK) of the account's live set's version, which each create moves: two creates
+    that counted the live set at the same time cannot both pass its cap."""
+    return build_key(account, "maintenance", "gate"), "gate"
+
+
+def suppressed_base(account: str, window_id: str) -> str:
+    """``<acct>#<window id>#suppressed``: the base of a window's suppressed alerts."""
+    return build_key(account, window_id, "suppressed")
+
+
+def suppressed_key(account: str, window_id: str, alert_key: str) -> tuple[str, str]:
+    """(PK, SK) of what a window kept of one alert key (``<integration>#<dedup key>``, as
+    the key's own item names it): 16 shards by it, so a storm of keys spreads."""
+    base = suppressed_base(account, window_id)
+    shard = calculated_shard(base, alert_key, SUPPRESSED_SHARDS)
+    return sharded_key(base, shard, SUPPRESSED_SHARDS), alert_key
+
+
+def suppressed_count_base(account: str, window_id: str) -> str:
+    """``<acct>#<window id>#alerts``: the base of a window's sharded count of alerts."""
+    return build_key(account, window_id, "alerts")
+
+
 def schedule_meta() -> ShardMetaKey:
     """Where the due-time index's shard count lives: one count for every minute's bucket."""
     return ShardMetaKey.for_tenant(SCHEDULE, build_key(SCHEDULE, "due"))

@@ -6,6 +6,9 @@ races, and cheap on a hot key.
   its incident. The create that opens one claims the item in its own transaction
   (absent, or still naming the resolved incident it replaces), so of 100 racing first
   triggers one opens the incident and the others, refused, join it.
+- **Grouping**: a trigger whose key names no open incident joins its group's, if its
+  integration groups alerts (`incidents.alerts.grouping`): its key's item then names
+  that incident.
 - **Exactly once**: each alert writes a *seen* item (a digest of the integration and the
   body, kept `SEEN_SECONDS`) in the transaction that counts it; a retry of the same body
   fails there and answers what the first one did.
@@ -35,6 +38,7 @@ from dynashard import Table, build_key, calculated_shard, sharded_key
 from dynashard.limits import ShardedCounter
 from dynashard.query import Item
 from dynashard.resharding import Operation, Transaction
+from incidents.alerts.grouping import Group, GroupMovedError, read_group
 from incidents.alerts.models import (
     SEVERITIES,
     AlertAccepted,
@@ -57,6 +61,7 @@ from incidents.incident.commands import CHANGE_ATTEMPTS, load_summary, update_in
 from incidents.incident.create import create_incident
 from incidents.items import MAX_DETAILS_BYTES, deserialize, serialize
 from incidents.keyed import request_digest
+from incidents.maintenance.suppression import covering_window, kept
 from incidents.models import EventType, IncidentSummary, Status, timestamp
 from incidents.requests import CreateIncident, UpdateIncident
 from incidents.store import Caller, Failure, Store, labelled, new_id
@@ -155,8 +160,13 @@ class AlertKey:
 def ingest_alert(
     store: Store, caller: Caller, integration: Integration, alert: AlertEvent
 ) -> AlertAccepted:
-    """Apply one alert of `integration` (acting as `caller`); what it did."""
+    """Apply one alert of `integration` (acting as `caller`); what it did. During a
+    maintenance window of the integration or its team it opens and moves nothing: it is
+    kept as suppressed (`incidents.maintenance`)."""
     key = AlertKey(store, caller, integration, alert.dedup_key or new_id("alert"))
+    window = covering_window(store, caller.account_id, integration)
+    if window is not None:
+        return _suppressed_once(key, alert, kept(window, key, alert))
     if isinstance(alert, TriggerAlert):
         return _trigger(key, alert)
     return _move(key, alert)
@@ -165,6 +175,30 @@ def ingest_alert(
 def alert_count(store: Store, account: str, incident_id: str) -> int:
     """How many alerts the incident received (the one that opened it included)."""
     return _counter(store).total(_count_base(account, incident_id))
+
+
+def _suppressed_once(
+    key: AlertKey, alert: AlertEvent, writes: list[Operation[Failure]]
+) -> AlertAccepted:
+    """`writes` (what a maintenance window keeps of the alert) with the alert's seen item,
+    in one transaction: a retry of the same alert writes nothing again and gets the answer
+    its first delivery got, as a trigger's retry does."""
+    digest = _digest(key, alert)
+    answer = key.answer(AlertStatus.SUPPRESSED, None)
+    seen = labelled(_seen_put(key.store, key.account, digest, answer),
+                    SeenError("this alert was counted"))  # fmt: skip
+    try:
+        key.store.transact_growing(lambda: Transaction([seen, *writes], None))
+    except SeenError:
+        return _seen_answer(key.store, key.account, digest) or answer
+    return answer
+
+
+def _digest(key: AlertKey, alert: AlertEvent) -> str:
+    """What tells a retry of an alert from a new one: its integration and its body (the
+    integration key left out, however it was sent)."""
+    body = alert.model_dump(mode="json", exclude={"routing_key"})
+    return request_digest({"integration": key.integration.id, "alert": body})
 
 
 def _tries() -> Iterator[int]:
@@ -181,28 +215,36 @@ def _tries() -> Iterator[int]:
 
 def _trigger(key: AlertKey, alert: TriggerAlert) -> AlertAccepted:
     store, account = key.store, key.account
-    body = alert.model_dump(mode="json", exclude={"routing_key"})  # the key: however sent
-    digest = request_digest({"integration": key.integration.id, "alert": body})
+    digest = _digest(key, alert)
     for _ in _tries():
         state = key.state()
-        open_at = _open_at(key, state)
+        open_at = _open_at(key, state.incident_id if state else None)
         try:
             if state is not None and open_at is not None:
                 return _join(key, alert, digest, state, open_at)
-            return _open(key, alert, digest, state)
+            group = read_group(store, account, key.integration, alert)
+            joined = _group_incident(key, group)
+            if group is not None and joined is not None:
+                return _attach(key, alert, digest, state, group, joined)
+            return _open(key, alert, digest, state, group)
         except SeenError:  # a retry of an alert that was counted: its first answer
             seen = _seen_answer(store, account, digest)
             if seen is not None:
                 return seen
-        except (KeyTakenError, ResolvedMeanwhileError, VersionConflictError):
-            continue  # read the key again
+        except (KeyTakenError, GroupMovedError, ResolvedMeanwhileError, VersionConflictError):
+            continue  # read the key (and its group) again
     raise ThrottledError("the alert's key is busy; retry with back-off")
 
 
 def _open(
-    key: AlertKey, alert: TriggerAlert, digest: str, replaced: KeyState | None
+    key: AlertKey,
+    alert: TriggerAlert,
+    digest: str,
+    replaced: KeyState | None,
+    group: Group | None,
 ) -> AlertAccepted:
-    """A new incident for the key, claiming the key in the create's transaction."""
+    """A new incident for the key, claiming the key (and its group) in the create's
+    transaction."""
     payload = alert.payload
     integration, store = key.integration, key.store
     request = CreateIncident(
@@ -211,11 +253,9 @@ def _open(
         details={ALERT_DETAILS: _described(key, alert)},
         teams=[integration.team_id] if integration.team_id else [],
     )
-    now = store.clock()
-    sent = min(payload.timestamp, now) if payload.timestamp else now  # a skewed clock
     values = {
         "incident_id": "",
-        "opened_at": timestamp(sent),
+        "opened_at": _sent_at(store, alert),
         "last_event_at": NEVER,  # the first alert to join writes an event at once
     }
 
@@ -230,6 +270,7 @@ def _open(
                      SeenError("this alert was counted")),
             labelled(_counter(store).add(_count_base(key.account, summary.id))),
             *_auto_resolve(key, summary.id),
+            *(group.puts(store, summary.id) if group else []),
         ]  # fmt: skip
 
     incident = create_incident(store, key.caller, request, also=claim)
@@ -246,15 +287,7 @@ def _join(
     store = key.store
     answer = key.answer(AlertStatus.ATTACHED, state.incident_id)
     base = _count_base(key.account, state.incident_id)
-    still_open = {
-        "ConditionCheck": {
-            "TableName": store.table_name,
-            "Key": {"PK": {"S": open_at}, "SK": {"S": state.incident_id}},
-            "ConditionExpression": "attribute_exists(PK) AND #status <> :resolved",
-            "ExpressionAttributeNames": {"#status": "status"},
-            "ExpressionAttributeValues": {":resolved": {"S": Status.RESOLVED.value}},
-        }
-    }
+    still_open = _still_open(store, open_at, state.incident_id)
     try:
         store.transact_growing(
             lambda: Transaction(
@@ -272,6 +305,76 @@ def _join(
         return _seen_answer(store, key.account, digest) or answer
     _note_alerts(key, alert, state)
     return answer
+
+
+def _attach(  # noqa: PLR0917 (the trigger's reads, each once)
+    key: AlertKey,
+    alert: TriggerAlert,
+    digest: str,
+    replaced: KeyState | None,
+    group: Group,
+    joined: tuple[str, str],
+) -> AlertAccepted:
+    """Join the group's open incident (`joined`: its id and its summary's partition): the
+    key's item comes to name it, the group items move to now, and the alert is counted,
+    in one transaction on the incident still being open. Its first ``alert.received`` event
+    is written at once, counting this alert alone."""
+    store = key.store
+    incident_id, open_at = joined
+    answer = key.answer(AlertStatus.ATTACHED, incident_id)
+    before = alert_count(store, key.account, incident_id)
+    opened_at = _sent_at(store, alert)
+    values = {"incident_id": incident_id, "opened_at": opened_at, "last_event_at": NEVER,
+              "counted_at_event": before}  # fmt: skip
+    store.transact_growing(
+        lambda: Transaction(
+            [
+                labelled(_claim_key(key, values, replaced),
+                         KeyTakenError("the key's incident was opened by another trigger")),
+                labelled(_seen_put(store, key.account, digest, answer),
+                         SeenError("this alert was counted")),
+                labelled(_counter(store).add(_count_base(key.account, incident_id))),
+                labelled(_still_open(store, open_at, incident_id),
+                         ResolvedMeanwhileError("resolved")),
+                *group.puts(store, incident_id),
+                *_auto_resolve(key, incident_id),
+            ],
+            None,
+        )
+    )  # fmt: skip
+    _note_alerts(key, alert, KeyState(incident_id, opened_at, NEVER, before))
+    return answer
+
+
+def _group_incident(key: AlertKey, group: Group | None) -> tuple[str, str] | None:
+    """The open incident the trigger's group offers (its id and summary's partition)."""
+    if group is None:
+        return None
+    for incident_id in group.candidates(key.store.clock()):
+        open_at = _open_at(key, incident_id)
+        if open_at is not None:
+            return incident_id, open_at
+    return None
+
+
+def _sent_at(store: Store, alert: TriggerAlert) -> str:
+    """When the alert was sent (one ahead of the server's clock: now)."""
+    now = store.clock()
+    sent = alert.payload.timestamp
+    return timestamp(min(sent, now) if sent else now)
+
+
+def _still_open(store: Store, open_at: str, incident_id: str) -> Item:
+    """A check that the incident is open at its summary's partition as read."""
+    return {
+        "ConditionCheck": {
+            "TableName": store.table_name,
+            "Key": {"PK": {"S": open_at}, "SK": {"S": incident_id}},
+            "ConditionExpression": "attribute_exists(PK) AND #status <> :resolved",
+            "ExpressionAttributeNames": {"#status": "status"},
+            "ExpressionAttributeValues": {":resolved": {"S": Status.RESOLVED.value}},
+        }
+    }
 
 
 def _note_alerts(key: AlertKey, alert: TriggerAlert, state: KeyState) -> None:
@@ -345,11 +448,11 @@ def _auto_resolve(key: AlertKey, incident_id: str) -> list[Operation[Failure]]:
     return [set_timer(key.store, Timer(key.account, TimerKind.AUTO_RESOLVE, incident_id, due))]
 
 
-def _open_at(key: AlertKey, state: KeyState | None) -> str | None:
-    """The partition of the key's incident's summary if that incident is open, else None."""
-    if state is None:
+def _open_at(key: AlertKey, incident_id: str | None) -> str | None:
+    """The partition of the incident's summary if it is open, else None."""
+    if incident_id is None:
         return None
-    counted = load_counted(key.store, key.caller, state.incident_id)
+    counted = load_counted(key.store, key.caller, incident_id)
     if counted is None or counted.summary.status is Status.RESOLVED:
         return None
     return counted.pk
@@ -383,8 +486,8 @@ def _claim_key(key: AlertKey, values: dict[str, Any], replaced: KeyState | None)
     pk, sk = key.item_key()
     put: dict[str, Any] = {
         "TableName": key.store.table_name,
-        "Item": serialize({"PK": pk, "SK": sk, "Type": "alert_key", **values,
-                           "counted_at_event": 1}),
+        "Item": serialize({"PK": pk, "SK": sk, "Type": "alert_key", "counted_at_event": 1,
+                           **values}),
     }  # fmt: skip
     if replaced is None:
         put["ConditionExpression"] = "attribute_not_exists(PK)"
@@ -453,7 +556,9 @@ def _seen_answer(store: Store, account: str, digest: str) -> AlertAccepted | Non
         return None
     values = deserialize(item)
     return AlertAccepted(
-        status=values["status"], dedup_key=values["dedup_key"], incident_id=values["incident_id"]
+        status=values["status"],
+        dedup_key=values["dedup_key"],
+        incident_id=values.get("incident_id"),  # none for a suppressed alert
     )
 
 

@@ -27,12 +27,14 @@ from incidents.store import Caller, Store, new_id
 KEY_PREFIX = "ik_"
 ID_PREFIX = "intg"
 KIND = "integrationkey"
+NO_GROUPING = {"type": "none"}
 STORED = (
     "name",
     "team_id",
     "default_severity",
     "auto_resolve_timeout",
     "acknowledgement_timeout",
+    "alert_grouping",
     "key_hint",
     "created_at",
     "last_used_at",
@@ -55,6 +57,7 @@ def create_integration(store: Store, caller: Caller, request: NewIntegration) ->
         default_severity=request.default_severity,
         auto_resolve_timeout=request.auto_resolve_timeout,
         acknowledgement_timeout=request.acknowledgement_timeout,
+        alert_grouping=request.alert_grouping,
         key_hint=key[-4:],
         created_at=timestamp(store.clock()),
         last_used_at=None,
@@ -206,7 +209,7 @@ def _integration_item(account: str, integration: Integration, key: str) -> Item:
 
 
 def _integration(item: Item) -> Integration:
-    values = deserialize(item)
+    values = {"alert_grouping": NO_GROUPING, **deserialize(item)}  # stored before grouping
     return Integration.model_validate({"id": values["SK"], **{n: values.get(n) for n in STORED}})
 
 

@@ -303,6 +303,7 @@ class AlertStatus(StrEnum):
     RESOLVED = "resolved"
     IGNORED = "ignored"
     """An acknowledge or resolve with no open incident for its key, or older than it."""
+    SUPPRESSED = "suppressed"
 
 
 class AlertAccepted(BaseModel):
@@ -314,6 +315,97 @@ class AlertAccepted(BaseModel):
     dedup_key: str
     incident_id: str | None
     """The incident the alert opened, joined or moved; null when it moved none."""
+
+
+class GroupingType(StrEnum):
+    """How an integration's triggers find an incident to join (PagerDuty's alert grouping)."""
+
+    NONE = "none"
+    """By their ``dedup_key`` alone."""
+    TIME = "time"
+    """Any trigger of the integration joins its open incident within the window."""
+    CONTENT_BASED = "content_based"
+    """A trigger joins the open incident of a trigger whose chosen fields were equal."""
+
+
+class Aggregate(StrEnum):
+    """Which of the chosen fields must be equal (content-based grouping)."""
+
+    ALL = "all"
+    ANY = "any"
+
+
+GROUPING_FIELD = (
+    r"^(summary|source|severity|component|group|class|custom_details\.[A-Za-z0-9_-]{1,64})$"
+)
+GroupingField = Annotated[str, StringConstraints(pattern=GROUPING_FIELD)]
+"""A payload field a content-based grouping compares: one of the payload's own, or a
+top-level key of its ``custom_details`` (``custom_details.<key>``)."""
+MAX_GROUPING_FIELDS = 10
+GroupingWindow = Annotated[int, Field(ge=300, le=3600)] | Literal[86400]
+"""PagerDuty's windows: 5 minutes to an hour, or a day."""
+
+
+class NoGrouping(BaseModel):
+    """Triggers find their incident by their ``dedup_key`` alone."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal[GroupingType.NONE]
+
+
+class TimeGrouping(BaseModel):
+    """Every trigger of the integration joins its open incident while the window lasts:
+    rolling, from the most recently grouped alert (null: until the incident resolves)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal[GroupingType.TIME]
+    time_window: GroupingWindow | None = None
+
+
+UNIQUE_ITEMS = {"uniqueItems": True}
+
+
+def _unique(fields: list[str]) -> list[str]:
+    if len(set(fields)) != len(fields):
+        raise ValueError("each field at most once")
+    return fields
+
+
+class ContentGrouping(BaseModel):
+    """A trigger joins the open incident of an earlier trigger whose chosen fields were
+    equal (``all`` of them, or ``any`` one), within the window (rolling; null: until the
+    incident resolves)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal[GroupingType.CONTENT_BASED]
+    fields: Annotated[
+        list[GroupingField],
+        Field(min_length=1, max_length=MAX_GROUPING_FIELDS, json_schema_extra=UNIQUE_ITEMS),
+        AfterValidator(_unique),
+    ]
+    aggregate: Aggregate = Aggregate.ALL
+    time_window: GroupingWindow | None = None
+
+
+AlertGrouping = Annotated[NoGrouping | TimeGrouping | ContentGrouping, Field(discriminator="type")]
+"""An integration's alert grouping (PagerDuty's ``alert_grouping_parameters``, flat)."""
+
+
+def _not_null(*names: str) -> Any:
+    """The document says what the validator checks: at least one field, and `names`, if
+    sent, not null (the others may be cleared with null)."""
+
+    def edit(schema: dict[str, Any]) -> None:
+        for name in names:
+            field = schema["properties"][name]
+            field.pop("default", None)
+            field.update(next(c for c in field.pop("anyOf") if c.get("type") != "null"))
+        schema["minProperties"] = 1
+
+    return edit
 
 
 class NewIntegration(BaseModel):
@@ -331,38 +423,36 @@ class NewIntegration(BaseModel):
     acknowledgement_timeout: LifecycleTimeout | None = None
     """Seconds after an incident it opened is acknowledged that it returns to triggered
     unless resolved (PagerDuty's ``acknowledgement_timeout``; none: it stays acknowledged)."""
-
-
-def _name_not_null(schema: dict[str, Any]) -> None:
-    """The document says what the validator checks: at least one field; a name, if sent,
-    is not null (the team and the severity may be cleared with null)."""
-    name = schema["properties"]["name"]
-    name.pop("default", None)
-    name.update(next(c for c in name.pop("anyOf") if c.get("type") != "null"))
-    schema["minProperties"] = 1
+    alert_grouping: AlertGrouping = Field(
+        default_factory=lambda: NoGrouping(type=GroupingType.NONE)
+    )
+    """How its triggers find an incident to join (default: by ``dedup_key`` alone)."""
 
 
 class IntegrationChanges(BaseModel):
     """Fields of an integration to change: at least one (``null`` clears the team, the
     default severity or a timeout)."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_name_not_null)
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_not_null("name", "alert_grouping"))
 
     name: CleanName | None = None
     team_id: TeamId | None = None
     default_severity: Severity | None = None
     auto_resolve_timeout: LifecycleTimeout | None = None
     acknowledgement_timeout: LifecycleTimeout | None = None
+    alert_grouping: AlertGrouping | None = None
 
     @model_validator(mode="after")
     def _not_empty(self) -> IntegrationChanges:
         if not self.model_fields_set:
             raise ValueError(
                 "name it: at least one of name, team_id, default_severity, "
-                "auto_resolve_timeout, acknowledgement_timeout"
+                "auto_resolve_timeout, acknowledgement_timeout, alert_grouping"
             )
         if "name" in self.model_fields_set and self.name is None:
             raise ValueError("name: an integration keeps a name")
+        if "alert_grouping" in self.model_fields_set and self.alert_grouping is None:
+            raise ValueError('alert_grouping: send {"type": "none"} to stop grouping')
         return self
 
 
@@ -380,6 +470,7 @@ class Integration(BaseModel):
     acknowledgement_timeout: int | None
     """Seconds after an incident it opened is acknowledged that it returns to triggered
     unless resolved (null: it stays acknowledged)."""
+    alert_grouping: AlertGrouping
     key_hint: str
     """The key's last four characters, to tell keys apart."""
     created_at: Timestamp

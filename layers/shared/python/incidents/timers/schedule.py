@@ -37,6 +37,9 @@ class TimerKind(StrEnum):
     ACKNOWLEDGEMENT = "acknowledgement"
     """An incident an integration opened stayed acknowledged for its
     ``acknowledgement_timeout``: it returns to triggered."""
+    MAINTENANCE_END = "maintenance_end"
+    """A maintenance window with ``resolve_on_end`` ended: its suppressed alerts still
+    triggered are resolved."""
 
 
 class TimerMovedError(DomainError):

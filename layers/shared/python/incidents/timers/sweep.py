@@ -4,7 +4,7 @@ Each run reads the due buckets from the first minute it has not finished (the ma
 the current one with the fan-out engine's ``parallel`` strategy (every shard of a minute
 at once, to its end, only what is due by now: one Query a shard per 1,000 timers, no merge
 to pay for, since firing needs no order), and fires each timer through its kind's
-handler. A handler
+handler, `WORKERS` at once (the timers of one subject one after another). A handler
 fires in one transaction with `schedule.claim`, the timer's conditional delete: a timer
 moved since the index listed it, or fired by an overlapping run, fails its claim and is
 left alone, so a run that dies mid-page loses nothing (the marker has not moved) and
@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextvars import copy_context
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from enum import Enum
 
 from botocore.exceptions import ClientError
 
@@ -37,6 +40,9 @@ timer, so none is passed over."""
 PAGE_SIZE = 1000
 """Timers a Query of one shard asks for (DynamoDB's 1 MB comes first for large ones)."""
 MINUTE = timedelta(minutes=1)
+WORKERS = 8
+"""Timers fired at once: each firing is a few round trips of its own (a read, a
+transaction), so a run fires several in the time of one (`bench.timers` measures it)."""
 
 Fire = Callable[[Store, Timer], bool]
 """What firing a timer does, in one transaction with its claim; False when the claim
@@ -84,6 +90,17 @@ def sweep(
     return run.report
 
 
+class Outcome(Enum):
+    """What firing one timer did."""
+
+    FIRED = "fired"
+    LOST = "lost"
+    FAILED = "failed"
+
+
+Firing = Future[tuple[Outcome, float]]
+
+
 @dataclass
 class _Run:
     """One sweep: what it reads with, fires with, and has done."""
@@ -105,33 +122,63 @@ class _Run:
         ]
         stats = PageStats(streams=len(streams))
         items = store.engine.read_all(streams, page_size=PAGE_SIZE, stats=stats)
+        running: dict[str, Firing] = {}
         try:
-            for item in items:
-                self.fire(item)
-                if self.deadline():
-                    return False
+            with ThreadPoolExecutor(WORKERS, thread_name_prefix="sweep") as pool:
+                for item in items:
+                    if self.deadline():
+                        return False
+                    subject = _subject(item)
+                    if subject in running:  # one subject's timers in turn: they would race
+                        self.count(running.pop(subject))
+                    # each firing in a copy of the run's context (what it runs as, for logs)
+                    running[subject] = pool.submit(copy_context().run, self.fire, item)
+                    if len(running) >= 2 * WORKERS:
+                        self.settle(running, FIRST_COMPLETED)
+                return True
         finally:
+            self.settle(running, ALL_COMPLETED)
             items.close()
             self.report.requests += stats.requests
             self.report.read_units += stats.read_units
-        return True
 
-    def fire(self, item: Item) -> None:
-        """Fire one timer as the index lists it; one that fails (or cannot be read) stays due
-        and holds the marker at its minute, so every run tries it again."""
+    def settle(self, running: dict[str, Firing], until: str) -> None:
+        """Count the firings that are done: the first to finish, or all of them (`until`)."""
+        done, _ = wait(running.values(), return_when=until)
+        for subject in [name for name, firing in running.items() if firing in done]:
+            self.count(running.pop(subject))
+
+    def count(self, firing: Firing) -> None:
+        """Add one firing to the report."""
+        outcome, late = firing.result()
+        if outcome is Outcome.FIRED:
+            self.report.fired += 1
+            self.report.late_seconds.append(late)
+        elif outcome is Outcome.LOST:
+            self.report.lost += 1
+        else:
+            self.report.failed += 1
+
+    def fire(self, item: Item) -> tuple[Outcome, float]:
+        """Fire one timer as the index lists it, and how late it fired (seconds); one that
+        fails (or cannot be read) stays due and holds the marker at its minute, so every
+        run tries it again."""
         try:
             timer = timer_from_item(item)
             fired = self.handlers[timer.kind](self.store, timer)
         except Exception:  # one timer's failure must not stop the others
             logger.exception("firing a timer failed", extra={"item": item.get("GSI3SK")})
-            self.report.failed += 1
-            return
-        if fired:
-            self.report.fired += 1
-            late = self.store.clock() - timer.due_at  # when it fired, not when the run began
-            self.report.late_seconds.append(late.total_seconds())
-        else:
-            self.report.lost += 1
+            return Outcome.FAILED, 0.0
+        if not fired:
+            return Outcome.LOST, 0.0
+        late = self.store.clock() - timer.due_at  # when it fired, not when the run began
+        return Outcome.FIRED, late.total_seconds()
+
+
+def _subject(item: Item) -> str:
+    """What a listed timer is about, across accounts (an unreadable item: its own key)."""
+    account, subject = (item.get(name, {}).get("S") for name in ("account", "subject"))
+    return f"{account}#{subject}" if account and subject else str(item.get("SK"))
 
 
 def _marker(store: Store, settled: str) -> str:

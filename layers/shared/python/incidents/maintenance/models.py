@@ -1,0 +1,163 @@
+"""What a maintenance window is, as the API takes and shows it: PagerDuty's fields (a start,
+an end, a description), on one team or one integration, with incident.io's
+``resolve_on_end``."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import Annotated, Any, Self
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, model_validator
+
+from incidents.alerts.models import AlertSeverity, EventAction
+from incidents.heartbeats.models import IntegrationId
+from incidents.models import KSUID, RESPONSE, RFC3339, TeamId, Timestamp, parse_timestamp
+from incidents.requests import CleanTitle
+
+WINDOW_ID = rf"^mw_{KSUID}$"
+MAX_LENGTH = timedelta(days=90)
+"""A window lasts at most this long: longer is a service switched off, not maintenance."""
+
+
+class WindowStatus(StrEnum):
+    """Where a window stands, by the clock."""
+
+    SCHEDULED = "scheduled"
+    """Not started: it can be deleted."""
+    ONGOING = "ongoing"
+    """Its team's or integration's alerts are suppressed; it can be ended early."""
+    ENDED = "ended"
+
+
+def status_at(start_time: str, end_time: str, now: str) -> WindowStatus:
+    """A window's status at `now` (timestamps as `incidents.models.timestamp` writes them)."""
+    if now < start_time:
+        return WindowStatus.SCHEDULED
+    return WindowStatus.ONGOING if now < end_time else WindowStatus.ENDED
+
+
+def _instant(value: object) -> datetime:
+    """An RFC 3339 instant with its offset, in UTC (a number, a date alone or a time without
+    an offset is a 400, not a guess); in code, an aware datetime."""
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        return value.astimezone(UTC)
+    if not isinstance(value, str) or not re.fullmatch(RFC3339, value):
+        raise ValueError("must be an RFC 3339 date-time with its offset, e.g. 2027-01-15T22:00:00Z")
+    try:
+        return parse_timestamp(value).astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise ValueError("is not a date-time that exists (in UTC)") from None
+
+
+Instant = Annotated[
+    datetime, BeforeValidator(_instant), Field(json_schema_extra={"pattern": RFC3339})
+]
+
+
+def _never_null(schema: dict[str, Any]) -> None:
+    """The document says what the validator checks: the team or the integration, if sent,
+    is not null (the description says that exactly one of them is sent)."""
+    for name in ("team_id", "integration_id"):
+        field = schema["properties"][name]
+        field.pop("default", None)
+        field.update(next(c for c in field.pop("anyOf") if c.get("type") != "null"))
+
+
+class NewMaintenanceWindow(BaseModel):
+    """A maintenance window on one team (every integration routed to it) or one integration
+    (send exactly one of `team_id` and `integration_id`): from `start_time` to `end_time`
+    their alerts open and move nothing, and are kept as suppressed. A start in the past is
+    now; the end must be in the future, at most 90 days after the start."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_never_null)
+
+    team_id: TeamId | None = None
+    integration_id: IntegrationId | None = None
+    start_time: Instant
+    end_time: Instant
+    description: CleanTitle
+    resolve_on_end: StrictBool = False
+    """At its end, its suppressed alerts still triggered are resolved (incident.io's); they
+    never open an incident either way."""
+
+    @model_validator(mode="after")
+    def _checked(self) -> Self:
+        for name in ("team_id", "integration_id"):
+            if name in self.model_fields_set and getattr(self, name) is None:
+                raise ValueError(f"{name}: leave it out rather than null")
+        if (self.team_id is None) == (self.integration_id is None):
+            raise ValueError("name exactly one of team_id and integration_id")
+        if self.end_time <= self.start_time:
+            raise ValueError("end_time must be after start_time")
+        return self
+
+
+class MaintenanceWindow(BaseModel):
+    """A maintenance window as the API shows it."""
+
+    model_config = RESPONSE
+
+    id: str
+    team_id: str | None
+    integration_id: str | None
+    start_time: Timestamp
+    end_time: Timestamp
+    """When it ends, or when it was ended early."""
+    description: str
+    resolve_on_end: bool
+    status: WindowStatus
+    ended_early: bool
+    suppressed_alerts: int
+    """Alerts it suppressed (a retried alert once)."""
+    created_at: Timestamp
+
+
+class MaintenanceWindowList(BaseModel):
+    """One page of the account's windows, newest first; pass `next_cursor` back for the next."""
+
+    model_config = RESPONSE
+
+    items: list[MaintenanceWindow]
+    next_cursor: str | None
+    has_more: bool
+
+
+class SuppressedStatus(StrEnum):
+    """A suppressed alert's state as its alerts left it (PagerDuty's alert statuses)."""
+
+    TRIGGERED = "triggered"
+    """Still firing: a trigger came (or only an acknowledge, which ends nothing)."""
+    RESOLVED = "resolved"
+    """A resolve came, or its window's end resolved it (``resolve_on_end``)."""
+
+
+class SuppressedAlert(BaseModel):
+    """What a window kept of one alert key of one integration."""
+
+    model_config = RESPONSE
+
+    dedup_key: str
+    integration_id: str
+    summary: str | None
+    """The last trigger's (null when the window had only acknowledges or resolves of it)."""
+    severity: AlertSeverity | None
+    last_action: EventAction
+    status: SuppressedStatus
+    resolved_at_end: bool
+    """Resolved by its window's end (``resolve_on_end``), not by a resolve."""
+    count: int
+    """Alerts of this key the window suppressed."""
+    first_seen_at: Timestamp
+    last_seen_at: Timestamp
+
+
+class SuppressedAlertList(BaseModel):
+    """One page of a window's suppressed alerts, by integration and dedup key."""
+
+    model_config = RESPONSE
+
+    items: list[SuppressedAlert]
+    next_cursor: str | None
+    has_more: bool
