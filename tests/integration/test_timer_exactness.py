@@ -1,6 +1,7 @@
 """Every due timer fires once, whatever set it: random alerts (triggers, acknowledges and
-resolves of a few keys, with both lifecycle timeouts), people's changes, heartbeat pings
-and sweeps on a simulated clock, with the table as the oracle. Before each sweep the test
+resolves of a few keys, with both lifecycle timeouts), people's changes, heartbeat pings,
+maintenance windows that resolve their alerts at their end (ended early, sometimes) and
+sweeps on a simulated clock, with the table as the oracle. Before each sweep the test
 lists the account's timers that are due; the sweep must fire each of them exactly once,
 fire nothing else and leave none of them behind, save one kind of exception: an incident
 that timer resolves loses its acknowledgement timer in the resolve's transaction (the sweep
@@ -24,6 +25,8 @@ from incidents.heartbeats.models import NewHeartbeat
 from incidents.incident.commands import load_summary, update_incident
 from incidents.items import deserialize
 from incidents.keys import TIMER_SHARDS
+from incidents.maintenance.commands import create_window, end_window
+from incidents.maintenance.models import NewMaintenanceWindow
 from incidents.models import Status
 from incidents.requests import UpdateIncident
 from incidents.store import Caller, Store, new_id
@@ -52,6 +55,8 @@ class Account:
     fired: list[Due] = field(default_factory=list)
     lost: list[Due] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    windows: dict[str, datetime] = field(default_factory=dict)
+    """Each window and its end."""
 
     def alert(self, action: str, key: int) -> None:
         body = {"summary": "queue backed up", "source": "worker", "severity": "error"}
@@ -68,6 +73,21 @@ class Account:
         if self.incidents:
             incident = self.incidents[pick % len(self.incidents)]
             update_incident(self.store, self.owner, incident, UpdateIncident(status=status))
+
+    def window(self, minutes: int) -> None:
+        """A window on the integration from now, or the latest one ended early."""
+        if minutes == 0:
+            ongoing = [window for window, end in self.windows.items() if end > self.now]
+            if ongoing:
+                end_window(self.store, self.owner, ongoing[-1])
+                self.windows[ongoing[-1]] = self.now
+            return
+        request = NewMaintenanceWindow.model_validate(
+            {"integration_id": self.integration.id, "start_time": self.now,
+             "end_time": self.now + timedelta(minutes=minutes + 1),
+             "description": "upgrade", "resolve_on_end": True}
+        )  # fmt: skip
+        self.windows[create_window(self.store, self.owner, request).id] = request.end_time
 
     def ping(self) -> None:
         sender = Caller(self.owner.account_id, self.integration.id)
@@ -120,7 +140,7 @@ def account(store: Store) -> Account:
 
 
 ACTIONS = ["trigger", "trigger", "acknowledge", "resolve", "ack", "unack", "fix", "ping",
-           "sweep", "sweep"]  # fmt: skip
+           "window", "sweep", "sweep"]  # fmt: skip
 STEPS = st.lists(
     st.tuples(st.integers(0, 150), st.sampled_from(ACTIONS), st.integers(0, KEYS - 1)),
     min_size=5,
@@ -150,6 +170,8 @@ def test_every_due_timer_fires_once_in_the_first_sweep_after_it(
             account.person(status or Status.RESOLVED, pick)
         elif action == "ping":
             account.ping()
+        elif action == "window":
+            account.window(pick)
         else:
             due = {timer for timer in account.timers() if timer[2] <= account.now}
             fired_before = set(account.fired)
