@@ -1,16 +1,25 @@
-"""The timers' sweep at scale: a minute of heartbeats coming due, fired once each.
+"""The timers' sweep at the issue's scale: 100,000 heartbeats at a minute's interval and
+10,000 open incidents with auto-resolve timers, on one table; each sweep fires what is due,
+once, and reads little else.
 
-Reproduce: ``make bench`` (or ``python -m bench.timers``; ``TIMERS=100000`` for the
-issue's scale, 10,000 by default so the bench takes a few minutes). On DynamoDB Local,
-`TIMERS` heartbeat expiries of `ACCOUNTS` accounts come due spread over one minute (every
-heartbeat at a minute's interval, none pinged), written as their pings write them (the
-timer's item and its GSI3 entry, 16 shards a minute). One sweep at the minute's end fires
-them all, each by its claim alone (a conditional delete: what firing costs before what the
-timer's kind does), then a second sweep must fire none. Measured: the sweep's Queries, items
-read and read units against the floor (one Query a shard, every due timer read once, units
-by DynamoDB's rules), its time per 1,000 due timers (claims one after another), the
-lateness of each timer (sweep time minus due time), and, from the table, that no timer is
-left and none fired twice.
+Reproduce: ``make bench`` (or ``python -m bench.timers``; ``HEARTBEATS`` and ``INCIDENTS``
+scale it down). On DynamoDB Local:
+
+- **The index at scale**: every heartbeat's timer and every incident's auto-resolve is in
+  GSI3. The heartbeats pinged on time (all but `EXPIRED_SHARE`) have moved their timers to
+  the next minute, and most incidents' timers are due later in the hour; those are written
+  as their pings and alerts write them (the timer's item and its index entry), 25 a batch.
+- **What comes due**: the heartbeats that missed their ping (real heartbeats, expiring
+  into real incidents) and the incidents whose alerts stopped (real incidents, opened by
+  an integration's alerts, resolved by their timer), in two minutes: the first is swept
+  one timer after another (the baseline), the second with the sweep's `WORKERS` at once.
+- **Measured, per sweep**: Queries and read units against the floor (one Query a shard of
+  each minute read, every due timer read once, by DynamoDB's rules), write units by
+  DynamoDB's rules (each transactional item twice), seconds per 1,000 due timers, and the
+  lateness of each timer when it fired (the sweep's time plus how long it had been
+  running). Checked against the table: every due timer fired once, a later sweep fires
+  none, none is left due, and each expiry opened one incident and each auto-resolve
+  resolved its incident.
 """
 
 from __future__ import annotations
@@ -18,129 +27,273 @@ from __future__ import annotations
 import os
 import statistics
 import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
+from bench.support.consumed import Units
 from bench.support.report import recording_tables, save
+from dynashard import shard_keys
 from dynashard.query import Item, query_read_units
-from incidents.errors import DomainError
-from incidents.keys import schedule_meta
-from incidents.store import Store, build_store
+from incidents.alerts.ingest import ingest_alert
+from incidents.alerts.integrations import authenticate, create_integration
+from incidents.alerts.models import ALERT_EVENTS, NewIntegration
+from incidents.heartbeats.commands import create_heartbeat, get_heartbeat
+from incidents.heartbeats.models import NewHeartbeat
+from incidents.incident.commands import load_summary
+from incidents.keys import due_bucket_base, schedule_meta
+from incidents.models import Status, timestamp
+from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA
-from incidents.timers.schedule import Timer, TimerKind, claim, set_timer
-from incidents.timers.sweep import sweep
+from incidents.timers import sweep as sweeping
+from incidents.timers.schedule import Timer, TimerKind, set_timer
+from incidents.timers.sweep import SweepReport, sweep
+from lambdas.sweeper import HANDLERS
 from local.engines.clients import create_table, local_client
 from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
 
-TIMERS = int(os.environ.get("TIMERS", "10000"))
+HEARTBEATS = int(os.environ.get("HEARTBEATS", "100000"))
+INCIDENTS = int(os.environ.get("INCIDENTS", "10000"))
+EXPIRED_SHARE = 0.01
+"""Heartbeats whose ping is late, and incidents whose alerts stopped, in the swept minutes."""
 ACCOUNTS = 50
 T0 = datetime(2027, 3, 1, 12, 0, tzinfo=UTC)
+MINUTE = timedelta(minutes=1)
 TABLE = "bench-timers"
+WRITERS = 8
 
 
-class MovedError(DomainError):
-    """The claim failed: fired or moved already."""
+@dataclass
+class Due:
+    """What comes due in one swept minute: heartbeats that expire, incidents that resolve."""
+
+    minute: datetime
+    heartbeats: list[tuple[Caller, str]] = field(default_factory=list)
+    incidents: list[tuple[Caller, str]] = field(default_factory=list)
+
+    @property
+    def timers(self) -> int:
+        return len(self.heartbeats) + len(self.incidents)
 
 
-def claim_only(store: Store, timer: Timer) -> bool:
-    """Fire a timer by its claim alone; False if it was fired already."""
-    try:
-        store.transact([claim(store, timer)], [MovedError("fired already")])
-    except MovedError:
-        return False
-    return True
+@dataclass
+class Clock:
+    """The store's clock: set by the bench, running on while a sweep fires."""
+
+    at: datetime = T0
+    since: float | None = None
+
+    def __call__(self) -> datetime:
+        if self.since is None:
+            return self.at
+        return self.at + timedelta(seconds=time.perf_counter() - self.since)
 
 
-def write_timers(store: Store) -> dict[str, list[Item]]:
-    """`TIMERS` timers due over the minute after `T0`, 25 a batch; the items by shard."""
-    shards: dict[str, list[Item]] = {}
-    batch = []
-    for n in range(TIMERS):
-        due = T0 + timedelta(seconds=60 * n / TIMERS)
-        timer = Timer(f"acct_bench{n % ACCOUNTS:03d}", TimerKind.HEARTBEAT, f"beat-{n:06d}", due)
-        item = set_timer(store, timer).request["Put"]["Item"]
-        shards.setdefault(item["GSI3PK"]["S"], []).append(item)
-        batch.append({"PutRequest": {"Item": item}})
-        if len(batch) == 25 or n == TIMERS - 1:
-            pending = {TABLE: batch}
-            while pending:
-                answer = store.client.batch_write_item(RequestItems=pending)  # type: ignore[arg-type]
-                pending = answer.get("UnprocessedItems") or {}  # type: ignore[assignment]
-            batch = []
-    return shards
+def background(store: Store) -> int:
+    """The timers that are not due: pinged heartbeats' (due in the minute after the swept
+    ones) and incidents' later in the hour; written as their pings and alerts write them."""
+    pinged = HEARTBEATS - int(HEARTBEATS * EXPIRED_SHARE)
+    later = INCIDENTS - int(INCIDENTS * EXPIRED_SHARE)
+
+    def timers() -> Iterator[Timer]:
+        for n in range(pinged):
+            due = T0 + 3 * MINUTE + timedelta(seconds=1 + 58 * n / pinged)
+            yield Timer(_account(n), TimerKind.HEARTBEAT, f"beat-{n:06d}", due)
+        for n in range(later):
+            due = T0 + 4 * MINUTE + timedelta(seconds=3300 * n / later)
+            yield Timer(_account(n), TimerKind.AUTO_RESOLVE, new_id("inc"), due)
+
+    items = [set_timer(store, timer).request["Put"]["Item"] for timer in timers()]
+    batches = [items[start : start + 25] for start in range(0, len(items), 25)]
+    with ThreadPoolExecutor(WRITERS) as pool:
+        list(pool.map(lambda batch: _write(store, batch), batches))
+    return len(items)
 
 
-def left(store: Store) -> int:
-    """Timer items still in the table (a full scan: the bench's own check)."""
+def _write(store: Store, batch: list[Item]) -> None:
+    pending: Any = {TABLE: [{"PutRequest": {"Item": item}} for item in batch]}
+    while pending:
+        pending = store.client.batch_write_item(RequestItems=pending).get("UnprocessedItems")
+
+
+def _account(n: int) -> str:
+    return f"acct_bench{n % ACCOUNTS:03d}"
+
+
+def coming_due(store: Store, clock: Clock, minute: datetime, share: int) -> Due:
+    """Real heartbeats and incidents whose timers come due over `minute`: heartbeats made a
+    minute before (interval 1 minute, never pinged), incidents opened by alerts a minute
+    before (``auto_resolve_timeout`` 60 s)."""
+    due = Due(minute)
+    owners = [Caller(_account(n), new_id("user")) for n in range(ACCOUNTS)]
+    integrations = [
+        create_integration(store, owner, NewIntegration(name="cron", auto_resolve_timeout=60))
+        for owner in owners
+    ]
+    for n in range(share):
+        clock.at = minute - MINUTE + timedelta(seconds=1 + 58 * n / share)
+        owner, integration = owners[n % ACCOUNTS], integrations[n % ACCOUNTS]
+        name = f"due-{minute:%H%M}-{n:05d}"
+        beat = {"name": name, "interval": 1, "integration_id": integration.id}
+        create_heartbeat(store, owner, NewHeartbeat.model_validate(beat))
+        due.heartbeats.append((owner, name))
+        alert = ALERT_EVENTS.validate_python(
+            {"event_action": "trigger", "dedup_key": name,
+             "payload": {"summary": "queue backed up", "source": name, "severity": "error"}}
+        )  # fmt: skip
+        caller, found = authenticate(store, integration.key)
+        opened = ingest_alert(store, caller, found, alert).incident_id
+        assert opened is not None
+        due.incidents.append((owner, opened))
+    return due
+
+
+def floor_units(store: Store, minutes: list[datetime], now: datetime) -> tuple[int, float]:
+    """The floor of reading `minutes`' buckets to `now`: one Query a shard, every item due
+    read once, by DynamoDB's rules (eventually consistent)."""
+    count = store.due.get(schedule_meta()).read_count
+    queries, units = 0, 0.0
+    for minute in minutes:
+        for key in shard_keys(due_bucket_base(f"{minute:%Y%m%d%H%M}"), count):
+            items = store.client.query(
+                TableName=TABLE,
+                IndexName="GSI3",
+                KeyConditionExpression="GSI3PK = :pk AND GSI3SK < :due",
+                ExpressionAttributeValues={":pk": {"S": key}, ":due": {"S": f"{timestamp(now)}$"}},
+            )["Items"]
+            queries += 1
+            units += query_read_units(items, consistent=False)
+    return queries, units
+
+
+def swept(store: Store, clock: Clock, due: Due, workers: int, units: Units) -> dict[str, Any]:
+    """Sweep at the end of `due`'s minute with `workers` at once; what it cost."""
+    now = due.minute + MINUTE
+    read_minutes = [now - 2 * MINUTE + n * MINUTE for n in range(3)]  # the settling ones too
+    floor_queries, floor_read = floor_units(store, read_minutes, now)
+    sweeping.WORKERS = workers
+    before = (units.read, units.billed_small_writes(), units.requests)
+    clock.at, clock.since = now, time.perf_counter()
+    started = time.perf_counter()
+    report: SweepReport = sweep(store, now, HANDLERS)
+    seconds = time.perf_counter() - started
+    clock.since = None
+    late = sorted(report.late_seconds)
+    return {
+        "workers": workers,
+        "due": due.timers,
+        "fired": report.fired,
+        "lost": report.lost,
+        "failed": report.failed,
+        "queries": report.requests,
+        "floor_queries": floor_queries,
+        "read_units": report.read_units,
+        "floor_read_units": floor_read,
+        "read_units_all": units.read - before[0],
+        "write_units": units.billed_small_writes() - before[1],
+        "requests": units.requests - before[2],
+        "seconds": seconds,
+        "seconds_per_1000": seconds / max(1, report.fired) * 1000,
+        "late_p50_s": statistics.median(late) if late else 0.0,
+        "late_p99_s": late[max(0, int(len(late) * 0.99) - 1)] if late else 0.0,
+    }
+
+
+def checked(store: Store, due: Due) -> dict[str, int]:
+    """From the table: each expiry opened one incident, each auto-resolve resolved its
+    incident."""
+    expired = sum(
+        get_heartbeat(store, owner, name).incident_id is not None for owner, name in due.heartbeats
+    )
+    resolved = sum(
+        load_summary(store, owner, incident).status is Status.RESOLVED
+        for owner, incident in due.incidents
+    )
+    return {"heartbeats_expired": expired, "incidents_resolved": resolved}
+
+
+def left_due(store: Store, now: datetime) -> int:
+    """Timer items due by `now` still in the table (a scan: the bench's own check)."""
     pages = store.client.get_paginator("scan").paginate(
         TableName=TABLE,
-        FilterExpression="#type = :timer",
+        FilterExpression="#type = :timer AND due_at <= :now",
         ExpressionAttributeNames={"#type": "Type"},
-        ExpressionAttributeValues={":timer": {"S": "timer"}},
+        ExpressionAttributeValues={":timer": {"S": "timer"}, ":now": {"S": timestamp(now)}},
         Select="COUNT",
     )
     return sum(page["Count"] for page in pages)
 
 
 def main() -> None:
-    """Measure on a fresh DynamoDB Local; print the table; save the JSON."""
+    """Measure on a fresh DynamoDB Local; print the tables; save the JSON."""
     with local_engine(DYNAMODB_LOCAL) as engine:
-        client = local_client(engine.endpoint, max_pool_connections=16)
+        client = local_client(engine.endpoint, max_pool_connections=32)
         create_table(client, TABLE_SCHEMA, TABLE)
         store = build_store(client, TABLE, b"bench-timers-cursor-secret-32byte")
-        store.clock = lambda: T0
-        sweep(store, T0, {TimerKind.HEARTBEAT: claim_only})  # the schedule's marker
-        written = write_timers(store)
-        shards = store.due.get(schedule_meta()).read_count
+        clock = Clock()
+        store.clock = clock
+        sweep(store, T0, HANDLERS)  # the schedule's marker
         started = time.perf_counter()
-        first = sweep(store, T0 + timedelta(minutes=1), {TimerKind.HEARTBEAT: claim_only})
-        seconds = time.perf_counter() - started
-        second = sweep(
-            store, T0 + timedelta(minutes=1, seconds=30), {TimerKind.HEARTBEAT: claim_only}
-        )
-        remaining = left(store)
-    floor_units = sum(query_read_units(items, consistent=False) for items in written.values())
-    late = sorted(first.late_seconds)
+        written = background(store)
+        share = int(HEARTBEATS * EXPIRED_SHARE), int(INCIDENTS * EXPIRED_SHARE)
+        first = coming_due(store, clock, T0 + MINUTE, share[0] // 2)
+        second = coming_due(store, clock, T0 + 2 * MINUTE, share[0] - share[0] // 2)
+        setup = time.perf_counter() - started
+        sweep(store, T0 + MINUTE, HANDLERS)  # the run before: each now reads three minutes
+        units = Units(client)
+        runs = [swept(store, clock, first, 1, units), swept(store, clock, second, 8, units)]
+        clock.at = T0 + 3 * MINUTE
+        again = sweep(store, clock.at, HANDLERS)
+        remaining = left_due(store, clock.at)
+        outcomes = [checked(store, first), checked(store, second)]
+    in_index = written + first.timers + second.timers
     figures = {
-        "timers": TIMERS,
-        "shards": shards,
-        "fired": first.fired,
-        "fired_again": second.fired,
-        "left": remaining,
-        "requests": first.requests,
-        "floor_requests": len(written),
-        "read_units": first.read_units,
-        "floor_read_units": floor_units,
-        "write_units_per_timer": 2.0 + 1.0,
-        "seconds": seconds,
-        "seconds_per_1000": seconds / TIMERS * 1000,
-        "late_p50_s": statistics.median(late),
-        "late_p99_s": late[int(len(late) * 0.99) - 1],
+        "heartbeats": HEARTBEATS,
+        "incidents": INCIDENTS,
+        "timers_in_index": in_index,
+        "setup_seconds": setup,
+        "sweeps": runs,
+        "fired_again": again.fired,
+        "left_due": remaining,
+        "outcomes": outcomes,
     }
     print(
-        f"{TIMERS:,} heartbeat expiries due over one minute, {ACCOUNTS} accounts, one sweep "
-        f"at its end on {engine.description} ({shards} shards a minute)\n"
-    )
-    print("| figure | measured | floor | x floor |")
-    print("|---|---:|---:|---:|")
-    print(
-        f"| Queries | {first.requests:,} | {len(written):,} |"
-        f" {first.requests / len(written):.2f}x |"
+        f"{HEARTBEATS:,} heartbeats at a 1-minute interval and {INCIDENTS:,} incidents with "
+        f"auto-resolve timers ({in_index:,} timers in the index), {EXPIRED_SHARE:.0%} of each "
+        f"due in each of two swept minutes, {ACCOUNTS} accounts, on {engine.description}\n"
     )
     print(
-        f"| read units | {first.read_units:,.1f} | {floor_units:,.1f} |"
-        f" {first.read_units / floor_units:.2f}x |"
+        "| sweep | due | fired | Queries (floor) | read units (floor, x) | write units / timer "
+        "| s / 1,000 due | vs one at a time | lateness p50 / p99 (s) |"
     )
-    print(f"| fired / due | {first.fired:,} | {TIMERS:,} | |")
-    print(f"| fired again by the next sweep | {second.fired} | 0 | |")
-    print(f"| timers left in the table | {remaining} | 0 | |")
-    print(f"| sweep seconds per 1,000 due timers | {figures['seconds_per_1000']:.2f} | | |")
-    late_p50, late_p99 = figures["late_p50_s"], figures["late_p99_s"]
-    print(f"| lateness p50 / p99 (s) | {late_p50:.1f} / {late_p99:.1f} | | |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    base = runs[0]["seconds_per_1000"]
+    for run in runs:
+        name = "one at a time" if run["workers"] == 1 else f"{run['workers']} at once"
+        ratio = run["read_units"] / run["floor_read_units"]
+        print(
+            f"| {name} | {run['due']:,} | {run['fired']:,} | {run['queries']} "
+            f"({run['floor_queries']}) | {run['read_units']:.1f} ({run['floor_read_units']:.1f}, "
+            f"{ratio:.2f}x) | {run['write_units'] / max(1, run['fired']):.1f} "
+            f"| {run['seconds_per_1000']:.2f} | {run['seconds_per_1000'] / base:.2f}x "
+            f"| {run['late_p50_s']:.1f} / {run['late_p99_s']:.1f} |"
+        )  # fmt: skip
     print(
-        "\nThe floor reads each shard of the minute the timers are due in once, by DynamoDB's "
-        "rules; the sweep also reads the minutes before until they are two minutes old (GSI3 "
-        "is eventually consistent), an empty Query each. Each claim is a transactional delete "
-        "of a small item (2 write units) and its GSI3 entry (1), one after another."
+        f"\nChecked against the table: a sweep after both fired {again.fired}; timers due "
+        f"and left: {remaining}; expiries that opened their incident and incidents resolved: "
+        + ", ".join(
+            f"{o['heartbeats_expired']:,} and {o['incidents_resolved']:,}" for o in outcomes
+        )
+        + "."
+    )
+    print(
+        "The read floor is one Query a shard of each minute the sweep reads (the due one and "
+        "the two settling before it) and every due timer read once; the sweep's own reads of "
+        "what firing does (the heartbeat, the incident) are in its write-side work, not the "
+        "floor. Write units are DynamoDB's (each item of a transaction twice): an expiry "
+        "opens an incident, an auto-resolve resolves one, each with its claim."
     )
     print(f"\nwritten to {save('timers', figures)}")
 

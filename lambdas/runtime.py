@@ -26,6 +26,7 @@ from dynashard.resharding import GrowthEvent
 from incidents.events_out.delivery_messages import DeliveryQueue
 from incidents.events_out.endpoints import EndpointPolicy
 from incidents.store import Store, build_store
+from incidents.timers import sweep
 from lambdas.settings import (
     DELIVERY_QUEUE_URL,
     ShardSettings,
@@ -58,9 +59,10 @@ cannot connect in 1 s or answer in 3 s fails, and the standard retry mode tries 
 
 
 def client_settings() -> Config:
-    """The container's client configuration: the fan-out pool, retries and timeouts."""
+    """The container's client configuration: a pool for the fan-out's workers and the
+    sweep's (the sweeper runs both at once), retries and timeouts."""
     timeouts = Config(connect_timeout=CONNECT_SECONDS, read_timeout=READ_SECONDS)
-    return client_config(MAX_WORKERS).merge(timeouts)
+    return client_config(MAX_WORKERS + sweep.WORKERS).merge(timeouts)
 
 
 @functools.cache

@@ -133,3 +133,9 @@ def test_racing_triggers_of_one_group_open_one_incident(store: Store) -> None:
     opened = incidents.pop()
     assert opened is not None
     assert alert_count(alerts.store, alerts.owner.account_id, opened) == 16
+
+
+def test_alerts_without_any_of_the_fields_are_not_grouped(store: Store) -> None:
+    alerts = grouped(store, {"type": "content_based", "fields": ["component"]})
+    assert alerts.trigger(0, "a") != alerts.trigger(10, "b"), "no component: by key alone"
+    assert alerts.trigger(20, "c", component="disk") == alerts.trigger(30, "d", component="disk")

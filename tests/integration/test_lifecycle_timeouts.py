@@ -182,17 +182,18 @@ def test_a_resolve_clears_the_timer_and_a_new_acknowledge_moves_it(
     assert load_summary(store, owner, resolved).status is Status.RESOLVED
 
 
-def test_a_timer_left_behind_never_reopens_a_resolved_incident(
+def test_a_resolve_clears_the_timer_even_once_the_timeout_is_gone(
     store: Store, clock: Clock, owner: Caller, paged: IntegrationWithKey
 ) -> None:
     opened = opened_by(store, clock, paged)
     acknowledge(store, clock, owner, opened, 0)
     update_integration(store, owner, paged.id, IntegrationChanges(acknowledgement_timeout=None))
-    resolved = update_incident(store, owner, opened, UpdateIncident(status=Status.RESOLVED))
-    assert ack_timer_set(store, owner, opened), "no timeout now: the resolve leaves it"
-    assert sweep_at(store, clock, ACK_TIMEOUT + 1).fired == 1, "fired: only its claim"
-    assert load_summary(store, owner, opened).version == resolved.version
-    assert not ack_timer_set(store, owner, opened)
+    update_incident(store, owner, opened, UpdateIncident(status=Status.RESOLVED))
+    assert not ack_timer_set(store, owner, opened), "cleared: the timeout is not read"
+    update_incident(store, owner, opened, UpdateIncident(status=Status.TRIGGERED))
+    acknowledge(store, clock, owner, opened, 60)  # no timeout now: no timer
+    assert sweep_at(store, clock, ACK_TIMEOUT + 1).fired == 0, "the old timer is gone"
+    assert load_summary(store, owner, opened).status is Status.ACKNOWLEDGED
 
 
 def test_an_incident_resolved_while_its_timer_fires_stays_resolved(
@@ -201,7 +202,6 @@ def test_an_incident_resolved_while_its_timer_fires_stays_resolved(
 ) -> None:  # fmt: skip
     opened = opened_by(store, clock, paged)
     acknowledge(store, clock, owner, opened, 0)
-    update_integration(store, owner, paged.id, IntegrationChanges(acknowledgement_timeout=None))
     reads: list[Status] = []
 
     def read_then_resolve(store: Store, caller: Caller, incident_id: str) -> IncidentSummary:
@@ -212,8 +212,9 @@ def test_an_incident_resolved_while_its_timer_fires_stays_resolved(
         return summary
 
     monkeypatch.setattr(lifecycle, "load_summary", read_then_resolve)
-    assert sweep_at(store, clock, ACK_TIMEOUT + 1).fired == 1
-    assert reads == [Status.ACKNOWLEDGED, Status.RESOLVED], "read again, then only claimed"
+    report = sweep_at(store, clock, ACK_TIMEOUT + 1)
+    assert (report.fired, report.lost, report.failed) == (0, 1, 0), "the resolve cleared it"
+    assert reads == [Status.ACKNOWLEDGED, Status.RESOLVED], "read again, not reopened"
     assert load_summary(store, owner, opened).status is Status.RESOLVED
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal, Self
 
 from email_validator import EmailNotValidError, validate_email
@@ -31,6 +32,21 @@ from incidents.models import (
 from incidents.text import CLEAN_CHARACTERS, REFUSED_CLASS, TEXT_RULES, clean_text
 
 MAX_LIST = 100
+
+
+def never_null(*names: str, at_least_one: bool = False) -> Callable[[dict[str, Any]], None]:
+    """The document says what the validator checks: `names` (every field, when none is
+    named), if sent, are not null; with `at_least_one`, a body names a field at least."""
+
+    def edit(schema: dict[str, Any]) -> None:
+        for name in names or list(schema["properties"]):
+            field = schema["properties"][name]
+            field.pop("default", None)
+            field.update(next(c for c in field.pop("anyOf") if c.get("type") != "null"))
+        if at_least_one:
+            schema["minProperties"] = 1
+
+    return edit
 
 
 def stored_text(max_characters: int, max_bytes: int | None = None) -> AfterValidator:

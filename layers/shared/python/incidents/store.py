@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 from ksuid import Ksuid
 
 from dynashard import CursorCodec, FanOutEngine, GrowthPolicy, ShardCounts, Table
-from dynashard.limits import error_code
+from dynashard.limits import ShardedCounter, error_code
 from dynashard.query import Item
 from dynashard.resharding import (
     GrowthHook,
@@ -98,6 +98,10 @@ class Store:
     clock: Callable[[], datetime] = utc_now
     event_retention_days: int | None = None
     """Days a timeline event is kept (through the table's TTL); None: for ever."""
+
+    def counter(self, shards: int) -> ShardedCounter:
+        """A counter on the table spread over `shards` items (a hot one's adds spread)."""
+        return ShardedCounter(Table(self.client, self.table_name, TABLE_SCHEMA), shards)
 
     def get(self, pk: str, sk: str, *, consistent: bool = True) -> Item | None:
         """One item by key, or None."""

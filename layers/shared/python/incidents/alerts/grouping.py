@@ -9,8 +9,10 @@ value) naming the incident its alerts join and when it last took one (``grouped_
 - ``content_based``, ``any``: a value per chosen field the alert has, so an alert joins
   the incident of any earlier alert that shared one of them (the most recently grouped).
 
-A group joins while its incident is open and, with a ``time_window``, while its last
-grouped alert is within it (rolling). The trigger that opens an incident or joins one
+A group joins while its incident is open and while its last grouped alert is within its
+``time_window`` (rolling; without one, `KEPT`: a group item lives that long after its last
+grouped alert, then DynamoDB's TTL removes it, so high-cardinality fields leave nothing
+behind). The trigger that opens an incident or joins one
 through its group writes every one of its group items in its transaction, each on the
 condition that it is as the trigger read it: of racing triggers one wins, the others read
 again and join. Alerts of a key already open join as before, through the key's own item,
@@ -41,6 +43,8 @@ from incidents.models import timestamp
 from incidents.store import Failure, Store, labelled
 
 GROUP_SHARDS = 16
+KEPT = timedelta(days=30)
+"""How long a group without a window joins its open incident after its last grouped alert."""
 TIME_GROUP = "time"
 """The one group value of time-based grouping."""
 
@@ -71,10 +75,15 @@ class Group:
 
     def candidates(self, now: datetime) -> list[str]:
         """Incidents the group offers within its window, the most recently grouped first."""
-        horizon = timestamp(now - timedelta(seconds=self.window)) if self.window else ""
+        horizon = timestamp(now - self.lifetime)
         offered = [r for r in self.reads if r.incident_id and (r.grouped_at or "") >= horizon]
         offered.sort(key=lambda read: read.grouped_at or "", reverse=True)
         return [read.incident_id for read in offered if read.incident_id]
+
+    @property
+    def lifetime(self) -> timedelta:
+        """How long after its last grouped alert a group still joins."""
+        return timedelta(seconds=self.window) if self.window else KEPT
 
     def puts(self, store: Store, incident_id: str) -> list[Operation[Failure]]:
         """The writes that make every group item name `incident_id`, grouped now; each on
@@ -84,8 +93,10 @@ class Group:
 
     def _put(self, store: Store, read: GroupRead, incident_id: str) -> dict[str, Any]:
         pk, sk = group_key(self.account, self.integration_id, read.value)
+        now = store.clock()
         item = {"PK": pk, "SK": sk, "Type": "alert_group", "incident_id": incident_id,
-                "grouped_at": timestamp(store.clock())}  # fmt: skip
+                "grouped_at": timestamp(now),
+                "ExpiresAt": int((now + self.lifetime).timestamp())}  # fmt: skip
         put: dict[str, Any] = {"TableName": store.table_name, "Item": serialize(item)}
         if read.incident_id is None:
             put["ConditionExpression"] = "attribute_not_exists(PK)"
@@ -108,7 +119,7 @@ def read_group(
     store: Store, account: str, integration: Integration, alert: TriggerAlert
 ) -> Group | None:
     """The trigger's group items (strongly consistent), or None if its integration does not
-    group or the alert has none of the fields an ``any`` grouping compares."""
+    group or the alert has none of the fields a content-based grouping compares."""
     grouping = integration.alert_grouping
     if isinstance(grouping, NoGrouping):
         return None
@@ -133,6 +144,8 @@ def group_values(grouping: TimeGrouping | ContentGrouping, alert: TriggerAlert) 
     if isinstance(grouping, TimeGrouping):
         return [TIME_GROUP]
     fields = {name: field_value(alert, name) for name in grouping.fields}
+    if all(value is None for value in fields.values()):
+        return []  # none of the fields: nothing to group on
     if grouping.aggregate is Aggregate.ALL:
         return ["all:" + _digest(sorted(fields.items()))]
     return [f"any:{_digest([name, value])}" for name, value in fields.items() if value is not None]

@@ -34,8 +34,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from dynashard import Table, build_key, calculated_shard, sharded_key
-from dynashard.limits import ShardedCounter
+from dynashard import build_key, calculated_shard, sharded_key
 from dynashard.query import Item
 from dynashard.resharding import Operation, Transaction
 from incidents.alerts.grouping import Group, GroupMovedError, read_group
@@ -65,7 +64,6 @@ from incidents.maintenance.suppression import covering_window, kept
 from incidents.models import EventType, IncidentSummary, Status, timestamp
 from incidents.requests import CreateIncident, UpdateIncident
 from incidents.store import Caller, Failure, Store, labelled, new_id
-from incidents.table import TABLE_SCHEMA
 from incidents.timeline.events import (
     change_operations,
     load_counted,
@@ -174,7 +172,7 @@ def ingest_alert(
 
 def alert_count(store: Store, account: str, incident_id: str) -> int:
     """How many alerts the incident received (the one that opened it included)."""
-    return _counter(store).total(_count_base(account, incident_id))
+    return store.counter(COUNTER_SHARDS).total(_count_base(account, incident_id))
 
 
 def _suppressed_once(
@@ -268,7 +266,7 @@ def _open(
                      KeyTakenError("the key's incident was opened by another trigger")),
             labelled(_seen_put(store, key.account, digest, answer, gone),
                      SeenError("this alert was counted")),
-            labelled(_counter(store).add(_count_base(key.account, summary.id))),
+            labelled(store.counter(COUNTER_SHARDS).add(_count_base(key.account, summary.id))),
             *_auto_resolve(key, summary.id),
             *(group.puts(store, summary.id) if group else []),
         ]  # fmt: skip
@@ -294,7 +292,7 @@ def _join(
                 [
                     labelled(_seen_put(store, key.account, digest, answer),
                              SeenError("this alert was counted")),
-                    labelled(_counter(store).add(base)),
+                    labelled(store.counter(COUNTER_SHARDS).add(base)),
                     labelled(still_open, ResolvedMeanwhileError("resolved")),
                     *_auto_resolve(key, state.incident_id),  # grows the due index if hot
                 ],
@@ -331,9 +329,10 @@ def _attach(  # noqa: PLR0917 (the trigger's reads, each once)
             [
                 labelled(_claim_key(key, values, replaced),
                          KeyTakenError("the key's incident was opened by another trigger")),
-                labelled(_seen_put(store, key.account, digest, answer),
+                labelled(_seen_put(store, key.account, digest, answer,
+                                   replaced.incident_id if replaced else None),
                          SeenError("this alert was counted")),
-                labelled(_counter(store).add(_count_base(key.account, incident_id))),
+                labelled(store.counter(COUNTER_SHARDS).add(_count_base(key.account, incident_id))),
                 labelled(_still_open(store, open_at, incident_id),
                          ResolvedMeanwhileError("resolved")),
                 *group.puts(store, incident_id),
@@ -560,10 +559,6 @@ def _seen_answer(store: Store, account: str, digest: str) -> AlertAccepted | Non
         dedup_key=values["dedup_key"],
         incident_id=values.get("incident_id"),  # none for a suppressed alert
     )
-
-
-def _counter(store: Store) -> ShardedCounter:
-    return ShardedCounter(Table(store.client, store.table_name, TABLE_SCHEMA), COUNTER_SHARDS)
 
 
 def _count_base(account: str, incident_id: str) -> str:

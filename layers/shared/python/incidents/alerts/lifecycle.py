@@ -6,7 +6,7 @@ integration that opened the incident, the timer named on the change's event."""
 
 from __future__ import annotations
 
-from incidents.errors import PreconditionFailedError
+from incidents.errors import PreconditionFailedError, VersionConflictError
 from incidents.incident.commands import CHANGE_ATTEMPTS, load_summary, update_incident
 from incidents.models import Status, Timeout
 from incidents.requests import UpdateIncident
@@ -40,7 +40,7 @@ def acknowledgement_timeout(store: Store, timer: Timer) -> bool:
             )
         except PreconditionFailedError:
             continue  # changed since it was read
-    return False
+    raise VersionConflictError("the incident keeps changing; the next sweep tries again")
 
 
 def _fire(  # noqa: PLR0917 (each handler names every one)

@@ -21,7 +21,7 @@ from pydantic import (
 )
 
 from incidents.models import KSUID, RESPONSE, TITLE_MAX, Severity, TeamId, Timestamp
-from incidents.requests import CleanName, OneLine, documented, stored_text
+from incidents.requests import CleanName, OneLine, documented, never_null, stored_text
 from incidents.text import FLATTENED_CHARACTERS, REFUSED_CLASS, TEXT_RULES, one_line
 
 INTEGRATION_ID = rf"^intg_{KSUID}$"
@@ -394,20 +394,6 @@ AlertGrouping = Annotated[NoGrouping | TimeGrouping | ContentGrouping, Field(dis
 """An integration's alert grouping (PagerDuty's ``alert_grouping_parameters``, flat)."""
 
 
-def _not_null(*names: str) -> Any:
-    """The document says what the validator checks: at least one field, and `names`, if
-    sent, not null (the others may be cleared with null)."""
-
-    def edit(schema: dict[str, Any]) -> None:
-        for name in names:
-            field = schema["properties"][name]
-            field.pop("default", None)
-            field.update(next(c for c in field.pop("anyOf") if c.get("type") != "null"))
-        schema["minProperties"] = 1
-
-    return edit
-
-
 class NewIntegration(BaseModel):
     """An integration: a key that monitoring tools send alerts with, routed to a team."""
 
@@ -433,7 +419,9 @@ class IntegrationChanges(BaseModel):
     """Fields of an integration to change: at least one (``null`` clears the team, the
     default severity or a timeout)."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_not_null("name", "alert_grouping"))
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra=never_null("name", "alert_grouping", at_least_one=True)
+    )
 
     name: CleanName | None = None
     team_id: TeamId | None = None

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, model_validator
 
 from incidents.alerts.models import INTEGRATION_ID
 from incidents.models import RESPONSE, Timestamp
+from incidents.requests import never_null
 
 HEARTBEAT_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"
 HeartbeatName = Annotated[str, StringConstraints(pattern=HEARTBEAT_NAME)]
@@ -44,14 +45,6 @@ class HeartbeatStatus(StrEnum):
     """Not watched: it never expires."""
 
 
-def _never_null(schema: dict[str, Any]) -> None:
-    """The document says what the validator checks: at least one field, none of them null."""
-    for field in schema["properties"].values():
-        field.pop("default", None)
-        field.update(next(c for c in field.pop("anyOf") if c.get("type") != "null"))
-    schema["minProperties"] = 1
-
-
 class NewHeartbeat(BaseModel):
     """A heartbeat: pinged with `integration_id`'s key at least every `interval`."""
 
@@ -69,7 +62,7 @@ class NewHeartbeat(BaseModel):
 class HeartbeatChanges(BaseModel):
     """Fields of a heartbeat to change: at least one."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_never_null)
+    model_config = ConfigDict(extra="forbid", json_schema_extra=never_null(at_least_one=True))
 
     interval: Interval | None = None
     interval_unit: IntervalUnit | None = None

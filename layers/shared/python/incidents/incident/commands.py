@@ -142,7 +142,7 @@ def update_incident(
         seconds = acknowledgement_timeout(store, caller.account_id, current, updated)
         try:
             store.transact_growing(
-                partial(_change, store, caller.account_id, written, also, seconds, updated)
+                partial(_change, store, caller.account_id, written, also, seconds, current, updated)
             )
         except VersionConflictError:
             _raise_if_version_moved(store, caller, current, if_match)
@@ -159,12 +159,13 @@ def _change(  # noqa: PLR0917 (bound by `partial`, one per try)
     written: list[Item],
     also: Sequence[Operation[Failure]],
     seconds: int | None,
+    before: IncidentSummary,
     updated: IncidentSummary,
 ) -> Change:
     """An update's transaction: its summary and events, the caller's writes, and the
     acknowledgement timer's, derived from the due index's shard count as it is now (it
     grows if the timer's bucket is throttled)."""
-    timers = acknowledgement_timers(store, account, seconds, updated)
+    timers = acknowledgement_timers(store, account, seconds, before, updated)
     return Transaction([*map(labelled, written), *also, *timers], None)
 
 

@@ -204,14 +204,18 @@ def delete_window(store: Store, caller: Caller, window_id: str) -> None:
             "ExpressionAttributeValues": {":now": {"S": now}},
         }
     }
-    store.transact(
-        [
-            delete,
-            *live_removals(store, account, window_id, values["end_time"]),
-            clear_timer(store, account, TimerKind.MAINTENANCE_END, window_id),
-        ],
-        [started],
-    )
+    try:
+        store.transact(
+            [
+                delete,
+                *live_removals(store, account, window_id, values["end_time"]),
+                clear_timer(store, account, TimerKind.MAINTENANCE_END, window_id),
+            ],
+            [started],
+        )
+    except ConflictError:
+        _stored(store, account, window_id)  # deleted meanwhile: a 404, as a second DELETE is
+        raise
 
 
 def list_suppressed(
@@ -245,21 +249,18 @@ def resolve_at_end(store: Store, timer: Timer) -> bool:
     transaction holds, so each is its own update, which only a triggered one passes: a run
     that dies before the claim leaves the timer due, and the next one resolves the rest.
     False if the claim failed (fired by an overlapping run)."""
-    streams = [
-        Stream(
-            store.table_name, "PK", key, "SK",
-            filter_expression="#status = :triggered",
-            expression_names={"#status": "status"},
-            expression_values={":triggered": {"S": SuppressedStatus.TRIGGERED.value}},
-        )
-        for key in shard_keys(suppressed_base(timer.account, timer.subject), SUPPRESSED_SHARDS)
-    ]  # fmt: skip
-    items = store.engine.read_all(streams)
-    try:
-        for item in items:
-            _resolve(store, item)
-    finally:
-        items.close()
+    pages = store.client.get_paginator("query")
+    for key in shard_keys(suppressed_base(timer.account, timer.subject), SUPPRESSED_SHARDS):
+        for page in pages.paginate(  # on this thread: the sweep fires on the engine's pool
+            TableName=store.table_name,
+            KeyConditionExpression="PK = :pk",
+            FilterExpression="#status = :triggered",
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues={":pk": {"S": key},
+                                       ":triggered": {"S": SuppressedStatus.TRIGGERED.value}},
+        ):  # fmt: skip
+            for item in page["Items"]:
+                _resolve(store, item)
     try:
         store.transact([claim(store, timer)], [TimerMovedError("the window's end moved")])
     except TimerMovedError:

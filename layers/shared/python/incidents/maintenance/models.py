@@ -7,14 +7,14 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Annotated, Any, Self
+from typing import Annotated, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, model_validator
 
 from incidents.alerts.models import AlertSeverity, EventAction
 from incidents.heartbeats.models import IntegrationId
 from incidents.models import KSUID, RESPONSE, RFC3339, TeamId, Timestamp, parse_timestamp
-from incidents.requests import CleanTitle
+from incidents.requests import CleanTitle, never_null
 
 WINDOW_ID = rf"^mw_{KSUID}$"
 MAX_LENGTH = timedelta(days=90)
@@ -56,22 +56,15 @@ Instant = Annotated[
 ]
 
 
-def _never_null(schema: dict[str, Any]) -> None:
-    """The document says what the validator checks: the team or the integration, if sent,
-    is not null (the description says that exactly one of them is sent)."""
-    for name in ("team_id", "integration_id"):
-        field = schema["properties"][name]
-        field.pop("default", None)
-        field.update(next(c for c in field.pop("anyOf") if c.get("type") != "null"))
-
-
 class NewMaintenanceWindow(BaseModel):
     """A maintenance window on one team (every integration routed to it) or one integration
     (send exactly one of `team_id` and `integration_id`): from `start_time` to `end_time`
     their alerts open and move nothing, and are kept as suppressed. A start in the past is
     now; the end must be in the future, at most 90 days after the start."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_never_null)
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra=never_null("team_id", "integration_id")
+    )
 
     team_id: TeamId | None = None
     integration_id: IntegrationId | None = None

@@ -21,8 +21,6 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from dynashard import Table
-from dynashard.limits import ShardedCounter
 from dynashard.query import Item
 from dynashard.resharding import Operation
 from incidents.alerts.models import AlertEvent, EventAction, Integration, TriggerAlert
@@ -37,7 +35,6 @@ from incidents.keys import (
 from incidents.maintenance.models import SuppressedStatus
 from incidents.models import parse_timestamp, timestamp
 from incidents.store import Failure, Store, labelled
-from incidents.table import TABLE_SCHEMA
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import QueryOutputTypeDef
@@ -143,13 +140,13 @@ def kept(window_id: str, key: AlertKey, alert: AlertEvent) -> list[Operation[Fai
     }  # fmt: skip
     return [
         labelled(update),
-        labelled(_counter(store).add(suppressed_count_base(key.account, window_id))),
+        labelled(store.counter(COUNTER_SHARDS).add(suppressed_count_base(key.account, window_id))),
     ]
 
 
 def suppressed_count(store: Store, account: str, window_id: str) -> int:
     """How many alerts the window suppressed: its counter's shards, one batch read."""
-    return _counter(store).total(suppressed_count_base(account, window_id))
+    return store.counter(COUNTER_SHARDS).total(suppressed_count_base(account, window_id))
 
 
 def _live_query(
@@ -167,7 +164,3 @@ def _live_query(
         ConsistentRead=True,
         Select="COUNT" if count else "ALL_ATTRIBUTES",
     )
-
-
-def _counter(store: Store) -> ShardedCounter:
-    return ShardedCounter(Table(store.client, store.table_name, TABLE_SCHEMA), COUNTER_SHARDS)

@@ -126,7 +126,9 @@ class _Run:
         try:
             with ThreadPoolExecutor(WORKERS, thread_name_prefix="sweep") as pool:
                 for item in items:
-                    if self.deadline():
+                    if self.deadline():  # what has not started waits for the next run
+                        for firing in running.values():
+                            firing.cancel()
                         return False
                     subject = _subject(item)
                     if subject in running:  # one subject's timers in turn: they would race
@@ -146,7 +148,9 @@ class _Run:
         """Count the firings that are done: the first to finish, or all of them (`until`)."""
         done, _ = wait(running.values(), return_when=until)
         for subject in [name for name, firing in running.items() if firing in done]:
-            self.count(running.pop(subject))
+            firing = running.pop(subject)
+            if not firing.cancelled():
+                self.count(firing)
 
     def count(self, firing: Firing) -> None:
         """Add one firing to the report."""
