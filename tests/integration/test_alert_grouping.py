@@ -139,3 +139,13 @@ def test_alerts_without_any_of_the_fields_are_not_grouped(store: Store) -> None:
     alerts = grouped(store, {"type": "content_based", "fields": ["component"]})
     assert alerts.trigger(0, "a") != alerts.trigger(10, "b"), "no component: by key alone"
     assert alerts.trigger(20, "c", component="disk") == alerts.trigger(30, "d", component="disk")
+
+
+def test_a_key_resolved_and_sent_again_joins_the_groups_next_incident(store: Store) -> None:
+    alerts = grouped(store, {"type": "time", "time_window": 600})
+    first = alerts.trigger(0, "flapping")
+    alerts.send(10, "resolve", "flapping")
+    second = alerts.trigger(20, "other")
+    again = alerts.send(30, "trigger", "flapping")  # the same body, within the seen window
+    assert (again.status, again.incident_id) == (AlertStatus.ATTACHED, second)
+    assert second != first
