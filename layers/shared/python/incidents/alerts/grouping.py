@@ -12,10 +12,11 @@ value) naming the incident its alerts join and when it last took one (``grouped_
 A group joins while its incident is open and while its last grouped alert is within its
 ``time_window`` (rolling; without one, `KEPT`: a group item lives that long after its last
 grouped alert, then DynamoDB's TTL removes it, so high-cardinality fields leave nothing
-behind). The trigger that opens an incident or joins one
-through its group writes every one of its group items in its transaction, each on the
-condition that it is as the trigger read it: of racing triggers one wins, the others read
-again and join. Alerts of a key already open join as before, through the key's own item,
+behind). The trigger that opens an incident or joins one through its group writes every
+one of its group items in its transaction: one it opens or replaces on the condition that
+it is as the trigger read it (of racing openers one wins, the others read again and
+join), one it joins on the condition that it still names that incident (racing joiners
+all pass). Alerts of a key already open join as before, through the key's own item,
 and do not move the window (they are the same alert again).
 """
 
@@ -100,7 +101,10 @@ class Group:
         put: dict[str, Any] = {"TableName": store.table_name, "Item": serialize(item)}
         if read.incident_id is None:
             put["ConditionExpression"] = "attribute_not_exists(PK)"
-        else:
+        elif read.incident_id == incident_id:  # joining it: racing joiners all pass
+            put["ConditionExpression"] = "incident_id = :incident"
+            put["ExpressionAttributeValues"] = serialize({":incident": incident_id})
+        else:  # replacing a lapsed group: one replacer wins
             put["ConditionExpression"] = "incident_id = :incident AND grouped_at = :at"
             put["ExpressionAttributeValues"] = serialize(
                 {":incident": read.incident_id, ":at": read.grouped_at}
