@@ -1,6 +1,6 @@
 """Swagger UI at ``/docs`` as a front-end developer uses it (headless Chromium): signed in as
 the first demo user, every operation's Try it out → Execute sends its prefilled request and
-shows the API's answer, 2xx for all 41 (the webhook ones prefilled with the demo webhook
+shows the API's answer, 2xx for every one (the webhook ones prefilled with the demo webhook
 ``make dev`` registers, the integration ones with its demo integration, the alert with that
 integration's key, the API key ones with its demo API key; they were 404s before). A
 prefilled value the API refuses (400) or an Execute that never sends (an array parameter
