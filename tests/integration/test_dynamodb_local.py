@@ -79,8 +79,9 @@ def test_a_data_directory_keeps_tables_across_restarts(tmp_path: Path) -> None:
 
 OWNER = textwrap.dedent(
     """
-    import os, time
+    import os, signal, time
     from local.engines.dynamodb_local import dynamodb_local, running_jvms
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C, whatever it inherited
     with dynamodb_local():
         print(running_jvms(parent=os.getpid())[0], flush=True)
         time.sleep(600)

@@ -144,12 +144,12 @@ ACTIONS = ["trigger", "trigger", "acknowledge", "resolve", "ack", "unack", "fix"
 STEPS = st.lists(
     st.tuples(st.integers(0, 150), st.sampled_from(ACTIONS), st.integers(0, KEYS - 1)),
     min_size=5,
-    max_size=25,
+    max_size=20,
 )
 
 
 @settings(
-    max_examples=8,
+    max_examples=5,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

@@ -15,9 +15,10 @@ grouped alert, then DynamoDB's TTL removes it, so high-cardinality fields leave 
 behind). The trigger that opens an incident or joins one through its group writes every
 one of its group items in its transaction: one it opens or replaces on the condition that
 it is as the trigger read it (of racing openers one wins, the others read again and
-join), one it joins on the condition that it still names that incident (racing joiners
-all pass). Alerts of a key already open join as before, through the key's own item,
-and do not move the window (they are the same alert again).
+join), one it joins on the condition that it still names that incident, and only if its
+last write is `REFRESH` old (racing joiners neither conflict nor queue). Alerts of a key
+already open join as before, through the key's own item, and do not move the window (they
+are the same alert again).
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ from incidents.models import timestamp
 from incidents.store import Failure, Store, labelled
 
 GROUP_SHARDS = 16
+REFRESH = timedelta(seconds=10)
+"""A joining trigger leaves a group item written this recently as it is: a storm of keys
+joining one group does not queue on its item, and the rolling window keeps to 10 s."""
 KEPT = timedelta(days=30)
 """How long a group without a window joins its open incident after its last grouped alert."""
 TIME_GROUP = "time"
@@ -87,10 +91,15 @@ class Group:
         return timedelta(seconds=self.window) if self.window else KEPT
 
     def puts(self, store: Store, incident_id: str) -> list[Operation[Failure]]:
-        """The writes that make every group item name `incident_id`, grouped now; each on
-        its item being as read."""
+        """The writes that make every group item name `incident_id`, grouped now (one that
+        names it already and was written within `REFRESH` is left as it is)."""
         moved = GroupMovedError("the alert's group changed meanwhile")
-        return [labelled(self._put(store, read, incident_id), moved) for read in self.reads]
+        fresh = timestamp(store.clock() - REFRESH)
+        return [
+            labelled(self._put(store, read, incident_id), moved)
+            for read in self.reads
+            if read.incident_id != incident_id or (read.grouped_at or "") < fresh
+        ]
 
     def _put(self, store: Store, read: GroupRead, incident_id: str) -> dict[str, Any]:
         pk, sk = group_key(self.account, self.integration_id, read.value)
