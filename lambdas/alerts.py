@@ -9,6 +9,7 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from aws_lambda_powertools.metrics import MetricUnit
 
 from incidents.access import api_keys
 from incidents.access.models import API_KEY_ID, ApiKey, ApiKeyList, ApiKeyWithKey, NewApiKey
@@ -60,7 +61,7 @@ from lambdas.http.api import (
     route,
 )
 from lambdas.incident_queries import Cursor, Limit
-from lambdas.runtime import store
+from lambdas.runtime import metrics, store
 
 IntegrationId = Annotated[str, Path(pattern=INTEGRATION_ID)]
 ApiKeyId = Annotated[str, Path(pattern=API_KEY_ID)]
@@ -246,8 +247,12 @@ def enqueue_event(body: AlertBody) -> Response[AlertAccepted]:
 
 
 def _alert(body: TriggerAlert | MoveAlert) -> Response[AlertAccepted]:
+    """Ingest one alert; each accepted one counts in ``AlertsReceived`` (the dashboard's
+    alerts in; the service dimension alone)."""
     who, integration = _sender()
-    return answer(app, ingest_alert(store(), who, integration, body), status=202)
+    accepted = ingest_alert(store(), who, integration, body)
+    metrics.add_metric(name="AlertsReceived", unit=MetricUnit.Count, value=1)
+    return answer(app, accepted, status=202)
 
 
 @route(app, "enqueue_change")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import Response
@@ -26,6 +26,9 @@ from incidents.incident.queries import (
     IncidentPage,
     PageRequest,
 )
+from incidents.insights import queries as insights
+from incidents.insights.models import Granularity, IncidentInsights
+from incidents.insights.queries import DEFAULT_DAYS, InsightRequest
 from incidents.models import (
     INCIDENT_ID,
     RFC3339,
@@ -388,6 +391,50 @@ def list_changes(
     return ChangeList(
         items=changes.items, next_cursor=changes.next_cursor, has_more=changes.has_more
     )
+
+
+DAY = r"^\d{4}-\d{2}-\d{2}$"
+
+
+def _day_query(what: str, example: str, alias: str | None = None) -> Any:
+    """A day of the insights' range (UTC, ``YYYY-MM-DD``)."""
+    return Query(
+        alias=alias,
+        pattern=DAY,
+        description=f"{what} (a UTC day, YYYY-MM-DD)",
+        examples=[example],
+        json_schema_extra={"format": "date"},
+    )
+
+
+@route(app, "incident_insights")
+def incident_insights(
+    *,
+    from_: Annotated[
+        str | None, _day_query("the first day; default: 29 days before until", "2026-11-01", "from")
+    ] = None,
+    until: Annotated[str | None, _day_query("the last day; default: today", "2026-11-30")] = None,
+    granularity: Annotated[
+        Granularity, Query(description="rows per day, ISO week or calendar month")
+    ] = Granularity.DAY,
+    team: Annotated[
+        str | None, Query(pattern=TEAM_ID, description="one team's incidents; default: all")
+    ] = None,
+    severity: Annotated[Severity | None, Query(description="one severity; default: all")] = None,
+) -> IncidentInsights:
+    """Incidents opened, and time to first acknowledge and to resolve (mean, p50, p90, p99)
+    per period, by the day each incident was created (docs: Insights)."""
+    last = _day(until) if until else store().clock().date()
+    first = _day(from_) if from_ else last - timedelta(days=DEFAULT_DAYS - 1)
+    request = InsightRequest(first, last, granularity, team, severity)
+    return insights.incident_insights(store(), caller(), request)
+
+
+def _day(value: str) -> date:
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise InvalidFilterError(f"{value} is not a day of the calendar") from None
 
 
 def _list(name: str, page: IncidentPage) -> IncidentList:

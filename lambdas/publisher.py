@@ -13,7 +13,7 @@ import functools
 import os
 from typing import Any
 
-from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.batch import (
     BatchProcessor,
     EventType,
@@ -24,6 +24,7 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from incidents.events_out.outbox import BatchReads, Publisher, from_stream
+from incidents.insights.figures import Figure, Measure
 from lambdas.runtime import (
     delivery_queue,
     eventbridge,
@@ -58,6 +59,29 @@ def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailure
     return publish_batch(event, context)
 
 
+FIGURE_METRICS = {
+    Measure.OPENED: ("IncidentsOpened", MetricUnit.Count),
+    Measure.ACKNOWLEDGED: ("SecondsToFirstAck", MetricUnit.Seconds),
+    Measure.RESOLVED: ("SecondsToResolve", MetricUnit.Seconds),
+}
+"""The insights' figures as CloudWatch metrics, by severity only (a team or account
+dimension would make a metric per tenant: each is billed)."""
+
+
+def report_figures(figures: list[Figure]) -> None:
+    """Each figure as an EMF metric with the ``severity`` dimension (and ``service``, which
+    Powertools adds from ``POWERTOOLS_SERVICE_NAME``)."""
+    for figure in figures:
+        if figure.measure not in FIGURE_METRICS:
+            continue
+        name, unit = FIGURE_METRICS[figure.measure]
+        value = 1.0 if figure.seconds is None else figure.seconds
+        with single_metric(
+            name=name, unit=unit, value=value, namespace=metrics.namespace
+        ) as metric:
+            metric.add_dimension(name="severity", value=figure.severity.value)
+
+
 def publish_batch(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     """Each record of a stream batch in order, up to the first that fails (also how
     `lambdas.stream_recovery` publishes a batch read back from the stream)."""
@@ -71,7 +95,7 @@ def publish_batch(event: dict[str, Any], context: LambdaContext) -> PartialItemF
         try:
             item = from_stream(record.raw_event)
             if item is not None:
-                publisher().publish(item, batch)
+                report_figures(publisher().publish(item, batch))
                 metrics.add_metric(name="EventsPublished", unit=MetricUnit.Count, value=1)
         except Exception:
             failed = True

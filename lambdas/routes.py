@@ -274,6 +274,13 @@ ROUTES: dict[str, Route] = {
     "list_changes": Route(
         "GET", "/changes", Group.INCIDENT_QUERIES, "The account's change log", errors=LIST
     ),
+    "incident_insights": Route(
+        "GET",
+        "/insights/incidents",
+        Group.INCIDENT_QUERIES,
+        "Incidents opened, MTTA and MTTR by period",
+        errors=LIST,
+    ),
     "create_heartbeat": Route(
         "POST", "/heartbeats", Group.ALERTS, "Create a heartbeat", 201, (*CREATE, 404)
     ),
@@ -391,6 +398,7 @@ SUBJECTS = {
     "incidents": "incidents",
     "events": "incidents",
     "changes": "incidents",
+    "insights": "incidents",
     "teams": "teams",
     "users": "teams",
 }

@@ -1,4 +1,6 @@
-"""Alarms that reach a person, and a dashboard of what the lists cost.
+"""Alarms that reach a person, and a dashboard: incidents first (how fast they are
+acknowledged and resolved per severity, what comes in and goes out, what limits it), then
+what the lists cost.
 
 Every alarm notifies one SNS topic on ALARM and again on OK, so a page is followed by its
 all-clear. The topic is encrypted with a customer-managed key whose policy lets CloudWatch
@@ -9,7 +11,7 @@ under it is silently dropped. Subscribers come from the stage config (``alarmEma
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from aws_cdk import Duration
@@ -24,13 +26,22 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
+from incidents.models import Severity
 from incidents.table import TABLE_SCHEMA
 from lambdas.routes import ROUTES, Group
 from stacks.config import StageConfig
 
 PERIOD = Duration.minutes(5)
+INCIDENT_PERIOD = Duration.hours(1)
+"""Incidents are few: an hour's p50 and p90 of their times take more than one value."""
 INDEXES = tuple(index.name for index in TABLE_SCHEMA.indexes)
-LISTS = tuple(name for name, route in ROUTES.items() if route.group is Group.INCIDENT_QUERIES)
+AGGREGATES = ("incident_insights",)
+"""Incident queries that read aggregates, not pages of a fan-out."""
+LISTS = tuple(
+    name
+    for name, route in ROUTES.items()
+    if route.group is Group.INCIDENT_QUERIES and name not in AGGREGATES
+)
 """The list routes: each page reports its fan-out cost with a ``list`` dimension."""
 NEAR = 0.8
 """An alarm on a limit fires at 80 % of it: early enough to act before requests fail."""
@@ -205,8 +216,14 @@ def _alarm_key(scope: Construct, config: StageConfig) -> kms.Key:
 
 
 def _dashboard(scope: Construct, watched: Watched) -> cloudwatch.Dashboard:
-    """Fan-out cost per list, throttles, and the functions' errors and duration."""
+    """Incidents on top (what a manager opens it for), then fan-out cost per list and the
+    functions' errors and duration; events out adds its deliveries below."""
     dashboard = cloudwatch.Dashboard(scope, "Dashboard")
+    for row in _incident_rows(watched):
+        dashboard.add_widgets(*row)
+    dashboard.add_widgets(
+        _header("Lists and functions", "Fan-out cost per list page, errors, webhooks out.")
+    )
     per_list = [
         ("Read units per page (p99)", "FanOutReadUnits", "p99"),
         ("Round trips per page (p99)", "FanOutRoundTrips", "p99"),
@@ -236,14 +253,6 @@ def _dashboard(scope: Construct, watched: Watched) -> cloudwatch.Dashboard:
     functions = watched.functions.values()
     dashboard.add_widgets(
         cloudwatch.GraphWidget(
-            title="Throttled requests",
-            left=[
-                _throttles(watched.table, operation, index)
-                for operation in ("Read", "Write")
-                for index in (None, *INDEXES)
-            ],
-        ),
-        cloudwatch.GraphWidget(
             title="Lambda errors and duration p99",
             left=[f.metric_errors(period=PERIOD) for f in functions],
             right=[f.metric_duration(period=PERIOD, statistic="p99") for f in functions],
@@ -252,19 +261,122 @@ def _dashboard(scope: Construct, watched: Watched) -> cloudwatch.Dashboard:
     return dashboard
 
 
+def _incident_rows(watched: Watched) -> list[Sequence[cloudwatch.IWidget]]:
+    """The Incidents section, row by row: its header; MTTA and MTTR by severity; what came
+    in and went out; what limits it."""
+    header = _header(
+        "Incidents",
+        "Times to first acknowledge (MTTA) and to resolve (MTTR) per severity, as the publisher"
+        " reads them from the timeline; alerts in, webhooks out; and what limits them.",
+    )
+    namespace = watched.namespace
+    times = [
+        _by_severity(f"{what} {stat} by severity, seconds", namespace, metric, stat)
+        for what, metric in (("MTTA", "SecondsToFirstAck"), ("MTTR", "SecondsToResolve"))
+        for stat in ("p50", "p90")
+    ]
+    return [[header], times, _volume_row(namespace), _limits_row(watched)]
+
+
+def _volume_row(namespace: str) -> Sequence[cloudwatch.IWidget]:
+    """Incidents opened per severity, alerts in, webhook attempts out (three at 8 wide):
+    the sender's ``Deliveries<outcome>`` (a pending one failed and will be tried again)."""
+    deliveries = [
+        custom_metric(namespace, f"Deliveries{outcome}", "Sum")
+        for outcome in ("Succeeded", "Pending", "Failed")
+    ]
+    return [
+        _by_severity("Incidents opened by severity", namespace, "IncidentsOpened", "Sum", 8),
+        _graph("Alerts received", [custom_metric(namespace, "AlertsReceived", "Sum")], 8),
+        _graph("Webhook attempts: delivered, to retry, given up", deliveries, 8),
+    ]
+
+
+def _limits_row(watched: Watched) -> Sequence[cloudwatch.IWidget]:
+    """What holds incidents back: throttles, shard changes, the API's errors and latency."""
+    api = watched.api
+    errors = [
+        api.metric_client_error(period=PERIOD, statistic="Sum"),
+        api.metric_server_error(period=PERIOD, statistic="Sum"),
+    ]
+    latency = [api.metric_latency(period=PERIOD, statistic=stat) for stat in ("p50", "p99")]
+    return [
+        _graph("Throttled requests", _all_throttles(watched.table)),
+        _shard_changes(watched.namespace),
+        _graph("API 4xx and 5xx responses", errors),
+        _graph("API latency p50 and p99, ms", latency),
+    ]
+
+
+def _header(title: str, text: str) -> cloudwatch.TextWidget:
+    """A section's title across the dashboard: the graphs under it belong together."""
+    return cloudwatch.TextWidget(markdown=f"## {title}\n{text}", width=24, height=2)
+
+
+def _graph(
+    title: str,
+    left: Sequence[cloudwatch.IMetric],
+    width: int = 6,
+    right: Sequence[cloudwatch.IMetric] = (),
+) -> cloudwatch.GraphWidget:
+    """A graph `width` of the dashboard's 24 columns wide: four a row, or three at 8 (lists
+    for jsii, which refuses a tuple)."""
+    return cloudwatch.GraphWidget(title=title, left=list(left), right=list(right), width=width)
+
+
+def _by_severity(
+    title: str, namespace: str, name: str, statistic: str, width: int = 6
+) -> cloudwatch.GraphWidget:
+    """One line per severity, SEV1 to SEV5 (the publisher's only dimension beside service:
+    team and account would make a metric per tenant), over `INCIDENT_PERIOD`."""
+    lines = [
+        custom_metric(namespace, name, statistic, dimensions={"severity": severity.value})
+        for severity in Severity
+    ]
+    return _graph(title, [line.with_(period=INCIDENT_PERIOD) for line in lines], width)
+
+
+def _shard_changes(namespace: str) -> cloudwatch.GraphWidget:
+    """Counts grown and halved, moves running (left); items the mover moved (right)."""
+    return _graph(
+        "Shard changes",
+        [
+            custom_metric(namespace, "ShardCountGrowths", "Sum"),
+            custom_metric(namespace, "ShardCountHalvings", "Sum"),
+            custom_metric(namespace, "ShardMovesRunning", "Maximum"),
+        ],
+        right=[custom_metric(namespace, "ShardItemsMoved", "Sum")],
+    )
+
+
 def custom_metric(
-    namespace: str, name: str, statistic: str, list_name: str | None = None
+    namespace: str,
+    name: str,
+    statistic: str,
+    list_name: str | None = None,
+    *,
+    dimensions: Mapping[str, str] | None = None,
 ) -> cloudwatch.Metric:
-    """A metric the handlers emit (EMF), per list when `list_name` is given."""
-    dimensions = {"service": "incidents"} | ({"list": list_name} if list_name else {})
+    """A metric the functions emit (EMF) with their ``service`` dimension, per list when
+    `list_name` is given, and with any other `dimensions`; labelled by those values."""
+    extra = {**(dimensions or {}), **({"list": list_name} if list_name else {})}
     return cloudwatch.Metric(
         namespace=namespace,
         metric_name=name,
-        dimensions_map=dimensions,
+        dimensions_map={"service": "incidents", **extra},
         statistic=statistic,
         period=PERIOD,
-        label=list_name,
+        label=" ".join(extra.values()) or None,
     )
+
+
+def _all_throttles(table: dynamodb.ITableV2) -> list[cloudwatch.Metric]:
+    """Read and write throttles of the table and of each index."""
+    return [
+        _throttles(table, operation, index)
+        for operation in ("Read", "Write")
+        for index in (None, *INDEXES)
+    ]
 
 
 def _throttles(table: dynamodb.ITableV2, operation: str, index: str | None) -> cloudwatch.Metric:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 START = 1_800_000_000.0
 """Epoch seconds a clock starts at (2027-01-15), after anything the real clock stamped."""
 
@@ -17,3 +19,16 @@ class ManualClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+
+class WallClock:
+    """A UTC instant, as the store's ``clock`` reads it, moved only by `advance`."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)

@@ -3,12 +3,31 @@ API, and waiting for what arrives."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
+from typing import Any
 
+from incidents.events_out.delivery_messages import DeliveryMessage
 from incidents.store import Caller
 from local.webhook_receiver import Received, Receiver, out_of_order
 from tests.helpers.api_harness import Api
+
+
+class Sent:
+    """The delivery queue and the bus, as the publisher uses them, recorded (each event's
+    ``seq``)."""
+
+    def __init__(self) -> None:
+        self.queued: list[int] = []
+        self.bus: list[int] = []
+
+    def send(self, messages: list[DeliveryMessage]) -> None:
+        self.queued += [int(m.seq or 0) for m in messages]
+
+    def put_events(self, Entries: list[dict[str, Any]]) -> dict[str, Any]:  # noqa: N803
+        self.bus += [json.loads(e["Detail"])["data"]["event"]["seq"] for e in Entries]
+        return {"FailedEntryCount": 0}
 
 
 def wait_for(done: Callable[[], bool], seconds: float = 30.0, what: str = "deliveries") -> None:

@@ -70,6 +70,25 @@ def function_of(synth: Synthesized, group: Group | str) -> tuple[str, Mapping[st
     return found
 
 
+def dashboard_body(synth: Synthesized) -> dict[str, Any]:
+    """The dashboard's body as CloudWatch reads it: the ``Fn::Join`` of its template rendered
+    (its literal parts joined, each ``Ref`` or ``Fn::GetAtt`` in it as ``<Ref name>``)."""
+    (dashboard,) = resources(synth, "AWS::CloudWatch::Dashboard").values()
+    separator, parts = dashboard["Properties"]["DashboardBody"]["Fn::Join"]
+    body: dict[str, Any] = json.loads(separator.join(map(_placeholder, parts)))
+    return body
+
+
+def _placeholder(part: str | Mapping[str, Any]) -> str:
+    """A literal part as it is; a reference as a placeholder naming it (no quotes: it sits
+    inside a JSON string)."""
+    if isinstance(part, str):
+        return part
+    ((kind, target),) = part.items()
+    name = ".".join(target) if isinstance(target, list) else str(target)
+    return f"<{kind} {name}>"
+
+
 def policy_statements(synth: Synthesized, group: Group | str) -> list[dict[str, Any]]:
     """The statements of the policy on the function role of `group` (or a handler)."""
     _, function = function_of(synth, group)

@@ -21,6 +21,7 @@ from tests.helpers.synth import (
     BACKGROUND_FUNCTIONS,
     Stages,
     Synthesized,
+    dashboard_body,
     function_of,
     resources,
 )
@@ -153,10 +154,8 @@ def test_the_alarms_that_matter(dev: Synthesized) -> None:
 
 
 def dashboard_metrics(synth: Synthesized) -> list[list[Any]]:
-    """Every metric line of the dashboard (references to resources read as "ref")."""
-    (dashboard,) = resources(synth, "AWS::CloudWatch::Dashboard").values()
-    parts = dashboard["Properties"]["DashboardBody"]["Fn::Join"][1]
-    body = json.loads("".join(part if isinstance(part, str) else "ref" for part in parts))
+    """Every metric line of the dashboard."""
+    body = dashboard_body(synth)
     return [line for widget in body["widgets"] for line in widget["properties"].get("metrics", [])]
 
 

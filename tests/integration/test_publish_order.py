@@ -11,31 +11,20 @@ from typing import Any
 import pytest
 
 from incidents.events_out import outbox
-from incidents.events_out.delivery_messages import DeliveryMessage
 from incidents.events_out.outbox import BatchReads, Outgoing, Publisher, outgoing_from_item
-from incidents.events_out.publish_order import PublishRaceError, advance, published_seq
+from incidents.events_out.publish_order import (
+    Position,
+    PublishRaceError,
+    advance,
+    published_position,
+)
 from incidents.keys import event_key
 from incidents.store import Caller, new_id
 from lambdas import runtime
 from tests.helpers.api_harness import Api
-from tests.helpers.deliveries import add_note, new_incident
+from tests.helpers.deliveries import Sent, add_note, new_incident
 
 pytestmark = pytest.mark.integration
-
-
-class Sent:
-    """The delivery queue and the bus, as the publisher uses them, recorded."""
-
-    def __init__(self) -> None:
-        self.queued: list[int] = []
-        self.bus: list[int] = []
-
-    def send(self, messages: list[DeliveryMessage]) -> None:
-        self.queued += [int(m.seq or 0) for m in messages]
-
-    def put_events(self, Entries: list[dict[str, Any]]) -> dict[str, Any]:  # noqa: N803
-        self.bus += [json.loads(e["Detail"])["data"]["event"]["seq"] for e in Entries]
-        return {"FailedEntryCount": 0}
 
 
 def stored(account: str, incident: str, seq: int) -> Outgoing:
@@ -58,7 +47,7 @@ def test_records_out_of_order_with_gaps_and_repeats_go_out_in_order(api: Api) ->
         publisher.publish(stored(alice.account_id, incident, seq), batch)
     assert sent.bus == [1, 2, 3, 4, 5, 6]
     assert sent.queued == [1, 2, 3, 4, 5, 6]
-    assert published_seq(runtime.store(), alice.account_id, incident) == 6
+    assert published_position(runtime.store(), alice.account_id, incident).seq == 6
 
 
 def test_a_batch_reads_an_incidents_position_once(
@@ -72,11 +61,11 @@ def test_a_batch_reads_an_incidents_position_once(
         add_note(api, alice, incident, f"note {n}")
     reads: list[tuple[Any, ...]] = []
 
-    def counted(*args: Any) -> int | None:
+    def counted(*args: Any) -> Position:
         reads.append(args)
-        return published_seq(*args)
+        return published_position(*args)
 
-    monkeypatch.setattr(outbox, "published_seq", counted)
+    monkeypatch.setattr(outbox, "published_position", counted)
     sent = Sent()
     publisher = Publisher(runtime.store(), sent, sent, "bus")  # type: ignore[arg-type]
     batch = BatchReads()
@@ -84,20 +73,20 @@ def test_a_batch_reads_an_incidents_position_once(
         publisher.publish(stored(alice.account_id, incident, seq), batch)
     assert len(reads) == 1
     assert sent.bus == [1, 2, 3, 4, 5, 6]
-    assert published_seq(runtime.store(), alice.account_id, incident) == 6
+    assert published_position(runtime.store(), alice.account_id, incident).seq == 6
 
 
 def test_a_concurrent_move_is_a_retry_not_a_skip(api: Api) -> None:
     alice = Caller(new_id("acct"), new_id("user"))
     incident = new_incident(api, alice)
     store = runtime.store()
-    advance(store, alice.account_id, incident, 1, None)
+    advance(store, alice.account_id, incident, 1, Position(None))
+    with pytest.raises(PublishRaceError):  # another publisher got there
+        advance(store, alice.account_id, incident, 2, Position(None))
     with pytest.raises(PublishRaceError):
-        advance(store, alice.account_id, incident, 2, None)  # another publisher got there
-    with pytest.raises(PublishRaceError):
-        advance(store, alice.account_id, incident, 3, 2)
-    advance(store, alice.account_id, incident, 2, 1)
-    assert published_seq(store, alice.account_id, incident) == 2
+        advance(store, alice.account_id, incident, 3, Position(2))
+    advance(store, alice.account_id, incident, 2, Position(1))
+    assert published_position(store, alice.account_id, incident).seq == 2
 
 
 def test_a_webhook_body_carries_the_event_as_the_timeline_shows_it(api: Api) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from incidents.events_out.outbox import BatchReads, Outgoing
+from incidents.insights.figures import Figure
 from lambdas import publisher
 from local.api.proxy_events import LocalLambdaContext
 
@@ -41,11 +42,12 @@ class FailsOn:
         self.failing = failing
         self.published: list[int] = []
 
-    def publish(self, item: Outgoing, batch: BatchReads) -> None:
+    def publish(self, item: Outgoing, batch: BatchReads) -> list[Figure]:
         seq = item.event.seq
         if seq == self.failing:
             raise RuntimeError("EventBridge refused it")
         self.published.append(seq)
+        return []
 
 
 def test_the_records_after_a_failure_are_not_tried(monkeypatch: pytest.MonkeyPatch) -> None:

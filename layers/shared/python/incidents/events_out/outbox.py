@@ -17,8 +17,15 @@ from typing import TYPE_CHECKING, Any
 from dynashard.query import Item
 from incidents.events_out.delivery_messages import DeliveryMessage, DeliveryQueue
 from incidents.events_out.payloads import event_body
-from incidents.events_out.publish_order import advance, missing_before, published_seq
+from incidents.events_out.publish_order import (
+    Position,
+    advance,
+    missing_before,
+    published_position,
+)
 from incidents.events_out.webhooks import StoredWebhook, stored_from_item
+from incidents.insights.figures import Figure
+from incidents.insights.progress import counted
 from incidents.keys import WEBHOOK_PREFIX, webhooks_partition
 from incidents.models import IncidentSummary, TimelineEvent
 from incidents.store import Store
@@ -38,7 +45,7 @@ class BatchReads:
     still caught by the position's conditional write)."""
 
     hooks: dict[str, list[StoredWebhook]] = field(default_factory=dict)
-    published: dict[tuple[str, str], int | None] = field(default_factory=dict)
+    positions: dict[tuple[str, str], Position] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -111,24 +118,28 @@ class Publisher:
     events: EventBridgeClient
     bus_name: str
 
-    def publish(self, item: Outgoing, batch: BatchReads) -> None:
+    def publish(self, item: Outgoing, batch: BatchReads) -> list[Figure]:
         """Publish one event in its incident's order (`publish_order`): a repeat is
         skipped, a gap before it is filled from the timeline first; each goes to
-        EventBridge, then to the queue group of each webhook that wants it. An entry
-        EventBridge refuses, or a concurrent publisher's move, raises, so the stream
-        retries from this record."""
+        EventBridge, then to the queue group of each webhook that wants it. The position
+        moves with the insights' figures of the events sent (`incidents.insights`), which
+        are returned. An entry EventBridge refuses, or a concurrent publisher's move,
+        raises, so the stream retries from this record."""
         account, incident, seq = item.account_id, item.event.incident_id, item.event.seq
-        position = (account, incident)
-        if position not in batch.published:
-            batch.published[position] = published_seq(self.store, account, incident)
-        published = batch.published[position]
-        if published is not None and seq <= published:
-            return
-        missing = missing_before(self.store, account, incident, seq, published)
-        for earlier in [*map(outgoing_from_item, missing), item]:
+        key = (account, incident)
+        if key not in batch.positions:
+            batch.positions[key] = published_position(self.store, account, incident)
+        position = batch.positions[key]
+        if position.seq is not None and seq <= position.seq:
+            return []
+        missing = missing_before(self.store, account, incident, seq, position.seq)
+        sent = [*map(outgoing_from_item, missing), item]
+        for earlier in sent:
             self._send(earlier, batch)
-        advance(self.store, account, incident, seq, published)
-        batch.published[position] = seq
+        insights, figures = counted(position.insights, (each.event for each in sent))
+        advance(self.store, account, incident, seq, position, insights=insights, figures=figures)
+        batch.positions[key] = Position(seq, insights)
+        return figures
 
     def _send(self, item: Outgoing, batch: BatchReads) -> None:
         response = self.events.put_events(Entries=[self._entry(item)])

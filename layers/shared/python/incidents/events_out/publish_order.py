@@ -14,12 +14,20 @@ only the events the stream still holds (24 hours): older ones went out then.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import timedelta
 
-from botocore.exceptions import ClientError
-
 from dynashard.query import Item
-from incidents.keys import event_key, published_key
+from incidents.insights.figures import Figure
+from incidents.insights.progress import (
+    Guarded,
+    Progress,
+    ProgressMovedError,
+    progress_from,
+    record,
+)
+from incidents.keys import PUBLISHED, event_key, published_key
 from incidents.models import timestamp
 from incidents.store import Store
 from incidents.timeline.events import event_from_item
@@ -31,10 +39,20 @@ class PublishRaceError(Exception):
     """Another publisher moved the incident's position meanwhile: the batch is retried."""
 
 
-def published_seq(store: Store, account: str, incident_id: str) -> int | None:
-    """The last `seq` of the incident published, None before the first (strongly read)."""
+@dataclass(frozen=True)
+class Position:
+    """An incident's publish position: the last `seq` published (None before the first),
+    and how far its insights are counted (`incidents.insights.progress`)."""
+
+    seq: int | None
+    insights: Progress = field(default_factory=Progress)
+
+
+def published_position(store: Store, account: str, incident_id: str) -> Position:
+    """The incident's position, strongly read."""
     item = store.get(*published_key(account, incident_id))
-    return int(item["seq"]["N"]) if item else None
+    seq = int(item["seq"]["N"]) if item and "seq" in item else None
+    return Position(seq, progress_from(item))
 
 
 def missing_before(
@@ -60,23 +78,31 @@ def missing_before(
     return [item for item in items if event_from_item(item).at >= since]
 
 
-def advance(store: Store, account: str, incident_id: str, seq: int, was: int | None) -> None:
-    """The position to `seq`, from `was` only (`PublishRaceError` if it moved; no `seq`
-    is 0, so a missing position reads as 0 in the condition)."""
-    pk, sk = published_key(account, incident_id)
+def advance(
+    store: Store,
+    account: str,
+    incident_id: str,
+    seq: int,
+    was: Position,
+    *,
+    insights: Progress | None = None,
+    figures: Sequence[Figure] = (),
+) -> None:
+    """The position to `seq` and the insights' progress to `insights`, from `was` only
+    (`PublishRaceError` if either moved; no `seq` is 0, so a missing position reads as 0
+    in the condition), with `figures` added to their aggregates in the same transaction."""
+    moved = Guarded(
+        clauses=("#seq = :seq", "#type = :type"),
+        condition="(attribute_not_exists(#seq) OR #seq = :was)",
+        names={"#seq": "seq", "#type": "Type"},
+        values={
+            ":seq": {"N": str(seq)},
+            ":was": {"N": str(was.seq or 0)},
+            ":type": {"S": PUBLISHED},
+        },
+    )
+    key = published_key(account, incident_id)
     try:
-        store.client.put_item(
-            TableName=store.table_name,
-            Item={
-                "PK": {"S": pk},
-                "SK": {"S": sk},
-                "Type": {"S": "published"},
-                "seq": {"N": str(seq)},
-            },
-            ConditionExpression="attribute_not_exists(PK) OR seq = :was",
-            ExpressionAttributeValues={":was": {"N": str(was or 0)}},
-        )
-    except ClientError as error:
-        if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
-            raise PublishRaceError(f"incident {incident_id} was published past {was}") from None
-        raise
+        record(store, key, was.insights, insights or was.insights, figures, also=moved)
+    except ProgressMovedError:
+        raise PublishRaceError(f"incident {incident_id} was published past {was.seq}") from None

@@ -1,0 +1,1 @@
+"""Insights: MTTA and MTTR per team, severity and day, live from the timeline."""

@@ -1,0 +1,117 @@
+"""Insights for history: each incident's figures counted from its timeline.
+
+For incidents older than insights (their progress never saw event 1), and to count again
+after aggregates were lost. Each incident is read from where its progress stands, so a
+run counts only what is missing, a second run counts nothing, and a run racing the stream
+counts each event once (the progress moves under a condition; the loser reads again).
+
+    python -m incidents.insights.backfill --table incidents-dev --account acct_...
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import sys
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import boto3
+
+from dynashard.query import Item
+from incidents.incident.queries import MAX_LIMIT, PageRequest, account_incidents
+from incidents.insights.progress import ProgressMovedError, counted, progress_from, record
+from incidents.keys import EVENT_PREFIX, event_key, published_key
+from incidents.models import State
+from incidents.store import Caller, Store, build_store
+from incidents.timeline.events import event_from_item
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+ATTEMPTS = 5
+"""Reads of one incident while the stream keeps moving its progress."""
+OPERATOR = "user_insightsbackfill0000000000000"
+"""Who the backfill lists the account's incidents as (its cursors never leave it)."""
+
+
+def backfill_account(store: Store, account: str) -> int:
+    """Count every incident's missing figures; the number of figures added."""
+    return sum(
+        backfill_incident(store, account, incident) for incident in incident_ids(store, account)
+    )
+
+
+def incident_ids(store: Store, account: str) -> Iterator[str]:
+    """Every incident of the account, open and resolved."""
+    caller = Caller(account, OPERATOR)
+    for state in State:
+        cursor: str | None = None
+        while True:
+            page = account_incidents(store, caller, state, PageRequest(MAX_LIMIT, cursor))
+            yield from (summary.id for summary in page.items)
+            if not page.has_more:
+                break
+            cursor = page.next_cursor
+
+
+def backfill_incident(store: Store, account: str, incident_id: str) -> int:
+    """Count the incident's events its progress has not; the number of figures added."""
+    key = published_key(account, incident_id)
+    for _ in range(ATTEMPTS):
+        was = progress_from(store.get(*key))
+        events = [
+            event_from_item(item) for item in _events_after(store, account, incident_id, was.seq)
+        ]
+        now, figures = counted(was, events)
+        if now == was:
+            return 0
+        try:
+            record(store, key, was, now, figures)
+        except ProgressMovedError:
+            continue
+        return len(figures)
+    raise ProgressMovedError(f"incident {incident_id} kept moving; run the backfill again")
+
+
+def _events_after(store: Store, account: str, incident_id: str, seq: int) -> list[Item]:
+    pk, low = event_key(account, incident_id, seq + 1)
+    pages = store.client.get_paginator("query").paginate(
+        TableName=store.table_name,
+        KeyConditionExpression="PK = :pk AND SK BETWEEN :low AND :high",
+        ExpressionAttributeValues={
+            ":pk": {"S": pk},
+            ":low": {"S": low},
+            ":high": {"S": EVENT_PREFIX + "#~"},
+        },
+        ConsistentRead=True,
+    )
+    return [item for page in pages for item in page.get("Items", [])]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m incidents.insights.backfill", description=__doc__
+    )
+    parser.add_argument("--table", required=True)
+    parser.add_argument("--account", required=True)
+    parser.add_argument("--endpoint", default=None, help="make dev's engine, for example")
+    parser.add_argument("--region", default=None)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Backfill one account; prints the figures added."""
+    args = _parser().parse_args(argv)
+    client: DynamoDBClient = boto3.client(
+        "dynamodb", endpoint_url=args.endpoint, region_name=args.region
+    )
+    store = build_store(client, args.table, secrets.token_bytes(32))
+    added = backfill_account(store, args.account)
+    print(json.dumps({"account": args.account, "figures_added": added}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
