@@ -112,6 +112,7 @@ bench: $(STAMP)
 	$(PY) -m bench.cold_start
 	$(PY) -m bench.sync_async
 	$(PY) -m bench.timers
+	$(PY) -m bench.insights
 
 STAGE ?= dev
 

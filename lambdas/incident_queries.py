@@ -28,7 +28,7 @@ from incidents.incident.queries import (
 )
 from incidents.insights import queries as insights
 from incidents.insights.models import Granularity, IncidentInsights
-from incidents.insights.queries import DEFAULT_DAYS, InsightRequest
+from incidents.insights.queries import DEFAULT_DAYS, InsightRequest, shifted
 from incidents.models import (
     INCIDENT_ID,
     RFC3339,
@@ -425,7 +425,7 @@ def incident_insights(
     """Incidents opened, and time to first acknowledge and to resolve (mean, p50, p90, p99)
     per period, by the day each incident was created (docs: Insights)."""
     last = _day(until) if until else store().clock().date()
-    first = _day(from_) if from_ else last - timedelta(days=DEFAULT_DAYS - 1)
+    first = _day(from_) if from_ else shifted(last, 1 - DEFAULT_DAYS)
     request = InsightRequest(first, last, granularity, team, severity)
     return insights.incident_insights(store(), caller(), request)
 

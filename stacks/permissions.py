@@ -61,10 +61,11 @@ AUTHORIZER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:UpdateItem")
 """The authorizer finds an API key by its lookup item and reads the key (point reads), and
 notes its last use (an update, at most once a minute)."""
 
-PUBLISHER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query")
+PUBLISHER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem")
 """The publisher reads an account's webhooks and an incident's events missing before the
-one it publishes, and reads and moves the incident's published position (its stream read is
-the event source's)."""
+one it publishes, and reads and moves the incident's published position, with the insights'
+aggregates in the same transaction (each an Update; its stream read is the event
+source's)."""
 SENDER_TABLE_ACTIONS = (
     "dynamodb:BatchWriteItem",
     "dynamodb:GetItem",

@@ -286,6 +286,8 @@ def _participant_discriminator(document: dict[str, Any]) -> None:
 
 DEMO_SINCE, DEMO_UNTIL = "2026-01-05T00:00:00Z", "2026-02-01T00:00:00+01:00"
 """A window around `make dev`'s demo incidents (created from 5 January 2026 on)."""
+DEMO_LAST_DAY = "2026-01-31"
+"""The window's last day, for the insights' days (their `until` is a day, not an instant)."""
 MAINTENANCE_FROM, MAINTENANCE_TO = "2099-01-06T22:00:00Z", "2099-01-07T02:00:00Z"
 """A maintenance window's example: far ahead, as `NOTHING_YET` is, so trying it schedules
 one that suppresses nothing (and that can be deleted)."""
@@ -371,9 +373,14 @@ def _demo_examples(document: dict[str, Any], known: Mapping[str, str]) -> None:
         "description": "Database upgrade: failover to the replica",
         "resolve_on_end": True,
     }
+    insights = {"from": DEMO_SINCE[:10], "until": DEMO_LAST_DAY, "team": team}
     for operation_id, operation in _operations(document).items():
         own = OPERATION_EXAMPLES.get(operation_id, {})
-        given = {**parameters, **{name: known[own[name]] for name in own if own[name] in known}}
+        given = {
+            **parameters,
+            **(insights if operation_id == "incident_insights" else {}),
+            **{name: known[own[name]] for name in own if own[name] in known},
+        }
         for parameter in operation.get("parameters", []):
             if parameter["in"] not in ("path", "query"):
                 continue

@@ -1,8 +1,9 @@
 """The documentation site as a reader's browser shows it (headless Chromium): every page
 renders without raw Markdown markers (the API reference's tabs, hints and code fences),
 logs no error and requests nothing from outside the site (no web fonts: it works offline);
-authentication reads as the ``Authorization`` header; the home page's diagram fits; the
-sitemap lists the pages."""
+every page fits 1280 px and lists its sections in its table of contents; authentication
+reads as the ``Authorization`` header; the home page's diagram fits; the sitemap lists the
+pages."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.browser import chromium, watched
+from tools.docs_measure import measure_all, offenders, site_pages
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,6 +84,20 @@ def test_every_page_renders_offline_without_raw_markdown(site: tuple[str, Path])
             assert not seen.errors, f"{path}: {seen.errors[:3]}"
             assert not seen.external, f"{path}: requests leaving the site {seen.external[:3]}"
             seen.page.close()
+
+
+@pytest.mark.slow
+def test_every_page_fits_1280_px_and_lists_its_sections(site: tuple[str, Path]) -> None:
+    """Issue 53, point 4: at 1280 px no table or code block is wider than the content column
+    (none scrolls sideways: it would hide figures or code), and every h2 and h3 is linked
+    from the page's table of contents. Every offender of every page is named at once, by
+    page and by the heading it sits under (`tools.docs_measure`, whose report this is)."""
+    url, built = site
+    with chromium() as browser:
+        measures = measure_all(browser, url, site_pages(built))
+    found = offenders(measures)
+    if found:
+        pytest.fail(f"{len(found)} offenders at 1280 px:\n" + "\n".join(found), pytrace=False)
 
 
 def test_the_reference_shows_authentication_as_the_authorization_header(

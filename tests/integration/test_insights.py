@@ -240,9 +240,7 @@ ACTIONS = ("ack", "resolve", "trigger", "sev1", "sev3", "join", "leave")
 LIVES = st.lists(
     st.tuples(
         st.sampled_from(("TRIGGERED", "TRIGGERED", "ACKNOWLEDGED")),
-        st.lists(
-            st.tuples(st.integers(0, 5400), st.sampled_from(ACTIONS)), min_size=3, max_size=8
-        ),
+        st.lists(st.tuples(st.integers(0, 5400), st.sampled_from(ACTIONS)), min_size=3, max_size=8),
     ),
     min_size=2,
     max_size=5,

@@ -15,6 +15,7 @@ EXPECTED = {
     "incidents:read": {
         "get_incident", "get_incident_by_number", "incident_timeline", "account_events",
         "team_incidents", "account_incidents", "incident_alerts", "list_changes",
+        "incident_insights",
     },
     "incidents:write": {
         "create_incident", "update_incident", "resolve_incident", "add_participant",

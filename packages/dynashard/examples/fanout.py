@@ -19,17 +19,22 @@ from dynashard import (
 SHARDS = 4
 schema = TableSchema("PK", "SK", (IndexSchema("GSI1", "GSI1PK", "GSI1SK"),))
 table = f"fanout-{uuid.uuid4().hex[:8]}"
-client = boto3.client("dynamodb", config=client_config(16))  # pool sized to the workers
+# a connection pool sized to the engine's workers
+client = boto3.client("dynamodb", config=client_config(16))
 client.create_table(**schema.create_table_request(table))
 client.get_waiter("table_exists").wait(TableName=table)
 
-# Incidents listed under each team they involve (a copy per team), sharded per team.
+# Incidents listed under each team they involve (a copy per team),
+# sharded per team.
 account, my_teams = "acct_1", ["team_a", "team_b", "team_c"]
 for n in range(60):
     incident, state = f"inc_{n:03d}", "CLOSED" if n % 3 else "OPEN"
-    for team in my_teams[: 1 + n % 3]:  # some incidents involve two or three teams
+    # some incidents involve two or three teams
+    for team in my_teams[: 1 + n % 3]:
         base = f"{account}#{team}#incpart"
-        pk = sharded_key(base, calculated_shard(base, incident, SHARDS), SHARDS)
+        pk = sharded_key(
+            base, calculated_shard(base, incident, SHARDS), SHARDS
+        )
         item = {
             "PK": {"S": f"{incident}#{team}"},
             "SK": {"S": "copy"},
@@ -39,7 +44,9 @@ for n in range(60):
         }
         client.put_item(TableName=table, Item=item)
 
-engine = FanOutEngine(client, CursorCodec(b"a-secret-from-your-config-32-b!!"), max_workers=16)
+engine = FanOutEngine(
+    client, CursorCodec(b"a-secret-from-your-config-32-b!!"), max_workers=16
+)
 streams = [
     Stream(
         table_name=table,
@@ -58,10 +65,12 @@ while True:
     page = engine.page(
         FanOutQuery(
             streams=streams,
-            binding=f"{account}|user_1|GET /me/teams/incidents|state=CLOSED",  # who + filters
+            # who asks, with which filters
+            binding=f"{account}|user_1|GET /me/teams/incidents|state=CLOSED",
             limit=10,
             descending=True,  # newest first
-            identity=lambda item: item["IncidentId"]["S"],  # copies via two teams count once
+            # copies via two teams count once
+            identity=lambda item: item["IncidentId"]["S"],
             cursor=cursor,
         )
     )

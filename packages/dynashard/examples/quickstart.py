@@ -35,19 +35,38 @@ base = "acct_1#orders"
 for n in range(100):
     sort_key = f"order#{n:03d}"
     shard = calculated_shard(base, sort_key, SHARDS)
-    item = {"PK": {"S": sharded_key(base, shard, SHARDS)}, "SK": {"S": sort_key}}
+    item = {
+        "PK": {"S": sharded_key(base, shard, SHARDS)},
+        "SK": {"S": sort_key},
+    }
     client.put_item(TableName=table, Item=item)
 
-# Read them back as one list, newest first, 25 a page, through the signed cursor.
-engine = FanOutEngine(client, CursorCodec(b"use-a-secret-of-32-bytes-or-more"), max_workers=SHARDS)
+# Read them back as one list, newest first, 25 a page, through the
+# signed cursor.
+engine = FanOutEngine(
+    client,
+    CursorCodec(b"use-a-secret-of-32-bytes-or-more"),
+    max_workers=SHARDS,
+)
 streams = [
-    Stream(table_name=table, partition_key="PK", partition_value=key, sort_key="SK")
+    Stream(
+        table_name=table,
+        partition_key="PK",
+        partition_value=key,
+        sort_key="SK",
+    )
     for key in shard_keys(base, SHARDS)
 ]
 listed, cursor, pages = [], None, 0
 while True:
     page = engine.page(
-        FanOutQuery(streams=streams, binding=base, limit=25, descending=True, cursor=cursor)
+        FanOutQuery(
+            streams=streams,
+            binding=base,
+            limit=25,
+            descending=True,
+            cursor=cursor,
+        )
     )
     listed += [item["SK"]["S"] for item in page.items]
     pages += 1
@@ -56,5 +75,6 @@ while True:
     cursor = page.next_cursor
 
 assert listed == [f"order#{n:03d}" for n in reversed(range(100))]
-print(f"{len(listed)} items from {SHARDS} shards in {pages} pages, newest first")
+summary = f"{len(listed)} items from {SHARDS} shards in {pages} pages"
+print(f"{summary}, newest first")
 client.delete_table(TableName=table)

@@ -7,9 +7,10 @@ incidents in them; eventually consistent (figures arrive through the stream anyw
 
 from __future__ import annotations
 
+import calendar
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date
 
 from dynashard.query import Item
 from incidents.errors import InvalidFilterError
@@ -94,13 +95,13 @@ def periods(request: InsightRequest) -> list[tuple[date, date]]:
     """Each period's first day and its last day within the range."""
     found: list[tuple[date, date]] = []
     day = request.start
-    while day <= request.until:
-        start = row_start(day, request)
+    while True:
         granularity = request.granularity
         end = min(_period_end(period_start(day, granularity), granularity), request.until)
-        found.append((start, end))
-        day = end + timedelta(days=1)
-    return found
+        found.append((row_start(day, request), end))
+        if end >= request.until:
+            return found
+        day = shifted(end, 1)
 
 
 def row_start(day: date, request: InsightRequest) -> date:
@@ -111,7 +112,7 @@ def row_start(day: date, request: InsightRequest) -> date:
 def period_start(day: date, granularity: Granularity) -> date:
     """The first day of the period `day` is in."""
     if granularity is Granularity.WEEK:
-        return day - timedelta(days=day.weekday())
+        return shifted(day, -day.weekday())
     if granularity is Granularity.MONTH:
         return day.replace(day=1)
     return day
@@ -119,11 +120,16 @@ def period_start(day: date, granularity: Granularity) -> date:
 
 def _period_end(start: date, granularity: Granularity) -> date:
     if granularity is Granularity.WEEK:
-        return start + timedelta(days=6)
+        return shifted(start, 6)
     if granularity is Granularity.MONTH:
-        following = (start.replace(day=28) + timedelta(days=4)).replace(day=1)
-        return following - timedelta(days=1)
+        return start.replace(day=calendar.monthrange(start.year, start.month)[1])
     return start
+
+
+def shifted(day: date, days: int) -> date:
+    """`day` moved by `days`, held within the calendar Python knows (years 1 to 9999)."""
+    ordinal = day.toordinal() + days
+    return date.fromordinal(min(max(ordinal, date.min.toordinal()), date.max.toordinal()))
 
 
 def _row(start: date, end: date, merged: Aggregate) -> IncidentInsight:
