@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import platform
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -74,9 +75,30 @@ def save(name: str, results: dict[str, Any]) -> Path:
     """Write `results` with the machine it ran on to ``bench/results/<name>.json``."""
     RESULTS_DIR.mkdir(exist_ok=True)
     path = RESULTS_DIR / f"{name}.json"
-    payload = {"python": platform.python_version(), "machine": platform.machine(), **results}
+    payload = {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "run": _run(),
+        **results,
+    }
     tables = printed_tables()
     if tables:
         payload["tables"] = tables
     path.write_text(json.dumps(payload, indent=2) + "\n")
     return path
+
+
+def _run() -> dict[str, str]:
+    """This run: its UTC date and the commit it measured (``+`` when the tree had changes),
+    what the docs stamp each table with."""
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    date = time.strftime("%Y-%m-%d", time.gmtime())
+    return {"date": date, "commit": (head or "unknown") + ("+" if dirty else "")}
