@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import signal
 import sys
 import threading
 import time
@@ -167,6 +168,7 @@ def _print(got: Received) -> int:
 
 def main() -> None:
     """Serve until Ctrl-C, printing each verified delivery."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started ignoring it
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, default=9000)
     parser.add_argument("--secret", action="append", required=True, help="whsec_...")

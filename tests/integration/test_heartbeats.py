@@ -32,28 +32,22 @@ from incidents.store import Caller, Store, new_id
 from incidents.table import TABLE_SCHEMA
 from incidents.timers.schedule import Timer, TimerKind
 from incidents.timers.sweep import SweepReport, sweep
+from tests.helpers.clock import ClockedAccount, new_owner
 
 pytestmark = pytest.mark.integration
 T0 = datetime(2027, 1, 15, 9, 0, 30, tzinfo=UTC)
 HANDLERS = {TimerKind.HEARTBEAT: expire_heartbeat}
 
 
-@dataclass
-class World:
-    """A store whose clock a test moves, an account and its integration."""
+@dataclass(kw_only=True)
+class World(ClockedAccount):
+    """An account and its integration, on a clock the test moves."""
 
-    store: Store
-    owner: Caller
     integration: IntegrationWithKey
-    now: datetime = T0
     incidents: list[str] = field(default_factory=list)
 
-    def at(self, moment: datetime) -> None:
-        self.now = moment
-
     def sweep(self, moment: datetime, **options: Callable[[], bool]) -> SweepReport:
-        self.at(moment)
-        return sweep(self.store, moment, HANDLERS, **options)
+        return self.sweep_at(moment, HANDLERS, **options)
 
     def ping(self, name: str, moment: datetime) -> str | None:
         self.at(moment)
@@ -63,10 +57,9 @@ class World:
 
 @pytest.fixture
 def world(store: Store) -> World:
-    owner = Caller(new_id("acct"), new_id("user"))
-    built = World(store, owner, create_integration(store, owner, NewIntegration(name="cron")))
-    store.clock = lambda: built.now
-    return built
+    owner = new_owner()
+    cron = create_integration(store, owner, NewIntegration(name="cron"))
+    return World(store=store, now=T0, owner=owner, integration=cron)
 
 
 def new_heartbeat(world: World, name: str = "nightly-backup", **fields: object) -> None:

@@ -53,26 +53,21 @@ from incidents.table import TABLE_SCHEMA
 from incidents.team_commands import create_team
 from incidents.timers.schedule import TimerKind
 from incidents.timers.sweep import SweepReport, sweep
+from tests.helpers.clock import ClockedAccount, new_owner
 
 pytestmark = pytest.mark.integration
 T0 = datetime(2027, 3, 1, 9, 0, 30, tzinfo=UTC)
 HANDLERS = {TimerKind.MAINTENANCE_END: resolve_at_end}
 
 
-@dataclass
-class World:
-    """A store whose clock a test moves, an account, its team and two integrations: one
-    routed to the team, one to no team."""
+@dataclass(kw_only=True)
+class World(ClockedAccount):
+    """An account, its team and two integrations: one routed to the team, one to no team,
+    on a clock the test moves."""
 
-    store: Store
-    owner: Caller
     team: str
     routed: IntegrationWithKey
     loose: IntegrationWithKey
-    now: datetime = T0
-
-    def at(self, moment: datetime) -> None:
-        self.now = moment
 
     def window(self, *, minutes: tuple[int, int] = (10, 70), **fields: Any) -> MaintenanceWindow:
         """A window from `minutes` after T0 to the second, on the routed integration unless
@@ -110,18 +105,15 @@ class World:
         return [summary.id for summary in page.items]
 
     def sweep(self, moment: datetime) -> SweepReport:
-        self.at(moment)
-        return sweep(self.store, moment, HANDLERS)
+        return self.sweep_at(moment, HANDLERS)
 
 
 def build_world(store: Store) -> World:
-    owner = Caller(new_id("acct"), new_id("user"))
+    owner = new_owner()
     team = create_team(store, owner, CreateTeam(name="Storage")).id
     routed = create_integration(store, owner, NewIntegration(name="prometheus", team_id=team))
     loose = create_integration(store, owner, NewIntegration(name="cron"))
-    built = World(store, owner, team, routed, loose)
-    store.clock = lambda: built.now
-    return built
+    return World(store=store, now=T0, owner=owner, team=team, routed=routed, loose=loose)
 
 
 @pytest.fixture(scope="module")

@@ -29,11 +29,12 @@ from incidents.maintenance.commands import create_window, end_window
 from incidents.maintenance.models import NewMaintenanceWindow
 from incidents.models import Status
 from incidents.requests import UpdateIncident
-from incidents.store import Caller, Store, new_id
+from incidents.store import Caller, Store
 from incidents.table import TABLE_SCHEMA
 from incidents.timers.schedule import Timer, TimerKind
 from incidents.timers.sweep import Fire, sweep
 from lambdas.sweeper import HANDLERS
+from tests.helpers.clock import ClockedAccount, new_owner
 
 pytestmark = pytest.mark.integration
 T0 = datetime(2027, 4, 1, 6, 0, 30, tzinfo=UTC)
@@ -42,15 +43,12 @@ KEYS = 3
 Due = tuple[TimerKind, str, datetime]
 
 
-@dataclass
-class Account:
+@dataclass(kw_only=True)
+class Account(ClockedAccount):
     """One account's integration (both timeouts) and heartbeat, on a clock the test moves,
     and what each sweep's handlers did."""
 
-    store: Store
-    owner: Caller
     integration: IntegrationWithKey
-    now: datetime = T0
     incidents: list[str] = field(default_factory=list)
     fired: list[Due] = field(default_factory=list)
     lost: list[Due] = field(default_factory=list)
@@ -126,10 +124,11 @@ class Account:
 
 @pytest.fixture
 def account(store: Store) -> Account:
-    owner = Caller(new_id("acct"), new_id("user"))
+    owner = new_owner()
     request = NewIntegration(name="queue", auto_resolve_timeout=240, acknowledgement_timeout=120)
-    built = Account(store, owner, create_integration(store, owner, request))
-    store.clock = lambda: built.now
+    built = Account(
+        store=store, now=T0, owner=owner, integration=create_integration(store, owner, request)
+    )
     store.due = ShardCounts(  # a few shards a minute: every sweep reads them all
         Table(store.client, store.table_name, TABLE_SCHEMA), policy=GrowthPolicy(default_count=2)
     )
