@@ -19,6 +19,7 @@ Reproduce: ``python -m bench.insights``.
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from datetime import UTC, datetime, timedelta
@@ -26,7 +27,7 @@ from datetime import UTC, datetime, timedelta
 from bench.support.consumed import Units
 from bench.support.local_store import local_store
 from bench.support.report import recording_tables, save
-from dynashard.query.capacity import query_read_units
+from dynashard.query.capacity import item_size, query_read_units
 from incidents.events_out.outbox import BatchReads, Outgoing, Publisher, outgoing_from_item
 from incidents.incident.commands import add_note, update_incident
 from incidents.incident.create import create_incident
@@ -130,6 +131,16 @@ def read_range(store: Store, caller: Caller, units: Units) -> dict[str, float]:
     }
 
 
+def largest_aggregate(store: Store, account: str, teams: list[str]) -> int:
+    """Bytes of the largest aggregate, by DynamoDB's rules: what each write is billed by."""
+    return max(
+        item_size(item)
+        for team in (ALL_TEAMS, *teams)
+        for shard in range(SHARDS)
+        for item in store.query_partition(partition(account, team, shard))
+    )
+
+
 def read_timelines(store: Store, account: str, incidents: list[str], units: Units) -> float:
     """Read units of every incident's timeline: what the figures are computed from."""
     before = units.read
@@ -177,6 +188,7 @@ def main() -> None:
         reads = read_range(store, caller, units)
         listing = list_range(store, caller, units)
         listing["timeline_units"] = read_timelines(store, caller.account_id, incidents, units)
+        writes["largest aggregate"] = {"bytes": largest_aggregate(store, caller.account_id, teams)}
     report(writes, reads, listing, engine.description, len(incidents))
 
 
@@ -187,6 +199,7 @@ def report(
     engine: str,
     incidents: int,
 ) -> None:
+    largest = writes.pop("largest aggregate")["bytes"]
     plain = writes["without (a note)"]
     baseline = plain["units"] / plain["events"]
     with recording_tables():
@@ -199,6 +212,10 @@ def report(
             per, floor = row["units"] / row["events"], row["floor"] / row["events"]
             print(f"| {kind} | {row['events']:.0f} | {per:.2f} ({floor:.2f}) "
                   f"| {row['requests'] / row['events']:.2f} | {per / baseline:.2f}x |")  # fmt: skip
+        print()
+        units = math.ceil(largest / 1024)
+        print(f"The largest aggregate holds {largest:.0f} bytes: each of its writes is {units} "
+              "unit (twice in a transaction).")  # fmt: skip
         print()
         print(f"A {DAYS}-day read of the account's insights, against its floor, against "
               "listing the same incidents and against reading their timelines:")  # fmt: skip
@@ -217,7 +234,13 @@ def report(
               f"| {incidents} incidents | {timelines / listing['read_units']:.3f}x |")  # fmt: skip
         print()
         print(f"The read counted {reads['incidents']:.0f} incidents in {reads['milliseconds']} ms.")
-        results = {"writes": writes, "reads": reads, "listing": listing, "incidents": incidents}
+        results = {
+            "writes": writes,
+            "largest_aggregate_bytes": largest,
+            "reads": reads,
+            "listing": listing,
+            "incidents": incidents,
+        }
         print(f"written to {save('insights', results)}")
 
 

@@ -27,10 +27,11 @@ from incidents.insights.progress import (
     progress_from,
     record,
 )
-from incidents.keys import PUBLISHED, event_key, published_key
+from incidents.keys import published_key
 from incidents.models import timestamp
 from incidents.store import Store
 from incidents.timeline.events import event_from_item
+from incidents.timeline.queries import stored_events
 
 STREAM_RETENTION = timedelta(hours=24)
 
@@ -63,15 +64,7 @@ def missing_before(
     first = (published or 0) + 1
     if first >= seq:
         return []
-    pk, low = event_key(account, incident_id, first)
-    _, high = event_key(account, incident_id, seq - 1)
-    pages = store.client.get_paginator("query").paginate(
-        TableName=store.table_name,
-        KeyConditionExpression="PK = :pk AND SK BETWEEN :low AND :high",
-        ExpressionAttributeValues={":pk": {"S": pk}, ":low": {"S": low}, ":high": {"S": high}},
-        ConsistentRead=True,
-    )
-    items = [item for page in pages for item in page.get("Items", [])]
+    items = stored_events(store, account, incident_id, first, seq - 1)
     if published is not None:
         return items
     since = timestamp(store.clock() - STREAM_RETENTION)
@@ -92,17 +85,14 @@ def advance(
     (`PublishRaceError` if either moved; no `seq` is 0, so a missing position reads as 0
     in the condition), with `figures` added to their aggregates in the same transaction."""
     moved = Guarded(
-        clauses=("#seq = :seq", "#type = :type"),
+        clauses=("#seq = :seq",),
         condition="(attribute_not_exists(#seq) OR #seq = :was)",
-        names={"#seq": "seq", "#type": "Type"},
-        values={
-            ":seq": {"N": str(seq)},
-            ":was": {"N": str(was.seq or 0)},
-            ":type": {"S": PUBLISHED},
-        },
+        names={"#seq": "seq"},
+        values={":seq": {"N": str(seq)}, ":was": {"N": str(was.seq or 0)}},
     )
     key = published_key(account, incident_id)
+    progress = was.insights if insights is None else insights
     try:
-        record(store, key, was.insights, insights or was.insights, figures, also=moved)
+        record(store, key, was.insights, progress, figures, also=moved)
     except ProgressMovedError:
         raise PublishRaceError(f"incident {incident_id} was published past {was.seq}") from None

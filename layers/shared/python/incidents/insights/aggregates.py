@@ -113,6 +113,13 @@ def add_operation(table_name: str, key: tuple[str, str], added: Mapping[str, flo
     }
 
 
+def add_operations(table_name: str, account: str, figures: Iterable[Figure]) -> list[Item]:
+    """A transaction's Updates adding `figures` of `account` to their aggregates."""
+    return [
+        add_operation(table_name, key, added) for key, added in additions(account, figures).items()
+    ]
+
+
 def _number(value: float) -> str:
     return str(value) if isinstance(value, int) else repr(round(value, 6))
 

@@ -1,9 +1,11 @@
 """Insights for history: each incident's figures counted from its timeline.
 
-For incidents older than insights (their progress never saw event 1), and to count again
-after aggregates were lost. Each incident is read from where its progress stands, so a
-run counts only what is missing, a second run counts nothing, and a run racing the stream
-counts each event once (the progress moves under a condition; the loser reads again).
+For incidents older than insights (their progress never saw event 1). Run it once the
+publisher that counts insights is deployed everywhere: an older publisher replaces the
+position item whole and would drop a progress this wrote. Each incident is read from where
+its progress stands, so a run counts only what is missing, a second run counts nothing,
+and a run racing the stream counts each event once (the progress moves under a condition;
+the loser reads again).
 
     python -m incidents.insights.backfill --table incidents-dev --account acct_...
 """
@@ -19,13 +21,13 @@ from typing import TYPE_CHECKING
 
 import boto3
 
-from dynashard.query import Item
 from incidents.incident.queries import MAX_LIMIT, PageRequest, account_incidents
 from incidents.insights.progress import ProgressMovedError, counted, progress_from, record
-from incidents.keys import EVENT_PREFIX, event_key, published_key
+from incidents.keys import published_key
 from incidents.models import State
 from incidents.store import Caller, Store, build_store
 from incidents.timeline.events import event_from_item
+from incidents.timeline.queries import stored_events
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -61,9 +63,8 @@ def backfill_incident(store: Store, account: str, incident_id: str) -> int:
     key = published_key(account, incident_id)
     for _ in range(ATTEMPTS):
         was = progress_from(store.get(*key))
-        events = [
-            event_from_item(item) for item in _events_after(store, account, incident_id, was.seq)
-        ]
+        stored = stored_events(store, account, incident_id, was.seq + 1)
+        events = [event_from_item(item) for item in stored]
         now, figures = counted(was, events)
         if now == was:
             return 0
@@ -73,21 +74,6 @@ def backfill_incident(store: Store, account: str, incident_id: str) -> int:
             continue
         return len(figures)
     raise ProgressMovedError(f"incident {incident_id} kept moving; run the backfill again")
-
-
-def _events_after(store: Store, account: str, incident_id: str, seq: int) -> list[Item]:
-    pk, low = event_key(account, incident_id, seq + 1)
-    pages = store.client.get_paginator("query").paginate(
-        TableName=store.table_name,
-        KeyConditionExpression="PK = :pk AND SK BETWEEN :low AND :high",
-        ExpressionAttributeValues={
-            ":pk": {"S": pk},
-            ":low": {"S": low},
-            ":high": {"S": EVENT_PREFIX + "#~"},
-        },
-        ConsistentRead=True,
-    )
-    return [item for page in pages for item in page.get("Items", [])]
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -13,7 +13,12 @@ when the figure is taken (PagerDuty's analytics file incidents by their creation
 - ``reopened``: its first move from RESOLVED back to open.
 
 An incident created acknowledged or resolved (a status given at creation) takes that
-figure at 0 seconds.
+figure at 0 seconds. An incident created before the timeline existed (its ``incident.created``
+event written by its first change, from its summary as it was then) counts as opened only:
+when it was acknowledged or resolved is not known.
+
+Teams are those the timeline names: the teams among the ``incident.created`` event's
+participants (it lists 20, the creator and assignees first) and those added later.
 """
 
 from __future__ import annotations
@@ -113,10 +118,21 @@ def _created(event: IncidentCreated) -> tuple[Life, list[Figure]]:
         teams=tuple(dict.fromkeys(teams))[:MAX_TEAMS],
     )
     opened = _figure(life, Measure.OPENED, event.incident_id)
+    if event.backfilled:  # its status is the first change's, not its first: no time known
+        return _known(life, first.status), [opened]
     if first.status is Status.TRIGGERED:
         return life, [opened]
     life, figures = _status_changed(life, event.incident_id, Status.TRIGGERED, first.status, 0.0)
     return life, [opened, *figures]
+
+
+def _known(life: Life, status: Status) -> Life:
+    """The life of an incident seen first at `status`: what it has been through is no
+    figure of its own (a later first acknowledge or resolve is not a first)."""
+    resolved = status is Status.RESOLVED
+    return life.model_copy(
+        update={"acknowledged": resolved or status is Status.ACKNOWLEDGED, "resolved": resolved}
+    )
 
 
 def _teams_changed(life: Life, event: ParticipantChanged) -> Life:

@@ -17,11 +17,13 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from dynashard.query import Item
-from incidents.errors import VersionConflictError
-from incidents.insights.aggregates import add_operation, additions
+from incidents.errors import DomainError, VersionConflictError
+from incidents.insights.aggregates import add_operations
 from incidents.insights.figures import Figure, Life, follow
+from incidents.keys import PUBLISHED
 from incidents.models import TimelineEvent
 from incidents.store import Store, condition_failed
+from incidents.timeline.events import pause_before_retry
 
 SEQ = "insights_seq"
 LIFE = "insights_life"
@@ -55,8 +57,15 @@ def counted(progress: Progress, events: Iterable[TimelineEvent]) -> tuple[Progre
     return progress, figures
 
 
-class ProgressMovedError(Exception):
+class ProgressMovedError(DomainError):
     """The item moved since it was read (another writer got there): read it again."""
+
+    code, status = "progress_moved", 409
+
+
+CONFLICT_ATTEMPTS = 4
+"""Tries of one transaction that lost to a concurrent one on an aggregate (a busy day's
+figures race on its shards): the same write again, safe under the progress's condition."""
 
 
 @dataclass(frozen=True)
@@ -81,28 +90,40 @@ def record(
 ) -> None:
     """Move the progress on the item at `key` from `was` to `now` and add `figures` to
     their aggregates, in one transaction (one Update when there are none);
-    `ProgressMovedError` if the item changed since it was read."""
+    `ProgressMovedError` if the item changed since it was read. A transaction that lost to
+    a concurrent one on an aggregate is tried again."""
     update = _update(store.table_name, key, was, now, also or Guarded())
-    added = figure_operations(store.table_name, key[0].split("#", 1)[0], figures)
-    try:
-        if added:
-            store.transact([{"Update": update}, *added], [])
-        else:
+    added = add_operations(store.table_name, key[0].split("#", 1)[0], figures)
+    moved = ProgressMovedError(f"{key[0]} moved since it was read")
+    if not added:
+        try:
             store.client.update_item(**update)
-    except VersionConflictError:  # a condition, or a write racing the figures
-        raise ProgressMovedError(key[0]) from None
-    except ClientError as error:
-        if condition_failed(error):
-            raise ProgressMovedError(key[0]) from None
-        raise
+        except ClientError as error:
+            if condition_failed(error):
+                raise moved from None
+            raise
+        return
+    for attempt in range(CONFLICT_ATTEMPTS):
+        try:
+            store.transact([{"Update": update}, *added], [moved])
+            return
+        except VersionConflictError:  # lost to a concurrent transaction, not a condition
+            if attempt == CONFLICT_ATTEMPTS - 1:
+                raise
+            pause_before_retry(attempt)
 
 
 def _update(
     table_name: str, key: tuple[str, str], was: Progress, now: Progress, also: Guarded
 ) -> dict[str, Any]:
-    names = {"#iseq": SEQ, **also.names}
-    values: Item = {":iseq": {"N": str(now.seq)}, ":iwas": {"N": str(was.seq)}, **also.values}
-    clauses = ["#iseq = :iseq", *also.clauses]
+    names = {"#iseq": SEQ, "#type": "Type", **also.names}
+    values: Item = {
+        ":iseq": {"N": str(now.seq)},
+        ":iwas": {"N": str(was.seq)},
+        ":type": {"S": PUBLISHED},
+        **also.values,
+    }
+    clauses = ["#iseq = :iseq", "#type = :type", *also.clauses]
     if now.life is not None:  # DynamoDB refuses a name or value the expressions do not use
         clauses.append("#ilife = :ilife")
         names["#ilife"] = LIFE
@@ -116,10 +137,3 @@ def _update(
         "ExpressionAttributeNames": names,
         "ExpressionAttributeValues": values,
     }
-
-
-def figure_operations(table_name: str, account: str, figures: Iterable[Figure]) -> list[Item]:
-    """The transaction's Updates adding `figures` to their aggregates."""
-    return [
-        add_operation(table_name, key, added) for key, added in additions(account, figures).items()
-    ]

@@ -64,6 +64,22 @@ class EventRequest:
         return "\x1f".join([*parts, *self.page.window.binding()])
 
 
+def stored_events(
+    store: Store, account: str, incident_id: str, first: int, last: int | None = None
+) -> list[Item]:
+    """The incident's stored events `first` to `last` (to the end: None), in ``seq``
+    order, strongly read: what the publisher fills a gap with and the backfill counts."""
+    pk, low = event_key(account, incident_id, first)
+    high = event_key(account, incident_id, last)[1] if last is not None else timeline_prefix() + "~"
+    pages = store.client.get_paginator("query").paginate(
+        TableName=store.table_name,
+        KeyConditionExpression="PK = :pk AND SK BETWEEN :low AND :high",
+        ExpressionAttributeValues={":pk": {"S": pk}, ":low": {"S": low}, ":high": {"S": high}},
+        ConsistentRead=True,
+    )
+    return [item for page in pages for item in page.get("Items", [])]
+
+
 def event_counter(store: Store, caller: Caller, incident_id: str) -> Counted:
     """The incident's summary and event counter (one strongly consistent read; 404 if it is
     not in the caller's account): what a timeline's ETag names."""
