@@ -110,6 +110,7 @@ def parse_timestamp(text: str) -> datetime:
 
 
 V = TypeVar("V")
+P = TypeVar("P")
 RESPONSE = ConfigDict(
     json_schema_mode_override="serialization", json_schema_serialization_defaults_required=True
 )
@@ -191,14 +192,19 @@ class User(BaseModel):
     email: Annotated[str, StringConstraints(max_length=EMAIL_MAX)] | None = None
 
 
-class IncidentList(BaseModel):
-    """One page of an incident list; pass `next_cursor` back to get the next page."""
+class Page(BaseModel, Generic[P]):
+    """One page of a list; each list names its own (``HeartbeatList``: a page of heartbeats),
+    so the document's schemas and generated clients keep their names."""
 
     model_config = RESPONSE
 
-    items: list[IncidentSummary]
+    items: list[P]
     next_cursor: str | None
     has_more: bool
+
+
+class IncidentList(Page[IncidentSummary]):
+    """One page of an incident list; pass `next_cursor` back to get the next page."""
 
 
 class TeamList(BaseModel):
@@ -382,14 +388,8 @@ EVENTS: TypeAdapter[TimelineEvent] = TypeAdapter(TimelineEvent)
 """Validates any kind of event (``EVENTS.validate_python(values)``)."""
 
 
-class EventList(BaseModel):
+class EventList(Page[TimelineEvent]):
     """One page of events; pass `next_cursor` back to get the next page."""
-
-    model_config = RESPONSE
-
-    items: list[TimelineEvent]
-    next_cursor: str | None
-    has_more: bool
 
 
 class EventFeed(EventList):

@@ -20,7 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-from incidents.models import KSUID, RESPONSE, TITLE_MAX, Severity, TeamId, Timestamp
+from incidents.models import KSUID, RESPONSE, TITLE_MAX, Page, Severity, TeamId, Timestamp
 from incidents.requests import CleanName, OneLine, documented, never_null, stored_text
 from incidents.text import FLATTENED_CHARACTERS, REFUSED_CLASS, TEXT_RULES, one_line
 
@@ -282,14 +282,8 @@ class ChangeRecorded(BaseModel):
     id: str
 
 
-class ChangeList(BaseModel):
+class ChangeList(Page[Change]):
     """A page of the account's change log, newest first."""
-
-    model_config = RESPONSE
-
-    items: list[Change]
-    next_cursor: str | None
-    has_more: bool
 
 
 class AlertStatus(StrEnum):

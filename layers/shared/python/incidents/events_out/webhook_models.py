@@ -16,7 +16,7 @@ from pydantic import (
     model_validator,
 )
 
-from incidents.models import EVENT_ID, INCIDENT_ID, RESPONSE, RFC3339, EventType, Timestamp
+from incidents.models import EVENT_ID, INCIDENT_ID, RESPONSE, RFC3339, EventType, Page, Timestamp
 from incidents.requests import documented, stored_text
 
 WEBHOOK_ID = r"^wh_[0-9A-Za-z]{27}$"
@@ -131,14 +131,8 @@ class WebhookCreated(Webhook):
     secret: str = Field(description="whsec_ + base64 of 32 random bytes")
 
 
-class WebhookList(BaseModel):
+class WebhookList(Page[Webhook]):
     """One page of the account's webhooks."""
-
-    model_config = RESPONSE
-
-    items: list[Webhook]
-    next_cursor: str | None
-    has_more: bool
 
 
 class RotatedSecret(BaseModel):
@@ -179,14 +173,8 @@ class Delivery(BaseModel):
     next_attempt_at: Timestamp | None
 
 
-class DeliveryList(BaseModel):
+class DeliveryList(Page[Delivery]):
     """One page of a webhook's delivery attempts, newest first."""
-
-    model_config = RESPONSE
-
-    items: list[Delivery]
-    next_cursor: str | None
-    has_more: bool
 
 
 NOTHING_YET = "2099-01-01T00:00:00Z"

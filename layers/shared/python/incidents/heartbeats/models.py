@@ -10,7 +10,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, model_validator
 
 from incidents.alerts.models import INTEGRATION_ID
-from incidents.models import RESPONSE, Timestamp
+from incidents.models import RESPONSE, Page, Timestamp
 from incidents.requests import never_null
 
 HEARTBEAT_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"
@@ -102,14 +102,8 @@ class Heartbeat(BaseModel):
         return self.interval_unit.of(self.interval)
 
 
-class HeartbeatList(BaseModel):
+class HeartbeatList(Page[Heartbeat]):
     """One page of the account's heartbeats, by name; pass `next_cursor` back for the next."""
-
-    model_config = RESPONSE
-
-    items: list[Heartbeat]
-    next_cursor: str | None
-    has_more: bool
 
 
 class Pong(BaseModel):

@@ -13,7 +13,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, 
 
 from incidents.alerts.models import AlertSeverity, EventAction
 from incidents.heartbeats.models import IntegrationId
-from incidents.models import KSUID, RESPONSE, RFC3339, TeamId, Timestamp, parse_timestamp
+from incidents.models import KSUID, RESPONSE, RFC3339, Page, TeamId, Timestamp, parse_timestamp
 from incidents.requests import CleanTitle, never_null
 
 WINDOW_ID = rf"^mw_{KSUID}$"
@@ -107,14 +107,8 @@ class MaintenanceWindow(BaseModel):
     created_at: Timestamp
 
 
-class MaintenanceWindowList(BaseModel):
+class MaintenanceWindowList(Page[MaintenanceWindow]):
     """One page of the account's windows, newest first; pass `next_cursor` back for the next."""
-
-    model_config = RESPONSE
-
-    items: list[MaintenanceWindow]
-    next_cursor: str | None
-    has_more: bool
 
 
 class SuppressedStatus(StrEnum):
@@ -146,11 +140,5 @@ class SuppressedAlert(BaseModel):
     last_seen_at: Timestamp
 
 
-class SuppressedAlertList(BaseModel):
+class SuppressedAlertList(Page[SuppressedAlert]):
     """One page of a window's suppressed alerts, by integration and dedup key."""
-
-    model_config = RESPONSE
-
-    items: list[SuppressedAlert]
-    next_cursor: str | None
-    has_more: bool
