@@ -88,7 +88,7 @@ def synthesized_assets(outdir: Path) -> tuple[Path, Path]:
     app = cdk.App(context={**context, "layerPlatform": host}, outdir=str(outdir))
     build(app)
     app.synth()
-    (task,) = {path.parent.parent for path in outdir.glob("asset.*/lambdas/api.py")}
+    (task,) = {path.parent.parent for path in outdir.glob("asset.*/lambdas/routes.py")}
     (layer,) = {path.parent for path in outdir.glob("asset.*/python/dynashard")}
     return task, layer
 

@@ -89,13 +89,14 @@ def save(name: str, results: dict[str, Any]) -> Path:
 
 
 def _run() -> dict[str, str]:
-    """This run: its UTC date and the commit it measured (``+`` when the tree had changes),
-    what the docs stamp each table with."""
+    """This run: its UTC date and the commit it measured (``+`` when code differed from it;
+    result files written by the run itself do not count), what the docs stamp each table
+    with."""
     head = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
     ).stdout.strip()
     dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"],
+        ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/results"],
         capture_output=True,
         text=True,
         check=False,

@@ -75,7 +75,10 @@ def test_every_chart_draws_from_the_recorded_results() -> None:
         assert b"<svg" in drawn, name
 
 
-def test_a_committed_result_file_is_named_by_the_commit_that_recorded_it() -> None:
+def test_a_committed_result_file_is_named_by_the_commit_that_recorded_it(
+    results: Path,
+) -> None:
+    write(results, "hot_key")  # a file from before runs were recorded in it
     stamp = bench_results.source("hot_key")
     run = r"(run recorded in [0-9a-f]{7,} on \d{4}-\d\d-\d\d|a run not yet committed)"
     assert re.fullmatch(rf"From `bench/results/hot_key\.json` \({run}; .+\)\.", stamp), stamp

@@ -60,7 +60,7 @@ def counted(progress: Progress, events: Iterable[TimelineEvent]) -> tuple[Progre
 class ProgressMovedError(DomainError):
     """The item moved since it was read (another writer got there): read it again."""
 
-    code, status = "progress_moved", 409
+    code, status = VersionConflictError.code, VersionConflictError.status
 
 
 CONFLICT_ATTEMPTS = 4
