@@ -246,6 +246,10 @@ def example_message(route: Route, status: int) -> str:
     return ERROR_STATUSES[status].message
 
 
+UNPAGED_MISTAKES = {"/insights/incidents": "until (2027-03-01) is before from (2027-03-02)"}
+"""Reads of days, not pages: their commonest mistake is a range the wrong way round."""
+
+
 def _bad_request_message(route: Route) -> str:
     names = [part[1:-1] for part in route.path.split("/") if part.startswith("{")]
     ids = [name for name in names if name in PATH_PATTERNS]
@@ -261,8 +265,10 @@ def _bad_request_message(route: Route) -> str:
             "path.number: Value error, must be a positive decimal number without leading "
             "zeros, e.g. 42"
         )
-    if route.method == "GET":  # a list: every one takes a limit
-        return "query.limit: Input should be less than or equal to 100"
+    if route.method == "GET":  # a list takes a limit; a read of days, a range
+        return UNPAGED_MISTAKES.get(
+            route.path, "query.limit: Input should be less than or equal to 100"
+        )
     return ERROR_STATUSES[HTTPStatus.BAD_REQUEST].message
 
 

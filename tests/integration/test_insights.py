@@ -264,12 +264,12 @@ LIVES = st.lists(
         st.lists(st.tuples(st.integers(0, 5400), st.sampled_from(ACTIONS)), min_size=3, max_size=8),
     ),
     min_size=2,
-    max_size=5,
+    max_size=4,
 )
 
 
 @settings(
-    max_examples=8,
+    max_examples=4,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

@@ -141,7 +141,13 @@ def commonest_mistake(name: str, key: str) -> dict[str, Any]:
         return {"path": {**path, next(iter(path)): "-x"}}
     if names == ["number"]:
         return {"path": {"number": "0"}}
-    return {"query": {"limit": ["1000"]}}
+    return UNPAGED_MISTAKES.get(route.path, {"query": {"limit": ["1000"]}})
+
+
+UNPAGED_MISTAKES = {
+    "/insights/incidents": {"query": {"from": ["2027-03-02"], "until": ["2027-03-01"]}}
+}
+"""Reads that take days, not a page: their commonest mistake is a range the wrong way round."""
 
 
 BAD_REQUEST_ROUTES = sorted(
