@@ -113,6 +113,7 @@ bench: $(STAMP)
 	$(PY) -m bench.sync_async
 	$(PY) -m bench.timers
 	$(PY) -m bench.insights
+	$(PY) -m bench.load
 
 STAGE ?= dev
 
