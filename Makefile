@@ -33,7 +33,7 @@ typecheck: $(STAMP)
 WORKERS ?= 2
 CALLS := $(CURDIR)/.test-run/calls
 PARALLEL := $(VENV)/bin/pytest -n $(WORKERS) --dist loadfile --no-loadscope-reorder \
-	-m "not timing and not after_suites"
+	-m "not timing and not after_suites and not fuzz"
 SERIAL := $(VENV)/bin/pytest -m "timing or after_suites"
 export DOCS_SITE := $(CURDIR)/site
 
@@ -78,9 +78,10 @@ receiver: $(STAMP)  # make receiver SECRET=whsec_… [RECEIVER_PORT=9000]: verif
 	@test -n "$(SECRET)" || { echo "usage: make receiver SECRET=whsec_… [RECEIVER_PORT=9000]" >&2; exit 2; }
 	$(PY) -m local.webhook_receiver --port $(RECEIVER_PORT) --secret $(SECRET)
 
-fuzz: $(STAMP)  # schemathesis, every phase, 100 examples per operation, 4 seeds
+fuzz: $(STAMP)  # schemathesis, every phase, 100 examples per operation, 4 seeds; the fuzz twins
 	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-100} FUZZ_SEEDS=$${FUZZ_SEEDS:-20261123,1,2,3} \
 		$(VENV)/bin/pytest -p no:cacheprovider tests/e2e/test_schemathesis.py
+	$(VENV)/bin/pytest -p no:cacheprovider -m fuzz tests/integration
 
 load: $(STAMP)  # 16 clients for 60 s against make dev on DynamoDB Local, then invariants
 	$(PY) -m bench.load

@@ -6,15 +6,13 @@ in the table of contents" mean one thing in the test and in this report:
 
     python -m tools.docs_measure site benchmarks/ status/ api/
 
-Debian's ``chromium`` is driven by Playwright through ``executable_path`` (never
-``playwright install``); without page arguments every page of the site is measured.
+Without page arguments every page of the site is measured (`tools.browser`'s Chromium).
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
-import shutil
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,11 +21,11 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
+
+from tools.browser import chromium
 
 WIDTH, HEIGHT = 1280, 900
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 REVEAL = ".tabbed-set > .tabbed-content > .tabbed-block { display: block !important; }"
 """Every tab's content shown, as a reader clicking through them would see each."""
 OPEN = "() => document.querySelectorAll('article details').forEach(d => { d.open = true; })"
@@ -118,18 +116,6 @@ def served(site: Path) -> Iterator[str]:
         server.shutdown()
 
 
-@contextmanager
-def chromium() -> Iterator[Browser]:
-    """Debian's Chromium, headless."""
-    executable = shutil.which("chromium") or CHROMIUM
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=FLAGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
 def site_pages(site: Path) -> list[str]:
     """Every page of the built site, as its path under the site's root (``api/``)."""
     return sorted(
@@ -142,6 +128,11 @@ def site_pages(site: Path) -> list[str]:
 def measure(page: Page, url: str, path: str) -> Measure:
     """`path` of the site at `url`, opened in `page` (a 1280 x 900 viewport)."""
     page.goto(f"{url}/{path}", wait_until="load")
+    return measure_open(page, path)
+
+
+def measure_open(page: Page, path: str) -> Measure:
+    """The page `page` shows (`path`), every tab and collapsed block opened first."""
     page.add_style_tag(content=REVEAL)
     page.evaluate(OPEN)
     found: dict[str, Any] = page.evaluate(MEASURE)

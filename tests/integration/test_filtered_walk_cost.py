@@ -40,7 +40,7 @@ BUDGET = 20.0
 
 @pytest.mark.slow
 @settings(
-    max_examples=5,
+    max_examples=2,
     deadline=None,
     phases=[Phase.explicit, Phase.reuse, Phase.generate],  # a shrink runs for minutes
     suppress_health_check=[HealthCheck.function_scoped_fixture],

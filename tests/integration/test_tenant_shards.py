@@ -151,13 +151,15 @@ class Live:
     clock: ManualClock
 
 
-@pytest.fixture(scope="module", params=["dynamodb-local", "moto"])
+@pytest.fixture(
+    scope="module", params=["dynamodb-local", pytest.param("moto", marks=pytest.mark.fuzz)]
+)
 def live(
     request: pytest.FixtureRequest, dynamodb_endpoint: str, moto_endpoint: str
 ) -> Callable[[], AbstractContextManager[Live]]:
-    """`Live` stores on DynamoDB Local and on moto (the two engines must agree), each on a
-    fresh table (moto's Query reads its whole table: one growing across examples slows
-    each one)."""
+    """`Live` stores on DynamoDB Local and, in `make fuzz`, on moto (the two engines must
+    agree), each on a fresh table (moto's Query reads its whole table: one growing across
+    examples slows each one)."""
     from local.engines.clients import create_table  # noqa: PLC0415
 
     endpoint = dynamodb_endpoint if request.param == "dynamodb-local" else moto_endpoint

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from dynashard.query import PageBudget
+from dynashard.query import PageBudget, item_size
 from incidents.errors import (
     NotFoundError,
     PreconditionFailedError,
@@ -317,18 +317,20 @@ def test_concurrent_changes_number_their_events_one_to_n_in_commit_order(
     assert len(events) == 1 + len(set(done)) + 2 * len(people)
 
 
-LONG_TIMELINE = 5_000
-"""Events of a long timeline: each item carries a copy of the summary, so together they
-are well past DynamoDB's 1 MB a Query and the walk crosses its pages."""
+LONG_TIMELINE = 1_200
+"""Events of a long timeline: each item carries a copy of the summary and a note of
+`LONG_NOTE` characters, so together they are well past DynamoDB's 1 MB a Query and the
+walk crosses its pages."""
+LONG_NOTE = 1_000
 
 
 @pytest.mark.slow
-def test_a_timeline_of_5000_events_pages_to_the_end_exactly(store: Store, alice: Caller) -> None:
+def test_a_timeline_past_1_mb_pages_to_the_end_exactly(store: Store, alice: Caller) -> None:
     created = create_incident(store, alice, CreateIncident(title="long"))
     summary = created.summary
     items = []
     for seq in range(2, LONG_TIMELINE + 1):
-        note = Note(text=f"n{seq}")
+        note = Note(text=f"n{seq}".ljust(LONG_NOTE, "."))
         event = plain_event(
             EventType.NOTE_ADDED, summary, alice, seq, summary.created_at, note=note
         )
@@ -336,6 +338,8 @@ def test_a_timeline_of_5000_events_pages_to_the_end_exactly(store: Store, alice:
     for start in range(0, len(items), 25):
         batch = [{"PutRequest": {"Item": item}} for item in items[start : start + 25]]
         store.client.batch_write_item(RequestItems={store.table_name: batch})  # type: ignore[dict-item]
+    stored = sum(item_size(item) for item in items)
+    assert stored > 1_048_576, "the timeline must span more than one Query page"
     walked = timeline(store, alice, summary.id)
     assert [e.seq for e in walked] == list(range(1, LONG_TIMELINE + 1))
     newest = incident_timeline(

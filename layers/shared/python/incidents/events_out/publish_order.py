@@ -18,26 +18,32 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from botocore.exceptions import ClientError
+
 from dynashard.query import Item
+from incidents.errors import DomainError, VersionConflictError
+from incidents.insights.aggregates import add_operations
 from incidents.insights.figures import Figure
-from incidents.insights.progress import (
-    Guarded,
-    Progress,
-    ProgressMovedError,
-    progress_from,
-    record,
-)
-from incidents.keys import published_key
+from incidents.insights.progress import Progress, progress_from, progress_part
+from incidents.keys import PUBLISHED, published_key
 from incidents.models import timestamp
-from incidents.store import Store
-from incidents.timeline.events import event_from_item
+from incidents.store import Store, condition_failed
+from incidents.timeline.events import event_from_item, pause_before_retry
 from incidents.timeline.queries import stored_events
+from incidents.updates import UpdatePart, update_request
 
 STREAM_RETENTION = timedelta(hours=24)
+CONFLICT_ATTEMPTS = 4
+"""Tries of one transaction that lost to a concurrent one on an aggregate (a busy day's
+figures race on its shards): the same write again, safe under the position's condition."""
+TYPED = UpdatePart(("#type = :type",), names={"#type": "Type"}, values={":type": {"S": PUBLISHED}})
 
 
-class PublishRaceError(Exception):
-    """Another publisher moved the incident's position meanwhile: the batch is retried."""
+class PublishRaceError(DomainError):
+    """Another writer (a publisher, the insights backfill) moved the incident's position
+    since it was read: the batch is retried, the backfill reads it again."""
+
+    code, status = VersionConflictError.code, VersionConflictError.status
 
 
 @dataclass(frozen=True)
@@ -84,15 +90,56 @@ def advance(
     """The position to `seq` and the insights' progress to `insights`, from `was` only
     (`PublishRaceError` if either moved; no `seq` is 0, so a missing position reads as 0
     in the condition), with `figures` added to their aggregates in the same transaction."""
-    moved = Guarded(
+    moved = UpdatePart(
         clauses=("#seq = :seq",),
         condition="(attribute_not_exists(#seq) OR #seq = :was)",
         names={"#seq": "seq"},
         values={":seq": {"N": str(seq)}, ":was": {"N": str(was.seq or 0)}},
     )
-    key = published_key(account, incident_id)
     progress = was.insights if insights is None else insights
-    try:
-        record(store, key, was.insights, progress, figures, also=moved)
-    except ProgressMovedError:
-        raise PublishRaceError(f"incident {incident_id} was published past {was.seq}") from None
+    _write(store, account, incident_id, [moved, progress_part(was.insights, progress)], figures)
+
+
+def count_insights(
+    store: Store,
+    account: str,
+    incident_id: str,
+    was: Progress,
+    *,
+    now: Progress,
+    figures: Sequence[Figure],
+) -> None:
+    """The insights' progress alone from `was` to `now` (the backfill's write), with
+    `figures` added in the same transaction; `PublishRaceError` if the progress moved."""
+    _write(store, account, incident_id, [progress_part(was, now)], figures)
+
+
+def _write(
+    store: Store,
+    account: str,
+    incident_id: str,
+    parts: Sequence[UpdatePart],
+    figures: Sequence[Figure],
+) -> None:
+    """One Update of the position item (a transaction with the aggregates' when there are
+    figures); a transaction that lost to a concurrent one on an aggregate is tried again."""
+    key = published_key(account, incident_id)
+    update = update_request(store.table_name, key, [TYPED, *parts])
+    moved = PublishRaceError(f"the position of incident {incident_id} moved since it was read")
+    added = add_operations(store.table_name, account, figures)
+    if not added:
+        try:
+            store.client.update_item(**update)
+        except ClientError as error:
+            if condition_failed(error):
+                raise moved from None
+            raise
+        return
+    for attempt in range(CONFLICT_ATTEMPTS):
+        try:
+            store.transact([{"Update": update}, *added], [moved])
+            return
+        except VersionConflictError:  # lost to a concurrent transaction, not a condition
+            if attempt == CONFLICT_ATTEMPTS - 1:
+                raise
+            pause_before_retry(attempt)

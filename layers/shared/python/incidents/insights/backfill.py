@@ -21,13 +21,17 @@ from typing import TYPE_CHECKING
 
 import boto3
 
-from incidents.incident.queries import MAX_LIMIT, PageRequest, account_incidents
-from incidents.insights.progress import ProgressMovedError, counted, progress_from, record
-from incidents.keys import published_key
-from incidents.models import State
+from incidents.events_out.publish_order import (
+    PublishRaceError,
+    count_insights,
+    published_position,
+)
+from incidents.incident.queries import MAX_LIMIT, PageRequest
+from incidents.insights.progress import counted
+from incidents.models import EventType
 from incidents.store import Caller, Store, build_store
 from incidents.timeline.events import event_from_item
-from incidents.timeline.queries import stored_events
+from incidents.timeline.queries import EventRequest, account_events, stored_events
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -46,34 +50,35 @@ def backfill_account(store: Store, account: str) -> int:
 
 
 def incident_ids(store: Store, account: str) -> Iterator[str]:
-    """Every incident of the account, open and resolved."""
+    """Every incident of the account, by its ``incident.created`` event: events never
+    change, so an incident resolved or reopened during the walk is not missed (as it could
+    be between lists by state)."""
     caller = Caller(account, OPERATOR)
-    for state in State:
-        cursor: str | None = None
-        while True:
-            page = account_incidents(store, caller, state, PageRequest(MAX_LIMIT, cursor))
-            yield from (summary.id for summary in page.items)
-            if not page.has_more:
-                break
-            cursor = page.next_cursor
+    cursor: str | None = None
+    while True:
+        request = EventRequest(PageRequest(MAX_LIMIT, cursor), types=(EventType.CREATED,))
+        page = account_events(store, caller, request)
+        yield from (event.incident_id for event in page.items)
+        if not page.has_more:
+            return
+        cursor = page.next_cursor
 
 
 def backfill_incident(store: Store, account: str, incident_id: str) -> int:
     """Count the incident's events its progress has not; the number of figures added."""
-    key = published_key(account, incident_id)
     for _ in range(ATTEMPTS):
-        was = progress_from(store.get(*key))
+        was = published_position(store, account, incident_id).insights
         stored = stored_events(store, account, incident_id, was.seq + 1)
         events = [event_from_item(item) for item in stored]
         now, figures = counted(was, events)
         if now == was:
             return 0
         try:
-            record(store, key, was, now, figures)
-        except ProgressMovedError:
+            count_insights(store, account, incident_id, was, now=now, figures=figures)
+        except PublishRaceError:
             continue
         return len(figures)
-    raise ProgressMovedError(f"incident {incident_id} kept moving; run the backfill again")
+    raise PublishRaceError(f"incident {incident_id} kept moving; run the backfill again")
 
 
 def _parser() -> argparse.ArgumentParser:

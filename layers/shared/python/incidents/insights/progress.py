@@ -1,4 +1,5 @@
-"""How far an incident's figures are counted, kept on its publish position.
+"""How far an incident's figures are counted, kept on its publish position (whose writer,
+`incidents.events_out.publish_order`, moves it with this module's part of the update).
 
 Events are folded strictly one after another from event 1: an event the progress has
 passed is counted already, and an event beyond the next one means history this incident's
@@ -10,20 +11,13 @@ once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
-
-from botocore.exceptions import ClientError
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from dynashard.query import Item
-from incidents.errors import DomainError, VersionConflictError
-from incidents.insights.aggregates import add_operations
 from incidents.insights.figures import Figure, Life, follow
-from incidents.keys import PUBLISHED
 from incidents.models import TimelineEvent
-from incidents.store import Store, condition_failed
-from incidents.timeline.events import pause_before_retry
+from incidents.updates import UpdatePart
 
 SEQ = "insights_seq"
 LIFE = "insights_life"
@@ -57,83 +51,15 @@ def counted(progress: Progress, events: Iterable[TimelineEvent]) -> tuple[Progre
     return progress, figures
 
 
-class ProgressMovedError(DomainError):
-    """The item moved since it was read (another writer got there): read it again."""
-
-    code, status = VersionConflictError.code, VersionConflictError.status
-
-
-CONFLICT_ATTEMPTS = 4
-"""Tries of one transaction that lost to a concurrent one on an aggregate (a busy day's
-figures race on its shards): the same write again, safe under the progress's condition."""
-
-
-@dataclass(frozen=True)
-class Guarded:
-    """More of an Update of the item that keeps the progress: ``SET`` clauses, a condition
-    ANDed to the progress's own, and their names and values."""
-
-    clauses: tuple[str, ...] = ()
-    condition: str = ""
-    names: dict[str, str] = field(default_factory=dict)
-    values: Item = field(default_factory=dict)
-
-
-def record(
-    store: Store,
-    key: tuple[str, str],
-    was: Progress,
-    now: Progress,
-    figures: Sequence[Figure],
-    *,
-    also: Guarded | None = None,
-) -> None:
-    """Move the progress on the item at `key` from `was` to `now` and add `figures` to
-    their aggregates, in one transaction (one Update when there are none);
-    `ProgressMovedError` if the item changed since it was read. A transaction that lost to
-    a concurrent one on an aggregate is tried again."""
-    update = _update(store.table_name, key, was, now, also or Guarded())
-    added = add_operations(store.table_name, key[0].split("#", 1)[0], figures)
-    moved = ProgressMovedError(f"{key[0]} moved since it was read")
-    if not added:
-        try:
-            store.client.update_item(**update)
-        except ClientError as error:
-            if condition_failed(error):
-                raise moved from None
-            raise
-        return
-    for attempt in range(CONFLICT_ATTEMPTS):
-        try:
-            store.transact([{"Update": update}, *added], [moved])
-            return
-        except VersionConflictError:  # lost to a concurrent transaction, not a condition
-            if attempt == CONFLICT_ATTEMPTS - 1:
-                raise
-            pause_before_retry(attempt)
-
-
-def _update(
-    table_name: str, key: tuple[str, str], was: Progress, now: Progress, also: Guarded
-) -> dict[str, Any]:
-    names = {"#iseq": SEQ, "#type": "Type", **also.names}
-    values: Item = {
-        ":iseq": {"N": str(now.seq)},
-        ":iwas": {"N": str(was.seq)},
-        ":type": {"S": PUBLISHED},
-        **also.values,
-    }
-    clauses = ["#iseq = :iseq", "#type = :type", *also.clauses]
+def progress_part(was: Progress, now: Progress) -> UpdatePart:
+    """The progress moved from `was` to `now` on the item that keeps it, under the condition
+    that it still reads `was` (nothing stored reads as 0)."""
+    names = {"#iseq": SEQ}
+    values: Item = {":iseq": {"N": str(now.seq)}, ":iwas": {"N": str(was.seq)}}
+    clauses = ["#iseq = :iseq"]
     if now.life is not None:  # DynamoDB refuses a name or value the expressions do not use
         clauses.append("#ilife = :ilife")
         names["#ilife"] = LIFE
         values[":ilife"] = {"S": now.life.model_dump_json()}
     condition = "(attribute_not_exists(#iseq) OR #iseq = :iwas)"
-    return {
-        "TableName": table_name,
-        "Key": {"PK": {"S": key[0]}, "SK": {"S": key[1]}},
-        "UpdateExpression": "SET " + ", ".join(clauses),
-        "ConditionExpression": " AND ".join(filter(None, (condition, also.condition))),
-        "ExpressionAttributeNames": names,
-        "ExpressionAttributeValues": values,
-    }
+    return UpdatePart(tuple(clauses), condition, names, values)
