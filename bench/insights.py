@@ -34,10 +34,12 @@ from incidents.incident.create import create_incident
 from incidents.incident.queries import MAX_LIMIT, CreatedWindow, PageRequest, account_incidents
 from incidents.insights.aggregates import ALL_TEAMS, SHARDS, partition
 from incidents.insights.queries import InsightRequest, incident_insights
+from incidents.keys import event_key, timeline_prefix
 from incidents.models import Severity, State, Status
 from incidents.requests import AddNote, CreateIncident, CreateTeam, UpdateIncident
 from incidents.store import Caller, Store
 from incidents.team_commands import create_team
+from incidents.timeline.queries import stored_events
 
 DAYS = 90
 PER_DAY = 8
@@ -78,7 +80,7 @@ def events_of(store: Store, account: str, incidents: list[str]) -> list[Outgoing
     return [
         outgoing_from_item(item)
         for incident in incidents
-        for item in store.query_partition(f"{account}#{incident}", prefix="event#")
+        for item in stored_events(store, account, incident, 1)
     ]
 
 
@@ -149,8 +151,8 @@ def read_timelines(store: Store, account: str, incidents: list[str], units: Unit
             TableName=store.table_name,
             KeyConditionExpression="PK = :pk AND begins_with(SK, :events)",
             ExpressionAttributeValues={
-                ":pk": {"S": f"{account}#{incident}"},
-                ":events": {"S": "event#"},
+                ":pk": {"S": event_key(account, incident, 1)[0]},
+                ":events": {"S": timeline_prefix()},
             },
         )
         for _ in pages:

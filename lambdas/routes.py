@@ -68,6 +68,9 @@ class Route:
     max_body: int | None = None
     """Bytes of body it takes at most (a 413 above, before anything is parsed); None: the
     gateway's and Lambda's own limits."""
+    bad_request: str | None = None
+    """The message of its commonest 400, where its shape does not tell it (a read of days
+    takes a range, not a limit); None: derived from its shape."""
 
 
 ROUTES: dict[str, Route] = {
@@ -280,6 +283,7 @@ ROUTES: dict[str, Route] = {
         Group.INCIDENT_QUERIES,
         "Incidents opened, MTTA and MTTR by period",
         errors=LIST,
+        bad_request="until (2027-03-01) is before from (2027-03-02)",
     ),
     "create_heartbeat": Route(
         "POST", "/heartbeats", Group.ALERTS, "Create a heartbeat", 201, (*CREATE, 404)

@@ -238,16 +238,12 @@ def example_message(route: Route, status: int) -> str:
     commonest mistake of its kind (an alert without a summary, a body missing, a limit too
     high, a malformed id in the path)."""
     if status == HTTPStatus.BAD_REQUEST:
-        return _bad_request_message(route)
+        return route.bad_request or _bad_request_message(route)
     if status == HTTPStatus.REQUEST_ENTITY_TOO_LARGE and route.max_body is not None:
         return too_large_message(route.max_body + 1, route.max_body)
     if status == HTTPStatus.TOO_MANY_REQUESTS and route.integration_key:
         return rate_limited_message("integration", 3000, 1)
     return ERROR_STATUSES[status].message
-
-
-UNPAGED_MISTAKES = {"/insights/incidents": "until (2027-03-01) is before from (2027-03-02)"}
-"""Reads of days, not pages: their commonest mistake is a range the wrong way round."""
 
 
 def _bad_request_message(route: Route) -> str:
@@ -265,10 +261,8 @@ def _bad_request_message(route: Route) -> str:
             "path.number: Value error, must be a positive decimal number without leading "
             "zeros, e.g. 42"
         )
-    if route.method == "GET":  # a list takes a limit; a read of days, a range
-        return UNPAGED_MISTAKES.get(
-            route.path, "query.limit: Input should be less than or equal to 100"
-        )
+    if route.method == "GET":  # a list: every one takes a limit
+        return "query.limit: Input should be less than or equal to 100"
     return ERROR_STATUSES[HTTPStatus.BAD_REQUEST].message
 
 

@@ -80,7 +80,7 @@ def publish(world: World, *, reverse: bool = False) -> None:
     publisher's move is retried with a fresh batch, as the stream retries)."""
     store = runtime.store()
     for incident in world.incidents:
-        items = store.query_partition(f"{world.alice.account_id}#{incident}", prefix="event#")
+        items = stored_events(store, world.alice.account_id, incident, 1)
         items = items[::-1] if reverse else items
         for _ in range(5):
             try:
