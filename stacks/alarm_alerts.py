@@ -13,7 +13,7 @@ topic hears of a parked event and of a failed invocation."""
 
 from __future__ import annotations
 
-from aws_cdk import Duration, RemovalPolicy, SecretValue
+from aws_cdk import Duration, NestedStack, RemovalPolicy, SecretValue
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
@@ -61,7 +61,7 @@ def alarm_alert(action: str) -> events.RuleTargetInput:
     )
 
 
-class AlarmAlerts(Construct):
+class AlarmAlerts(NestedStack):
     """The connection, the API destination and one rule per alarm state."""
 
     def __init__(

@@ -27,6 +27,7 @@ from lambdas.http.responses import RETRY_AFTER_SECONDS, ErrorCode
 from lambdas.routes import ROUTES, Group
 from lambdas.settings import USER_POOL_CLIENT_ID, USER_POOL_ID
 from stacks.alarm_alerts import AlarmAlerts
+from stacks.api_routes import Mount, RouteStack, routes_by_subject
 from stacks.config import StageConfig
 from stacks.event_delivery import EventDelivery, Sources
 from stacks.functions import METRICS_NAMESPACE, FunctionSpec, Runtime, handler_function
@@ -34,13 +35,11 @@ from stacks.monitoring import Monitoring, Watched
 from stacks.nag import (
     COGNITO_MFA,
     COGNITO_PLUS,
-    INTEGRATION_KEY_REASON,
     MANUAL_ROTATION,
     NO_WAF,
     PINNED_RUNTIME,
     PREFLIGHT_AUTH,
     PREFLIGHT_COGNITO,
-    REQUEST_AUTHORIZER_REASON,
     XRAY_WILDCARD,
     accept,
 )
@@ -51,7 +50,7 @@ from stacks.permissions import (
     TABLE_ACTIONS,
 )
 from stacks.shard_maintenance import ShardMaintenance
-from stacks.shared_layer import handler_code, shared_layer
+from stacks.shared_layer import shared_layer
 from stacks.timers import Timers
 
 TIMEOUT = Duration.seconds(10)
@@ -127,14 +126,15 @@ class ApiStack(Stack):
             ),
         )
         layer = shared_layer(self, "SharedLayer")
-        code = handler_code()
+        self.runtime = Runtime(layer, config)
         self.roles: dict[Group, iam.Role] = {}
-        self.functions = {group: self._function(group, table, layer, code) for group in Group}
+        self.functions = {group: self._function(group, table) for group in Group}
         self.user_pool, client = self._user_pool()
         self.api = self._rest_api()
         self._gateway_errors()
-        self.authorizer = self._request_authorizer(table, Runtime(code, layer, config), client)
-        self._routes(self.authorizer)
+        self.authorizer = self._request_authorizer(table, self.runtime, client)
+        self._invoked_by_the_api()
+        self.route_stacks = self._routes(self.authorizer)
         self.monitoring = Monitoring(
             self,
             "Monitoring",
@@ -148,7 +148,7 @@ class ApiStack(Stack):
             self,
             "EventsOut",
             inputs=Sources(table, self.cursor_secret),
-            runtime=Runtime(code, layer, config),
+            runtime=self.runtime,
             monitoring=self.monitoring,
         )
         self.events_out.grant_enqueue(self.functions[Group.WEBHOOKS])
@@ -156,14 +156,14 @@ class ApiStack(Stack):
             self,
             "Shards",
             table=table,
-            runtime=Runtime(code, layer, config),
+            runtime=self.runtime,
             monitoring=self.monitoring,
         )
         self.timers = Timers(
             self,
             "Timers",
             table=table,
-            runtime=Runtime(code, layer, config),
+            runtime=self.runtime,
             monitoring=self.monitoring,
         )
         if config.alarm_integration_key_secret:
@@ -196,20 +196,14 @@ class ApiStack(Stack):
         accept(self.user_pool, COGNITO_PLUS, COGNITO_MFA)
         accept(self.cursor_secret, MANUAL_ROTATION)
         accept(self.api.deployment_stage, NO_WAF)
-        for method in self.api.methods:
+        for method in self.api.methods:  # the routes' nested stacks accept their own
             if method.http_method == "OPTIONS":
                 accept(method, PREFLIGHT_AUTH, PREFLIGHT_COGNITO)
-            elif method not in self.key_methods:
-                accept(method, PREFLIGHT_COGNITO, reason=REQUEST_AUTHORIZER_REASON)
-        for method in self.key_methods:
-            accept(method, PREFLIGHT_AUTH, PREFLIGHT_COGNITO, reason=INTEGRATION_KEY_REASON)
 
     def _function(
         self,
         group: Group,
         table: dynamodb.ITableV2,
-        layer: lambda_.ILayerVersion,
-        code: lambda_.Code,
     ) -> lambda_.Function:
         spec = FunctionSpec(
             name=group.value,
@@ -223,9 +217,7 @@ class ApiStack(Stack):
             "TABLE_NAME": table.table_name,
             "CURSOR_SECRET_ARN": self.cursor_secret.secret_arn,
         }
-        function, role = handler_function(
-            self, spec, Runtime(code, layer, self.config), environment
-        )
+        function, role = handler_function(self, spec, self.runtime, environment)
         role.add_to_policy(
             iam.PolicyStatement(actions=list(TABLE_ACTIONS[group]), resources=[table.table_arn])
         )
@@ -258,8 +250,9 @@ class ApiStack(Stack):
     def _request_authorizer(
         self, table: dynamodb.ITableV2, runtime: Runtime, client: cognito.UserPoolClient
     ) -> apigw.RequestAuthorizer:
-        """The authorizer of every route but ``POST /alerts``: people's ID tokens and the
-        accounts' API keys, its answer cached per ``Authorization`` value."""
+        """The authorizer of every route but those machines call with an integration key:
+        people's ID tokens and the accounts' API keys, its answer cached per
+        ``Authorization`` value."""
         spec = FunctionSpec(
             name="authorizer",
             handler="lambdas.authorizer.handler",
@@ -346,23 +339,13 @@ class ApiStack(Stack):
             retention=self.config.retention,
             removal_policy=self.config.removal,
         )
-        cors = (
-            apigw.CorsOptions(
-                allow_origins=list(self.config.cors_origins),
-                allow_methods=sorted({route.method for route in ROUTES.values()}),
-                allow_headers=REQUEST_HEADERS,
-                max_age=Duration.seconds(MAX_AGE_SECONDS),
-            )
-            if self.config.cors_origins
-            else None
-        )
         return apigw.RestApi(
             self,
             "Api",
             rest_api_name=f"incidents-{self.config.stage}",
             description="Incident management API",
             cloud_watch_role=False,  # account-wide: `stacks.account_stack`, deployed once
-            default_cors_preflight_options=cors,
+            default_cors_preflight_options=self._cors(),
             deploy_options=apigw.StageOptions(
                 stage_name=self.config.stage,
                 throttling_rate_limit=self.config.throttle_rate_limit,
@@ -373,6 +356,17 @@ class ApiStack(Stack):
                 metrics_enabled=True,
                 tracing_enabled=True,
             ),
+        )
+
+    def _cors(self) -> apigw.CorsOptions | None:
+        """The preflight answer for the stage's browser origins, on every resource."""
+        if not self.config.cors_origins:
+            return None
+        return apigw.CorsOptions(
+            allow_origins=list(self.config.cors_origins),
+            allow_methods=sorted({route.method for route in ROUTES.values()}),
+            allow_headers=REQUEST_HEADERS,
+            max_age=Duration.seconds(MAX_AGE_SECONDS),
         )
 
     def _gateway_errors(self) -> None:
@@ -401,35 +395,32 @@ class ApiStack(Stack):
                 templates={"application/json": template},
             )
 
-    def _routes(self, authorizer: apigw.IAuthorizer) -> None:
-        """Every route of the route table, each behind the authorizer (but those machines
-        call with an integration key, which their handler checks)."""
+    def _invoked_by_the_api(self) -> None:
+        """Each handler function invokable by this API's stage (and by the console's test
+        invocations): two permissions per function, not two per method, which would grow
+        the stack and each function's policy (at most 20 KB) with every route."""
+        stage = self.api.deployment_stage.stage_name
+        for function in self.functions.values():
+            for name, source_stage in (("Stage", stage), ("TestInvoke", "test-invoke-stage")):
+                function.add_permission(
+                    f"Api{name}Invoke",
+                    principal=iam.ServicePrincipal("apigateway.amazonaws.com"),
+                    source_arn=self.api.arn_for_execute_api(stage=source_stage),
+                )
+
+    def _routes(self, authorizer: apigw.IAuthorizer) -> list[RouteStack]:
+        """Every route of the route table, in its subject's nested stack."""
         validator = self.api.add_request_validator(
             "Parameters", validate_request_parameters=True, validate_request_body=True
         )
-        integrations = {
-            group: apigw.LambdaIntegration(function) for group, function in self.functions.items()
-        }
-        self.key_methods: list[apigw.Method] = []
-        for route in ROUTES.values():
-            resource = self.api.root.resource_for_path(route.path)
-            parameters = [part[1:-1] for part in route.path.split("/") if part.startswith("{")]
-            method = resource.add_method(
-                route.method,
-                integrations[route.group],
-                authorizer=None if route.integration_key else authorizer,
-                authorization_type=(
-                    apigw.AuthorizationType.NONE
-                    if route.integration_key
-                    else apigw.AuthorizationType.CUSTOM
-                ),
-                request_validator=validator,
-                request_parameters={f"method.request.path.{p}": True for p in parameters},
-            )
-            if route.integration_key:  # its handler checks the key
-                self.key_methods.append(method)
+        mount = Mount(self.api, authorizer, validator, self.functions)
+        stacks = [
+            RouteStack(self, f"{subject}Routes", routes=routes, mount=mount)
+            for subject, routes in routes_by_subject().items()
+        ]
         if self.config.cors_origins:
             # A path no route has: its preflight is answered too (the OPTIONS the CORS
             # options add to every resource), so a browser sends the request and reads the
             # JSON 404 instead of a network error. Other methods there stay the 404.
             self.api.root.add_resource("{proxy+}")
+        return stacks

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration, NestedStack, RemovalPolicy
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
@@ -66,7 +66,7 @@ class Sources:
     cursor_secret: secretsmanager.ISecret
 
 
-class EventDelivery(Construct):
+class EventDelivery(NestedStack):
     """The bus, the queues, the publisher and the sender of one stage."""
 
     def __init__(

@@ -5,9 +5,9 @@ else), the shared layer, ARM64 on Python 3.13, X-Ray, and the Powertools setting
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
@@ -17,7 +17,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from stacks.config import StageConfig
-from stacks.shared_layer import ARCHITECTURE, RUNTIME
+from stacks.shared_layer import ARCHITECTURE, RUNTIME, handler_code
 
 METRICS_NAMESPACE = "Incidents"
 
@@ -39,9 +39,17 @@ class FunctionSpec:
 class Runtime:
     """What every function shares: code, layer and stage."""
 
-    code: lambda_.Code
     layer: lambda_.ILayerVersion
     config: StageConfig
+    _code: dict[str, lambda_.Code] = field(default_factory=dict, compare=False, repr=False)
+
+    def code(self, scope: Construct) -> lambda_.Code:
+        """The handlers' asset for the stack of `scope`: an asset belongs to one stack, and
+        the API's nested stacks each build functions from the same files."""
+        stack = Stack.of(scope).node.path
+        if stack not in self._code:
+            self._code[stack] = handler_code()
+        return self._code[stack]
 
 
 def handler_function(
@@ -71,7 +79,7 @@ def handler_function(
         runtime=RUNTIME,
         architecture=ARCHITECTURE,
         handler=spec.handler,
-        code=runtime.code,
+        code=runtime.code(scope),
         layers=[runtime.layer],
         role=role,
         memory_size=spec.memory_mb,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from aws_cdk import Duration
+from aws_cdk import Duration, NestedStack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
@@ -72,7 +72,7 @@ class Watched:
     namespace: str
 
 
-class Monitoring(Construct):
+class Monitoring(NestedStack):
     """The alarm topic and its subscribers, the alarms, and the dashboard."""
 
     def __init__(

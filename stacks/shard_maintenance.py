@@ -4,7 +4,7 @@ has run for hours (a stuck one)."""
 
 from __future__ import annotations
 
-from aws_cdk import Duration
+from aws_cdk import Duration, NestedStack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
@@ -29,7 +29,7 @@ STUCK_SECONDS = 6 * 3600
 """A halving still moving after 6 hours (a few thousand items take minutes)."""
 
 
-class ShardMaintenance(Construct):
+class ShardMaintenance(NestedStack):
     """The mover's function, its schedule and its alarms."""
 
     def __init__(

@@ -3,7 +3,7 @@ exactly the table actions it calls and alarms on failures and lateness."""
 
 from __future__ import annotations
 
-from aws_cdk import Duration
+from aws_cdk import Duration, NestedStack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
@@ -27,7 +27,7 @@ LATE_SECONDS = 180
 minute plus one run)."""
 
 
-class Timers(Construct):
+class Timers(NestedStack):
     """The sweep's function, its schedule and its alarms."""
 
     def __init__(

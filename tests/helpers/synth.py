@@ -1,5 +1,10 @@
 """The app synthesized as ``cdk synth`` would (cdk.json's context, cdk-nag on), minus asset
-bundling: each stage once per test process (`synthesized`), and the templates' lookups."""
+bundling: each stage once per test process (`synthesized`), and the templates' lookups.
+
+The API stack's nested stacks (its routes by subject, events out, monitoring...) are read
+as one template (`flattened`): each nested stack's resources in place of the stack resource,
+its parameters replaced by what the parent passes, so a test reads a route's method or a
+function's policy wherever the split put it."""
 
 from __future__ import annotations
 
@@ -35,8 +40,12 @@ class Synthesized:
 
     data: Template
     api: Template
+    """The API stack with its nested stacks flattened into it."""
     account: Template
     assembly: cdk.cx_api.CloudAssembly
+    stacks: Mapping[str, int]
+    """Each synthesized template (nested ones included, by construct path) and its count of
+    resources, the figure CloudFormation limits per stack."""
 
 
 def synthesize(
@@ -51,8 +60,88 @@ def synthesize(
     )
     data, api, account = build(app)
     assembly = app.synth()
-    templates = [Template.from_stack(stack) for stack in (data, api, account)]
-    return Synthesized(templates[0], templates[1], templates[2], assembly)
+    counts = {
+        stack.node.path: len(Template.from_stack(stack).to_json()["Resources"])
+        for stack in (data, account, api, *nested_stacks(api))
+    }
+    return Synthesized(
+        Template.from_stack(data),
+        Template.from_json(flattened(api)),
+        Template.from_stack(account),
+        assembly,
+        counts,
+    )
+
+
+def nested_stacks(stack: cdk.Stack) -> list[cdk.NestedStack]:
+    """The nested stacks whose parent is `stack`."""
+    return [
+        child
+        for child in stack.node.find_all()
+        if isinstance(child, cdk.NestedStack) and child.nested_stack_parent is stack
+    ]
+
+
+def renamed(template: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """`template` with each resource's logical id prefixed (as CDK prefixes a construct's
+    children) and every reference to it following."""
+    names = {name: f"{prefix}{name}" for name in template["Resources"]}
+
+    def rename(value: Any) -> Any:
+        if isinstance(value, list):
+            return [rename(v) for v in value]
+        if not isinstance(value, dict):
+            return value
+        if set(value) == {"Ref"}:
+            return {"Ref": names.get(value["Ref"], value["Ref"])}
+        if set(value) == {"Fn::GetAtt"}:
+            target, *attribute = value["Fn::GetAtt"]
+            return {"Fn::GetAtt": [names.get(target, target), *attribute]}
+        return {k: rename(v) for k, v in value.items()}
+
+    def resource(value: dict[str, Any]) -> dict[str, Any]:
+        depends = value.get("DependsOn", [])
+        depends = [names[depends]] if isinstance(depends, str) else [names[d] for d in depends]
+        return {**rename(value), **({"DependsOn": depends} if depends else {})}
+
+    return {
+        **template,
+        "Resources": {names[n]: resource(r) for n, r in template["Resources"].items()},
+        "Outputs": rename(template.get("Outputs", {})),
+    }
+
+
+def flattened(stack: cdk.Stack) -> dict[str, Any]:
+    """`stack`'s template with each nested stack's resources in place of its stack resource
+    and its parameters and outputs resolved to the parent's expressions."""
+    template = dict(Template.from_stack(stack).to_json())
+    resources = template["Resources"]
+    nested: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    for child in nested_stacks(stack):
+        logical = stack.resolve(child.nested_stack_resource.logical_id)  # type: ignore[union-attr]
+        inner = renamed(flattened(child), child.node.id)
+        nested[logical] = (inner, resources.pop(logical)["Properties"].get("Parameters", {}))
+
+    def resolve(value: Any, parameters: Mapping[str, Any]) -> Any:
+        if isinstance(value, list):
+            return [resolve(v, parameters) for v in value]
+        if not isinstance(value, dict):
+            return value
+        if set(value) == {"Ref"} and value["Ref"] in parameters:
+            return resolve(parameters[value["Ref"]], {})
+        if set(value) == {"Fn::GetAtt"} and value["Fn::GetAtt"][0] in nested:
+            target, attribute = value["Fn::GetAtt"]
+            inner, passed = nested[target]
+            output = attribute.removeprefix("Outputs.")
+            return resolve(inner["Outputs"][output]["Value"], passed)
+        return {k: resolve(v, parameters) for k, v in value.items()}
+
+    for inner, passed in nested.values():
+        for name, resource in inner["Resources"].items():
+            assert name not in resources, f"{name} is in two templates"
+            resources[name] = resolve(resource, passed)
+    template["Resources"] = {name: resolve(r, {}) for name, r in resources.items()}
+    return template
 
 
 def resources(synth: Synthesized, kind: str) -> Mapping[str, Any]:
