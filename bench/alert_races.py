@@ -33,8 +33,8 @@ from incidents.alerts.ingest import alert_count
 from incidents.alerts.integrations import create_integration
 from incidents.alerts.models import NewIntegration
 from incidents.incident.commands import load_summary
-from incidents.incident.queries import PageRequest
 from incidents.models import EventType, Status, TimelineEvent
+from incidents.paging import PageRequest
 from incidents.store import Caller, Store, new_id
 from incidents.table import TABLE_SCHEMA
 from incidents.timeline.queries import EventRequest, incident_timeline

@@ -32,8 +32,9 @@ from bench.support.report import recording_tables, save
 from incidents.alerts.ingest import alert_count
 from incidents.alerts.integrations import create_integration
 from incidents.alerts.models import NewIntegration
-from incidents.incident.queries import PageRequest, account_incidents
+from incidents.incident.queries import account_incidents
 from incidents.models import State
+from incidents.paging import PageRequest
 from incidents.store import Caller, Store, new_id
 from incidents.table import TABLE_SCHEMA
 from lambdas.routes import ROUTES

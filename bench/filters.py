@@ -33,16 +33,10 @@ from dynashard import GrowthPolicy
 from dynashard.keys import WeightedShards
 from dynashard.query import PageBudget
 from incidents.incident.create import new_summary
-from incidents.incident.queries import (
-    CreatedWindow,
-    IncidentFilter,
-    IncidentPage,
-    PageRequest,
-    account_incidents,
-    my_teams_incidents,
-)
+from incidents.incident.queries import IncidentPage, account_incidents, my_teams_incidents
 from incidents.keys import ShardConfig
 from incidents.models import Severity, State, Status, timestamp
+from incidents.paging import CreatedWindow, IncidentFilter, PageRequest
 from incidents.requests import CreateIncident, CreateTeam
 from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA

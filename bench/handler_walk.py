@@ -20,8 +20,9 @@ from typing import Any
 from bench.support.report import recording_tables, save
 from dynashard.query import Item, PageBudget, query_read_units
 from incidents.incident.create import new_summary
-from incidents.incident.queries import IncidentFilter, PageRequest, my_teams_incidents
+from incidents.incident.queries import my_teams_incidents
 from incidents.models import Severity, State, Status, timestamp
+from incidents.paging import IncidentFilter, PageRequest
 from incidents.requests import CreateIncident, CreateTeam
 from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA

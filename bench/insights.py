@@ -31,11 +31,12 @@ from dynashard.query.capacity import item_size, query_read_units
 from incidents.events_out.outbox import BatchReads, Outgoing, Publisher, outgoing_from_item
 from incidents.incident.commands import add_note, update_incident
 from incidents.incident.create import create_incident
-from incidents.incident.queries import MAX_LIMIT, CreatedWindow, PageRequest, account_incidents
+from incidents.incident.queries import account_incidents
 from incidents.insights.aggregates import ALL_TEAMS, SHARDS, partition
 from incidents.insights.queries import InsightRequest, incident_insights
 from incidents.keys import event_key, timeline_prefix
 from incidents.models import Severity, State, Status
+from incidents.paging import MAX_LIMIT, CreatedWindow, PageRequest
 from incidents.requests import AddNote, CreateIncident, CreateTeam, UpdateIncident
 from incidents.store import Caller, Store
 from incidents.team_commands import create_team

@@ -34,9 +34,10 @@ from dynashard.resharding import Pace
 from incidents.errors import NotFoundError
 from incidents.incident.commands import get_incident
 from incidents.incident.create import create_incident, new_summary
-from incidents.incident.queries import PageRequest, account_incidents
+from incidents.incident.queries import account_incidents
 from incidents.keys import ShardConfig
 from incidents.models import State
+from incidents.paging import PageRequest
 from incidents.requests import CreateIncident
 from incidents.store import Caller, Store
 from incidents.table import TABLE_SCHEMA

@@ -23,8 +23,8 @@ from bench.support.report import recording_tables, save
 from dynashard.query import PageBudget, query_read_units
 from incidents.incident.commands import add_note, resolve_incident
 from incidents.incident.create import create_incident
-from incidents.incident.queries import PageRequest
 from incidents.models import IncidentSummary, TimelineEvent
+from incidents.paging import PageRequest
 from incidents.requests import AddNote, CreateIncident
 from incidents.store import Caller, Store
 from incidents.tenant_shards import Family

@@ -41,7 +41,6 @@ from incidents.heartbeats.models import (
     Pong,
 )
 from incidents.incident.commands import load_summary
-from incidents.incident.queries import DEFAULT_LIMIT
 from incidents.maintenance import commands as maintenance
 from incidents.maintenance.models import (
     WINDOW_ID,
@@ -51,6 +50,7 @@ from incidents.maintenance.models import (
     SuppressedAlertList,
 )
 from incidents.models import INCIDENT_ID
+from incidents.paging import DEFAULT_LIMIT
 from incidents.store import Caller
 from lambdas.http.admission import admitted, caller
 from lambdas.http.api import (

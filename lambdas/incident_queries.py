@@ -18,14 +18,7 @@ from incidents.alerts.changes import list_changes as list_account_changes
 from incidents.alerts.models import ChangeList
 from incidents.errors import InvalidFilterError
 from incidents.incident import queries
-from incidents.incident.queries import (
-    DEFAULT_LIMIT,
-    MAX_LIMIT,
-    CreatedWindow,
-    IncidentFilter,
-    IncidentPage,
-    PageRequest,
-)
+from incidents.incident.queries import IncidentPage
 from incidents.insights import queries as insights
 from incidents.insights.models import Granularity, IncidentInsights
 from incidents.insights.queries import DEFAULT_DAYS, InsightRequest, shifted
@@ -43,6 +36,7 @@ from incidents.models import (
     TeamId,
     parse_timestamp,
 )
+from incidents.paging import DEFAULT_LIMIT, MAX_LIMIT, CreatedWindow, IncidentFilter, PageRequest
 from incidents.requests import MAX_LIST
 from incidents.timeline import queries as timelines
 from incidents.timeline.queries import EventPage, EventRequest

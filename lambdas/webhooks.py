@@ -23,7 +23,7 @@ from incidents.events_out.webhook_models import (
     WebhookList,
     WebhookPatch,
 )
-from incidents.incident.queries import DEFAULT_LIMIT, PageRequest
+from incidents.paging import DEFAULT_LIMIT, PageRequest
 from lambdas.http.admission import caller
 from lambdas.http.api import answer, lambda_handler, new_resolver, no_content, route
 from lambdas.incident_queries import Cursor, Limit, parse_instant

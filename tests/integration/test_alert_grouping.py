@@ -24,8 +24,8 @@ from incidents.alerts.models import (
 )
 from incidents.errors import ThrottledError
 from incidents.incident.commands import load_summary
-from incidents.incident.queries import PageRequest
 from incidents.models import EventType, Status
+from incidents.paging import PageRequest
 from incidents.store import Caller, Store, new_id
 from incidents.timeline.queries import EventRequest, incident_timeline
 

@@ -32,8 +32,8 @@ from incidents.alerts.models import (
 )
 from incidents.errors import NotFoundError, UnauthorizedError
 from incidents.incident.commands import load_summary, update_incident
-from incidents.incident.queries import PageRequest
 from incidents.models import EventType, Severity, Status
+from incidents.paging import PageRequest
 from incidents.requests import CreateTeam, UpdateIncident
 from incidents.store import Caller, Store, new_id
 from incidents.team_commands import create_team

@@ -11,10 +11,10 @@ import pytest
 
 from incidents.alerts.ingest import ingest_alert
 from incidents.alerts.integrations import authenticate, create_integration
-from incidents.alerts.models import ALERT_EVENTS, NewIntegration
+from incidents.alerts.models import ALERT_EVENTS, NewIntegration, SuppressedStatus
 from incidents.maintenance import commands
 from incidents.maintenance.commands import create_window, list_suppressed
-from incidents.maintenance.models import NewMaintenanceWindow, SuppressedStatus
+from incidents.maintenance.models import NewMaintenanceWindow
 from incidents.store import Caller, build_store, new_id
 from lambdas import runtime
 from tests.helpers.api_harness import Api, Reply

@@ -13,8 +13,9 @@ import pytest
 
 from dynashard.query import PageBudget
 from incidents.incident.create import create_incident, new_summary
-from incidents.incident.queries import PageRequest, account_incidents, my_incidents
+from incidents.incident.queries import account_incidents, my_incidents
 from incidents.models import State, timestamp, utc_now
+from incidents.paging import PageRequest
 from incidents.requests import CreateIncident
 from incidents.store import Caller, Store, new_id
 from local.demo.data import created_items, write_batches

@@ -8,9 +8,10 @@ import pytest
 from incidents.incident.commands import get_incident, incident_id_by_number, update_incident
 from incidents.incident.create import create_incident
 from incidents.incident.participants import add_participant
-from incidents.incident.queries import PageRequest, account_incidents
+from incidents.incident.queries import account_incidents
 from incidents.keys import counter_key
 from incidents.models import EventType, IncidentChanged, IncidentSummary, Role, State, Status
+from incidents.paging import PageRequest
 from incidents.requests import AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller, Store
 from incidents.timeline.events import load_counted

@@ -36,8 +36,8 @@ from incidents.events_out.webhooks import (
     load_webhook,
     update_stored,
 )
-from incidents.incident.queries import PageRequest
 from incidents.models import EventType
+from incidents.paging import PageRequest
 from incidents.store import Caller, Store, new_id
 from lambdas import sender as handler_module
 from local.events.sender_simulation import (

@@ -20,8 +20,8 @@ import pytest
 
 from incidents.incident.commands import add_note
 from incidents.incident.create import create_incident
-from incidents.incident.queries import CreatedWindow, PageRequest
 from incidents.models import parse_timestamp
+from incidents.paging import CreatedWindow, PageRequest
 from incidents.requests import AddNote, CreateIncident
 from incidents.store import Caller, Store, new_id
 from incidents.timeline import queries as timeline_queries

@@ -11,8 +11,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from incidents.incident.create import new_summary
-from incidents.incident.queries import IncidentFilter, PageRequest, account_incidents
+from incidents.incident.queries import account_incidents
 from incidents.models import Severity, State, Status, timestamp
+from incidents.paging import IncidentFilter, PageRequest
 from incidents.requests import CreateIncident
 from incidents.store import Caller, Store, new_id
 from local.demo.data import created_items, write_batches

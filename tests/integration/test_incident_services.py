@@ -16,13 +16,13 @@ from incidents.incident.commands import get_incident, resolve_incident, update_i
 from incidents.incident.create import create_incident
 from incidents.incident.participants import add_participant, remove_participant
 from incidents.incident.queries import (
-    PageRequest,
     account_incidents,
     my_incidents,
     my_teams_incidents,
     team_incidents,
 )
 from incidents.models import Role, State, Status
+from incidents.paging import PageRequest
 from incidents.requests import AddMember, AddParticipant, CreateIncident, CreateTeam, UpdateIncident
 from incidents.store import Caller, Store, new_id
 from incidents.team_commands import add_member, create_team, remove_member

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from incidents.events_out.insights_backfill import backfill_account
 from incidents.events_out.outbox import BatchReads, Publisher, outgoing_from_item
 from incidents.events_out.publish_order import PublishRaceError, count_insights
 from incidents.insights.aggregates import RELATIVE_ACCURACY
-from incidents.insights.backfill import backfill_account
 from incidents.insights.progress import Progress, counted
 from incidents.keys import published_key
 from incidents.models import parse_timestamp

@@ -22,9 +22,10 @@ from dynashard.keys.keys import shard_keys
 from dynashard.resharding import MoveSpec
 from incidents.incident.commands import get_incident, update_incident
 from incidents.incident.create import create_incident
-from incidents.incident.queries import PageRequest, account_incidents, my_incidents
+from incidents.incident.queries import account_incidents, my_incidents
 from incidents.keys import participant_meta
 from incidents.models import Severity, State, Status
+from incidents.paging import PageRequest
 from incidents.requests import CreateIncident, UpdateIncident
 from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA

@@ -24,9 +24,9 @@ from incidents.alerts.models import (
 )
 from incidents.incident.commands import load_summary, update_incident
 from incidents.incident.create import create_incident
-from incidents.incident.queries import PageRequest
 from incidents.keys import timer_key
 from incidents.models import IncidentChanged, IncidentSummary, Severity, Status, Timeout
+from incidents.paging import PageRequest
 from incidents.requests import CreateIncident, UpdateIncident
 from incidents.store import Caller, Store, new_id
 from incidents.timeline.queries import EventRequest, incident_timeline

@@ -17,14 +17,7 @@ from hypothesis import strategies as st
 
 from dynashard import GrowthPolicy
 from incidents.incident.create import new_summary
-from incidents.incident.queries import (
-    CreatedWindow,
-    IncidentFilter,
-    PageRequest,
-    account_incidents,
-    my_incidents,
-    my_teams_incidents,
-)
+from incidents.incident.queries import account_incidents, my_incidents, my_teams_incidents
 from incidents.models import (
     Severity,
     State,
@@ -32,6 +25,7 @@ from incidents.models import (
     state_of,
     timestamp,
 )
+from incidents.paging import CreatedWindow, IncidentFilter, PageRequest
 from incidents.requests import CreateIncident, CreateTeam
 from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA

@@ -23,10 +23,11 @@ from incidents.alerts.models import (
     AlertStatus,
     IntegrationWithKey,
     NewIntegration,
+    SuppressedStatus,
 )
 from incidents.errors import ConflictError, NotFoundError
 from incidents.incident.commands import load_summary
-from incidents.incident.queries import PageRequest, account_incidents
+from incidents.incident.queries import account_incidents
 from incidents.maintenance import commands
 from incidents.maintenance.commands import (
     TooManyWindowsError,
@@ -43,10 +44,10 @@ from incidents.maintenance.models import (
     MaintenanceWindow,
     NewMaintenanceWindow,
     SuppressedAlert,
-    SuppressedStatus,
     WindowStatus,
 )
 from incidents.models import State, Status
+from incidents.paging import PageRequest
 from incidents.requests import CreateTeam
 from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA

@@ -12,9 +12,10 @@ import pytest
 
 from dynashard import GrowthPolicy, IndexSchema, ShardCounts, ShardMover, Table
 from incidents.incident.create import create_incident
-from incidents.incident.queries import PageRequest, my_incidents
+from incidents.incident.queries import my_incidents
 from incidents.keys import participant_meta
 from incidents.models import State
+from incidents.paging import PageRequest
 from incidents.requests import CreateIncident
 from incidents.store import Caller, Store, new_id
 from incidents.table import TABLE_SCHEMA

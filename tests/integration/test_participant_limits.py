@@ -15,8 +15,9 @@ from incidents.incident import copies
 from incidents.incident.commands import get_incident, update_incident
 from incidents.incident.create import create_incident
 from incidents.incident.participants import MAX_PARTICIPANTS, add_participant, remove_participant
-from incidents.incident.queries import PageRequest, team_incidents
+from incidents.incident.queries import team_incidents
 from incidents.models import Role, State
+from incidents.paging import PageRequest
 from incidents.requests import AddParticipant, CreateIncident, CreateTeam, UpdateIncident
 from incidents.store import Caller, Store, new_id
 from incidents.team_commands import create_team

@@ -24,10 +24,11 @@ from incidents import shards
 from incidents.errors import NotFoundError
 from incidents.incident.commands import add_note, get_incident, update_incident
 from incidents.incident.create import create_incident, new_incident_items, new_summary
-from incidents.incident.queries import PageRequest, account_incidents
+from incidents.incident.queries import account_incidents
 from incidents.items import details_body
 from incidents.keys import ShardConfig
 from incidents.models import Participation, Role, Severity, State
+from incidents.paging import PageRequest
 from incidents.requests import AddNote, CreateIncident, UpdateIncident
 from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA

@@ -21,10 +21,8 @@ from incidents.errors import (
     VersionConflictError,
 )
 from incidents.incident.commands import add_note, get_incident, resolve_incident, update_incident
-from incidents.incident.copies import read_summary
 from incidents.incident.create import create_incident
 from incidents.incident.participants import add_participant, remove_participant
-from incidents.incident.queries import PageRequest
 from incidents.keys import event_key
 from incidents.models import (
     Changes,
@@ -39,8 +37,10 @@ from incidents.models import (
     Status,
     TimelineEvent,
 )
+from incidents.paging import PageRequest
 from incidents.requests import AddNote, AddParticipant, CreateIncident, SaveProfile, UpdateIncident
 from incidents.store import Caller, Store, new_id
+from incidents.summaries import read_summary
 from incidents.timeline.events import event_item, load_counted, plain_event
 from incidents.timeline.queries import EventRequest, account_events, incident_timeline
 from incidents.users import save_profile

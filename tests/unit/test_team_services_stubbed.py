@@ -9,8 +9,9 @@ import pytest
 from botocore.stub import Stubber
 
 from incidents.errors import ConflictError, ForbiddenError, NotFoundError
-from incidents.incident.queries import PageRequest, my_teams_incidents
+from incidents.incident.queries import my_teams_incidents
 from incidents.models import State
+from incidents.paging import PageRequest
 from incidents.requests import AddMember
 from incidents.store import Caller, Store, build_store, new_id
 from incidents.team_commands import add_member, require_member

@@ -97,6 +97,11 @@ def participant_index_key(
     return sharded_key(base, calculated_shard(base, incident_id, shard_count), shard_count)
 
 
+def integrations_partition(account: str) -> str:
+    """``<acct>#integration``: the account's integrations."""
+    return build_key(account, "integration")
+
+
 def teams_partition(account: str) -> str:
     """``<acct>#team``: every team of the account."""
     return build_key(account, "team")

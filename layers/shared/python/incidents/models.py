@@ -30,6 +30,8 @@ IncidentId = Annotated[str, StringConstraints(pattern=INCIDENT_ID)]
 TeamId = Annotated[str, StringConstraints(pattern=TEAM_ID)]
 UserId = Annotated[str, StringConstraints(pattern=USER_ID)]
 ACTOR_ID = rf"^(user|intg|key)_{KSUID}$"
+INTEGRATION_PREFIX = "intg"
+"""An integration's id prefix: it acts, as the creator of the incidents it opens."""
 ActorId = Annotated[
     str,
     StringConstraints(pattern=ACTOR_ID),
@@ -402,3 +404,8 @@ class EventFeed(EventList):
         "since set to it and no event is missed or served twice. Null newest first and on "
         "pages with more to come"
     )
+
+
+def is_integration(actor: str) -> bool:
+    """Whether an actor (an incident's ``created_by``) is an integration."""
+    return actor.startswith(f"{INTEGRATION_PREFIX}_")

@@ -1,11 +1,18 @@
-"""The one definition of the single table: CDK, tests and the local runtime all read it."""
+"""The one definition of the single table: CDK, tests and the local runtime all read it,
+and code names its keys and indexes from here, never by spelling them."""
 
 from dynashard import IndexSchema, TableSchema
 
+GSI1 = IndexSchema("GSI1", "GSI1PK", "GSI1SK")
+"""A participant's incidents (a person's or a team's, by state and time), a team's members."""
+GSI2 = IndexSchema("GSI2", "GSI2PK", "GSI2SK")
+"""An account's incidents by state, and its timeline events, by time."""
+GSI3 = IndexSchema("GSI3", "GSI3PK", "GSI3SK")
+"""An incident by its number, and the timers due in a minute."""
 TABLE_SCHEMA = TableSchema(
     partition_key="PK",
     sort_key="SK",
-    indexes=tuple(IndexSchema(f"GSI{n}", f"GSI{n}PK", f"GSI{n}SK") for n in (1, 2, 3)),
+    indexes=(GSI1, GSI2, GSI3),
     ttl_attribute="ExpiresAt",
     stream_view="NEW_IMAGE",
 )

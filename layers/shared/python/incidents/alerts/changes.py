@@ -16,7 +16,6 @@ from dynashard.query import Item
 from incidents.alerts.models import Change, ChangeEvent, ChangeRecorded, Integration
 from incidents.alerts.trimmed import size_of, trimmed
 from incidents.errors import InvalidFilterError
-from incidents.incident.queries import ListPage, PageRequest, fanout_page
 from incidents.items import (
     MAX_DETAILS_BYTES,
     MAX_ITEM_BYTES,
@@ -25,6 +24,7 @@ from incidents.items import (
     serialize,
 )
 from incidents.models import timestamp
+from incidents.paging import ListPage, PageRequest, fanout_page
 from incidents.store import Caller, Store, new_id
 
 RETENTION_DAYS = 90

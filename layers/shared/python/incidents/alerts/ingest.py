@@ -49,6 +49,7 @@ from incidents.alerts.models import (
     TriggerAlert,
     title_of,
 )
+from incidents.alerts.suppression import covering_window, kept
 from incidents.alerts.trimmed import size_of, trimmed
 from incidents.errors import (
     DomainError,
@@ -60,7 +61,6 @@ from incidents.incident.commands import CHANGE_ATTEMPTS, load_summary, update_in
 from incidents.incident.create import create_incident
 from incidents.items import MAX_DETAILS_BYTES, deserialize, serialize
 from incidents.keyed import request_digest
-from incidents.maintenance.suppression import covering_window, kept
 from incidents.models import EventType, IncidentSummary, Status, timestamp
 from incidents.requests import CreateIncident, UpdateIncident
 from incidents.store import Caller, Failure, Store, labelled, new_id

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynashard import build_key
 from dynashard.query import Item
 from incidents.access.secret_keys import digest, lookup_item, lookup_key, new_key, owner_of
 from incidents.alerts.models import (
@@ -20,12 +19,11 @@ from incidents.alerts.models import (
 )
 from incidents.errors import DomainError, NotFoundError, UnauthorizedError
 from incidents.items import deserialize, serialize
-from incidents.keys import teams_partition
-from incidents.models import timestamp
+from incidents.keys import integrations_partition, teams_partition
+from incidents.models import INTEGRATION_PREFIX, timestamp
 from incidents.store import Caller, Store, new_id
 
 KEY_PREFIX = "ik_"
-ID_PREFIX = "intg"
 KIND = "integrationkey"
 NO_GROUPING = {"type": "none"}
 STORED = (
@@ -41,17 +39,12 @@ STORED = (
 )
 
 
-def integrations_partition(account: str) -> str:
-    """``<acct>#integration``: the account's integrations."""
-    return build_key(account, "integration")
-
-
 def create_integration(store: Store, caller: Caller, request: NewIntegration) -> IntegrationWithKey:
     """The integration, its key's lookup item and (if named) a check that its team exists,
     in one transaction."""
     key = new_key(KEY_PREFIX)
     shown = IntegrationWithKey(
-        id=new_id(ID_PREFIX),
+        id=new_id(INTEGRATION_PREFIX),
         name=request.name,
         team_id=request.team_id,
         default_severity=request.default_severity,
@@ -177,17 +170,6 @@ def authenticate(store: Store, key: str) -> tuple[Caller, Integration]:
     account, stored = found
     integration = _integration(stored)
     return Caller(account_id=account, user_id=integration.id), integration
-
-
-def is_integration(actor: str) -> bool:
-    """Whether an actor (an incident's ``created_by``) is an integration."""
-    return actor.startswith(f"{ID_PREFIX}_")
-
-
-def find_integration(store: Store, account: str, integration_id: str) -> Integration | None:
-    """An integration of `account`, None if it was deleted."""
-    item = store.get(integrations_partition(account), integration_id)
-    return None if item is None else _integration(item)
 
 
 def _stored(store: Store, account: str, integration_id: str) -> Item:

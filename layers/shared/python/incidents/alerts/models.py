@@ -20,11 +20,20 @@ from pydantic import (
     model_validator,
 )
 
-from incidents.models import KSUID, RESPONSE, TITLE_MAX, Page, Severity, TeamId, Timestamp
+from incidents.models import (
+    INTEGRATION_PREFIX,
+    KSUID,
+    RESPONSE,
+    TITLE_MAX,
+    Page,
+    Severity,
+    TeamId,
+    Timestamp,
+)
 from incidents.requests import CleanName, OneLine, documented, never_null, stored_text
 from incidents.text import FLATTENED_CHARACTERS, REFUSED_CLASS, TEXT_RULES, one_line
 
-INTEGRATION_ID = rf"^intg_{KSUID}$"
+INTEGRATION_ID = rf"^{INTEGRATION_PREFIX}_{KSUID}$"
 TIMEOUT_MAX_SECONDS = 30 * 24 * 3600
 LifecycleTimeout = Annotated[int, Field(ge=60, le=TIMEOUT_MAX_SECONDS)]
 """A minute to thirty days: the sweep fires within a minute, so less means nothing."""
@@ -284,6 +293,15 @@ class ChangeRecorded(BaseModel):
 
 class ChangeList(Page[Change]):
     """A page of the account's change log, newest first."""
+
+
+class SuppressedStatus(StrEnum):
+    """A suppressed alert's state as its alerts left it (PagerDuty's alert statuses)."""
+
+    TRIGGERED = "triggered"
+    """Still firing: a trigger came (or only an acknowledge, which ends nothing)."""
+    RESOLVED = "resolved"
+    """A resolve came, or its window's end resolved it (``resolve_on_end``)."""
 
 
 class AlertStatus(StrEnum):

@@ -23,7 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 from dynashard.query import Item
 from dynashard.resharding import Operation
-from incidents.alerts.models import AlertEvent, EventAction, Integration, TriggerAlert
+from incidents.alerts.models import (
+    AlertEvent,
+    EventAction,
+    Integration,
+    SuppressedStatus,
+    TriggerAlert,
+)
 from incidents.items import deserialize, serialize
 from incidents.keys import (
     LIVE_WINDOW_COPIES,
@@ -32,7 +38,6 @@ from incidents.keys import (
     suppressed_count_base,
     suppressed_key,
 )
-from incidents.maintenance.models import SuppressedStatus
 from incidents.models import parse_timestamp, timestamp
 from incidents.store import Failure, Store, labelled
 

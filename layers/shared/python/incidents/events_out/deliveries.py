@@ -9,10 +9,10 @@ from incidents.events_out.delivery_messages import DeliveryMessage
 from incidents.events_out.endpoints import Outcome
 from incidents.events_out.webhook_models import Delivery, DeliveryStatus
 from incidents.events_out.webhooks import require_webhook
-from incidents.incident.queries import ListPage, PageRequest, partition_page
 from incidents.items import from_item_fields, to_item
 from incidents.keys import deliveries_partition, delivery_sort_key
 from incidents.models import timestamp
+from incidents.paging import ListPage, PageRequest, partition_page
 from incidents.store import Caller, Store
 
 LOG_DAYS = 30

@@ -7,7 +7,7 @@ its progress stands, so a run counts only what is missing, a second run counts n
 and a run racing the stream counts each event once (the progress moves under a condition;
 the loser reads again).
 
-    python -m incidents.insights.backfill --table incidents-dev --account acct_...
+    python -m incidents.events_out.insights_backfill --table incidents-dev --account acct_...
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from incidents.events_out.publish_order import (
     count_insights,
     published_position,
 )
-from incidents.incident.queries import MAX_LIMIT, PageRequest
 from incidents.insights.progress import counted
 from incidents.models import EventType
+from incidents.paging import MAX_LIMIT, PageRequest
 from incidents.store import Caller, Store, build_store
 from incidents.timeline.events import event_from_item
 from incidents.timeline.queries import EventRequest, account_events, stored_events
@@ -83,7 +83,7 @@ def backfill_incident(store: Store, account: str, incident_id: str) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m incidents.insights.backfill", description=__doc__
+        prog="python -m incidents.events_out.insights_backfill", description=__doc__
     )
     parser.add_argument("--table", required=True)
     parser.add_argument("--account", required=True)

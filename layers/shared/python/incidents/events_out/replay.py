@@ -11,8 +11,8 @@ from incidents.events_out.outbox import deliveries, outgoing_from_item
 from incidents.events_out.payloads import test_body
 from incidents.events_out.webhook_models import TEST_EVENT
 from incidents.events_out.webhooks import load_webhook, require_webhook
-from incidents.incident.queries import CreatedWindow, PageRequest
 from incidents.models import parse_timestamp, timestamp
+from incidents.paging import CreatedWindow, PageRequest
 from incidents.store import Caller, Store, new_id
 from incidents.timeline.queries import EventRequest, account_event_items
 

@@ -26,10 +26,10 @@ from incidents.events_out.webhook_models import (
     WebhookCreated,
     WebhookPatch,
 )
-from incidents.incident.queries import ListPage, PageRequest, partition_page
 from incidents.items import deserialize, model_from_values, serialize
 from incidents.keys import WEBHOOK_COUNT_SK, WEBHOOK_PREFIX, webhooks_partition
 from incidents.models import timestamp
+from incidents.paging import ListPage, PageRequest, partition_page
 from incidents.store import Caller, Store, new_id
 
 MAX_WEBHOOKS = 20

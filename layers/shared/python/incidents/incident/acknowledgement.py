@@ -15,8 +15,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 from dynashard.resharding import Operation
-from incidents.alerts.integrations import find_integration, is_integration
-from incidents.models import IncidentSummary, Status
+from incidents.items import deserialize
+from incidents.keys import integrations_partition
+from incidents.models import IncidentSummary, Status, is_integration
 from incidents.store import Failure, Store, labelled
 from incidents.timers.schedule import Timer, TimerKind, clear_timer, set_timer
 
@@ -24,14 +25,16 @@ from incidents.timers.schedule import Timer, TimerKind, clear_timer, set_timer
 def acknowledgement_timeout(
     store: Store, account: str, before: IncidentSummary, after: IncidentSummary
 ) -> int | None:
-    """The timeout that applies to this change: the opening integration's, read only when
-    the change acknowledges an incident an integration opened."""
+    """The timeout that applies to this change: the opening integration's (its one attribute,
+    from its item: the incident does not depend on the alerts that manage integrations),
+    read only when the change acknowledges an incident an integration opened."""
     if before.status is Status.ACKNOWLEDGED or after.status is not Status.ACKNOWLEDGED:
         return None
     if not is_integration(before.created_by):
         return None
-    integration = find_integration(store, account, before.created_by)
-    return None if integration is None else integration.acknowledgement_timeout
+    item = store.get(integrations_partition(account), before.created_by)
+    seconds = None if item is None else deserialize(item).get("acknowledgement_timeout")
+    return None if seconds is None else int(seconds)
 
 
 def acknowledgement_timers(

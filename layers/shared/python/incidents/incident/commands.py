@@ -15,7 +15,6 @@ from typing import Any
 
 from dynashard.query import Item
 from dynashard.resharding import Operation, Transaction
-from incidents.alerts.timeouts import acknowledgement_timeout, acknowledgement_timers
 from incidents.errors import (
     AlreadyCreatedError,
     DomainError,
@@ -24,12 +23,8 @@ from incidents.errors import (
     PreconditionFailedError,
     VersionConflictError,
 )
-from incidents.incident.copies import (
-    get_refreshed_copies,
-    read_summary,
-    refresh_after_commit,
-    summary_item,
-)
+from incidents.incident.acknowledgement import acknowledgement_timeout, acknowledgement_timers
+from incidents.incident.copies import get_refreshed_copies, refresh_after_commit, summary_item
 from incidents.items import from_item
 from incidents.keyed import guard_operations, guarded, request_digest
 from incidents.keys import (
@@ -49,6 +44,7 @@ from incidents.models import (
 )
 from incidents.requests import AddNote, UpdateIncident
 from incidents.store import Caller, Failure, Store, labelled
+from incidents.summaries import read_summary
 from incidents.timeline.events import (
     Counted,
     as_read,
@@ -113,7 +109,7 @@ def update_incident(
     adds writes of the caller's to the transaction (a timer's claim); `timeout` names the
     lifecycle timer making the change, on its event. An acknowledge or a resolve sets or
     clears the incident's acknowledgement timer in the same transaction
-    (`incidents.alerts.timeouts`)."""
+    (`incidents.incident.acknowledgement`)."""
     for attempt in range(CHANGE_ATTEMPTS):
         counted = require_counted(store, caller, incident_id)
         current = counted.summary

@@ -12,8 +12,6 @@ import logging
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dynashard import find_item, sharded_key
-from dynashard.keys import MAX_SHARD_COUNT
 from dynashard.limits import cancellation_codes, error_code
 from dynashard.query import Item
 from incidents.errors import DomainError, VersionConflictError
@@ -29,11 +27,10 @@ from incidents.keys import (
 )
 from incidents.models import IncidentSummary, Participation
 from incidents.store import MAX_TRANSACTION_ITEMS, Store
+from incidents.summaries import SEQ_ATTRIBUTE
 from incidents.tenant_shards import Family
 
 logger = logging.getLogger(__name__)
-SEQ_ATTRIBUTE = "event_seq"
-"""The summary's count of its incident's timeline events (`incidents.timeline.events`)."""
 REFRESH_ATTEMPTS = 5
 """Transactions of one refresh group: each retry drops the copies that failed their
 condition (already newer, or removed), so it ends within as many as there are copies."""
@@ -63,19 +60,6 @@ def summary_item(
     keys = {"PK": pk, "SK": summary.id, "GSI2PK": gsi2pk, "GSI2SK": gsi2sk}
     keys |= {"GSI3PK": gsi3pk, "GSI3SK": gsi3sk}
     return to_item(summary, "incident", keys) | serialize({SEQ_ATTRIBUTE: event_seq})
-
-
-def read_summary(store: Store, account: str, incident_id: str) -> Item | None:
-    """The summary's item by a strongly consistent point read at its shard under the
-    account's current count, then (a miss: it moved, or the count changed) under each
-    count of its history: one read in the common case, never a scan."""
-    family = Family.SUMMARIES
-    base = family.base(account)
-
-    def read(shard: int) -> Item | None:  # the count only bounds the shard number
-        return store.get(sharded_key(base, shard, MAX_SHARD_COUNT), incident_id)
-
-    return find_item(store.shards.counts(family), family.meta_key(account), base, incident_id, read)
 
 
 def participation_item(store: Store, account: str, copy: Participation) -> Item:

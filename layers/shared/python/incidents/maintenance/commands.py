@@ -2,7 +2,7 @@
 window suppressed, and ``resolve_on_end`` (fired by the sweep).
 
 A window's item sits in its account's partition, by id. Until it ends it also has an entry
-in the account's live set, which every alert reads (`incidents.maintenance.suppression`):
+in the account's live set, which every alert reads (`incidents.alerts.suppression`):
 both are written in one transaction, with the check that its team or integration is the
 account's and, with ``resolve_on_end``, the timer at its end. Ending it early sets its end
 to now, takes it out of the live set and moves that timer to now, in one transaction;
@@ -21,12 +21,19 @@ from botocore.exceptions import ClientError
 from dynashard import FanOutQuery, Stream, shard_keys
 from dynashard.query import Item
 from dynashard.resharding import Transaction
-from incidents.alerts.integrations import integrations_partition
+from incidents.alerts.models import SuppressedStatus
+from incidents.alerts.suppression import (
+    LiveWindow,
+    live_count,
+    live_entries,
+    live_removals,
+    suppressed_count,
+)
 from incidents.errors import ConflictError, DomainError, NotFoundError, VersionConflictError
-from incidents.incident.queries import DEFAULT_LIMIT
 from incidents.items import deserialize, serialize
 from incidents.keys import (
     SUPPRESSED_SHARDS,
+    integrations_partition,
     live_windows_gate_key,
     maintenance_partition,
     suppressed_base,
@@ -39,18 +46,11 @@ from incidents.maintenance.models import (
     NewMaintenanceWindow,
     SuppressedAlert,
     SuppressedAlertList,
-    SuppressedStatus,
     WindowStatus,
     status_at,
 )
-from incidents.maintenance.suppression import (
-    LiveWindow,
-    live_count,
-    live_entries,
-    live_removals,
-    suppressed_count,
-)
 from incidents.models import parse_timestamp, timestamp
+from incidents.paging import DEFAULT_LIMIT
 from incidents.store import Caller, Failure, Store, condition_failed, labelled, new_id
 from incidents.timeline.events import pause_before_retry
 from incidents.timers.schedule import (

@@ -11,7 +11,7 @@ from typing import Annotated, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, model_validator
 
-from incidents.alerts.models import AlertSeverity, EventAction
+from incidents.alerts.models import AlertSeverity, EventAction, SuppressedStatus
 from incidents.heartbeats.models import IntegrationId
 from incidents.models import KSUID, RESPONSE, RFC3339, Page, TeamId, Timestamp, parse_timestamp
 from incidents.requests import CleanTitle, never_null
@@ -109,15 +109,6 @@ class MaintenanceWindow(BaseModel):
 
 class MaintenanceWindowList(Page[MaintenanceWindow]):
     """One page of the account's windows, newest first; pass `next_cursor` back for the next."""
-
-
-class SuppressedStatus(StrEnum):
-    """A suppressed alert's state as its alerts left it (PagerDuty's alert statuses)."""
-
-    TRIGGERED = "triggered"
-    """Still firing: a trigger came (or only an acknowledge, which ends nothing)."""
-    RESOLVED = "resolved"
-    """A resolve came, or its window's end resolved it (``resolve_on_end``)."""
 
 
 class SuppressedAlert(BaseModel):

@@ -21,7 +21,6 @@ from typing import Any
 
 from dynashard.query import Item
 from incidents.errors import NotFoundError
-from incidents.incident.copies import SEQ_ATTRIBUTE, read_summary
 from incidents.items import KEY_ATTRIBUTES, deserialize, from_item, serialize
 from incidents.keys import event_index_key, event_key
 from incidents.models import (
@@ -42,6 +41,7 @@ from incidents.models import (
     timestamp,
 )
 from incidents.store import Caller, Store, new_id
+from incidents.summaries import SEQ_ATTRIBUTE, read_summary
 from incidents.tenant_shards import Family
 
 CREATED_PARTICIPANTS = 20

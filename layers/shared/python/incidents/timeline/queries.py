@@ -16,9 +16,9 @@ from typing import Any, TypeVar
 
 from dynashard import InvalidCursorError, SortKeyRange, Stream
 from dynashard.query import Item
-from incidents.incident.queries import ListPage, PageRequest, fanout_page, gsi2_streams
 from incidents.keys import event_key, timeline_prefix
 from incidents.models import EventType, TimelineEvent, timestamp
+from incidents.paging import ListPage, PageRequest, fanout_page, gsi2_streams
 from incidents.store import Caller, Store
 from incidents.tenant_shards import Family
 from incidents.timeline.events import Counted, event_from_item, require_counted
