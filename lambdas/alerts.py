@@ -60,7 +60,7 @@ from lambdas.http.api import (
     no_content,
     route,
 )
-from lambdas.incident_queries import Cursor, Limit
+from lambdas.http.params import Cursor, Limit
 from lambdas.runtime import metrics, store
 
 IntegrationId = Annotated[str, Path(pattern=INTEGRATION_ID)]

@@ -18,7 +18,6 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 )
 from pydantic import BeforeValidator
 
-from incidents.errors import DomainError
 from incidents.incident import commands, participants
 from incidents.incident import create as creating
 from incidents.models import (
@@ -33,14 +32,19 @@ from incidents.requests import AddNote, AddParticipant, CreateIncident, UpdateIn
 from incidents.store import Caller
 from lambdas.http.admission import caller
 from lambdas.http.api import (
-    NotModifiedError,
     answer,
-    entity_tags,
     error_response,
     lambda_handler,
     new_resolver,
     no_content,
     route,
+)
+from lambdas.http.conditional import (
+    IfMatch,
+    NotModifiedError,
+    entity_tags,
+    if_match_version,
+    if_none_match,
 )
 from lambdas.http.idempotency import ShardedIdempotencyStore, idempotency_config
 from lambdas.runtime import dynamodb, logger, store, table_name
@@ -53,16 +57,9 @@ IdempotencyKey = Annotated[
 IDEMPOTENCY = idempotency_config()
 _written: ContextVar[Incident | None] = ContextVar("written", default=None)
 """The incident this request's create wrote (a replay has none and reads it back)."""
-IF_MATCH = r'^((W/)?"[0-9]{1,20}(\.[0-9]{1,20})?"|[0-9]{1,20})$'
-"""What `_version` accepts, documented (checked there, to answer 400 invalid_if_match): a
-version, or an ETag as GET answers it (version and event counter; the version compares)."""
 IfNoneMatch = Annotated[
     str | None,
-    Header(
-        alias="If-None-Match",
-        max_length=1024,
-        description="the ETag of your copy: 304, no body, while the incident is unchanged",
-    ),
+    if_none_match("the ETag of your copy: 304, no body, while the incident is unchanged"),
 ]
 INCIDENT_NUMBER = re.compile(r"[1-9][0-9]{0,17}")
 """A positive decimal number, no sign, no leading zero (what ``#859`` means)."""
@@ -75,12 +72,6 @@ def _decimal(value: object) -> object:
     if isinstance(value, str) and not INCIDENT_NUMBER.fullmatch(value):
         raise ValueError("must be a positive decimal number without leading zeros, e.g. 42")
     return value
-
-
-class InvalidIfMatchError(DomainError):
-    """An If-Match header that is not a version number."""
-
-    code = "invalid_if_match"
 
 
 def _key_reused(_: Exception) -> Response[str]:
@@ -210,19 +201,11 @@ def get_by_number(
 def update(
     incident_id: IncidentId,
     body: UpdateIncident,
-    if_match: Annotated[
-        str | None,
-        Header(
-            alias="If-Match",
-            max_length=32,
-            description='the version to update: 3, "3" or W/"3" (else 400 invalid_if_match)',
-            json_schema_extra={"pattern": IF_MATCH},
-        ),
-    ] = None,
+    if_match: IfMatch = None,
 ) -> Response[IncidentSummary]:
     """Change title, status or severity; `If-Match: <version>` makes it conditional (412)."""
     summary = commands.update_incident(
-        store(), caller(), incident_id, body, if_match=_version(if_match)
+        store(), caller(), incident_id, body, if_match=if_match_version(if_match)
     )
     return answer(app, summary, etag=str(summary.version))
 
@@ -266,19 +249,6 @@ def add_note(
         keyed = {"incident_id": incident_id, "text": body.text}
         event = NoteAdded.model_validate(_keyed(_note, who, idempotency_key, keyed))
     return answer(app, event, status=201, location=f"/incidents/{incident_id}/timeline")
-
-
-def _version(header: str | None) -> int | None:
-    """``If-Match`` as a version: ``3``, ``"3"`` and ``W/"3"`` (at most 20 digits, quotes
-    in pairs) are accepted; anything else is a 400, never a 412."""
-    if header is None:
-        return None
-    text = header.strip()
-    if not re.fullmatch(IF_MATCH, text):
-        raise InvalidIfMatchError(
-            f'If-Match must be an incident version (3, "3" or W/"3"), got {text[:40]!r}'
-        )
-    return int(text.removeprefix("W/").strip('"').partition(".")[0])
 
 
 handler = lambda_handler(app, before=IDEMPOTENCY.register_lambda_context)

@@ -4,14 +4,12 @@ first."""
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
-from typing import Annotated, Any, Literal
+from datetime import date
+from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
-from pydantic import BeforeValidator
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from dynashard.query import PageBudget
 from incidents.alerts.changes import list_changes as list_account_changes
@@ -24,7 +22,6 @@ from incidents.insights.models import Granularity, IncidentInsights
 from incidents.insights.queries import DEFAULT_DAYS, InsightRequest, shifted
 from incidents.models import (
     INCIDENT_ID,
-    RFC3339,
     TEAM_ID,
     EventFeed,
     EventList,
@@ -34,44 +31,21 @@ from incidents.models import (
     State,
     Status,
     TeamId,
-    parse_timestamp,
 )
-from incidents.paging import DEFAULT_LIMIT, MAX_LIMIT, CreatedWindow, IncidentFilter, PageRequest
+from incidents.paging import DEFAULT_LIMIT, CreatedWindow, IncidentFilter, PageRequest
 from incidents.requests import MAX_LIST
 from incidents.timeline import queries as timelines
 from incidents.timeline.queries import EventPage, EventRequest
 from lambdas.http.admission import caller
-from lambdas.http.api import (
-    NotModifiedError,
-    answer,
-    entity_tags,
-    lambda_handler,
-    new_resolver,
-    route,
-)
+from lambdas.http.api import answer, lambda_handler, new_resolver, route
+from lambdas.http.conditional import if_none_match as if_none_match_header
+from lambdas.http.conditional import unless_current
+from lambdas.http.params import Cursor, Limit, Order, instant_query, parse_instant
 from lambdas.runtime import report_page, store
 
 StateParam = Annotated[State, Query(description="OPEN or CLOSED", examples=["OPEN"])]
 
 
-def _decimal_integer(value: object) -> object:
-    """Only a plain decimal integer (``25``), not what Python's int() also takes from a
-    query string (``1.0``, ``5_0``, ``+5``, `` 5``)."""
-    if isinstance(value, str) and not re.fullmatch(r"[0-9]+", value):
-        raise ValueError("must be a whole number written in decimal digits only")
-    return value
-
-
-Limit = Annotated[
-    Annotated[int, BeforeValidator(_decimal_integer)],
-    Query(ge=1, le=MAX_LIMIT, description="page size", examples=[25]),
-]
-Cursor = Annotated[
-    str | None,
-    Query(description="next_cursor of the last page, exactly as it was returned"),
-]
-
-Order = Literal["asc", "desc"]
 OrderParam = Annotated[
     Order,
     Query(
@@ -83,21 +57,11 @@ OrderParam = Annotated[
 ]
 
 
-def _instant_query(when: str, example: str) -> Any:
-    """The `since` / `until` parameter: an RFC 3339 instant, documented as a date-time."""
-    return Query(
-        pattern=RFC3339,
-        description=f"only {when} this instant (RFC 3339, with offset)",
-        examples=[example],
-        json_schema_extra={"format": "date-time"},
-    )
-
-
 Since = Annotated[
-    str | None, _instant_query("incidents created at or after", "2026-11-01T00:00:00Z")
+    str | None, instant_query("incidents created at or after", "2026-11-01T00:00:00Z")
 ]
 Until = Annotated[
-    str | None, _instant_query("incidents created before", "2026-11-23T00:00:00+01:00")
+    str | None, instant_query("incidents created before", "2026-11-23T00:00:00+01:00")
 ]
 
 
@@ -134,26 +98,6 @@ class ListParams:
     until: str | None
     status: list[Status] | None
     severity: list[Severity] | None
-
-
-def parse_instant(text: str | None, name: str) -> datetime | None:
-    """An RFC 3339 instant (its pattern already checked) as an aware datetime in UTC; a date
-    that does not exist (month 13, February 30, offset 24:00) is a 400 naming `name`.
-
-    An instant that Python cannot hold in UTC (``0001-01-01T00:00:00+01:00`` is in year 0,
-    ``9999-12-31T23:59:59-01:00`` in year 10000) lies before or after every incident: it is
-    clamped to the first or last instant, which answers the same list."""
-    if text is None:
-        return None
-    try:
-        moment = parse_timestamp(text)
-    except ValueError:
-        raise InvalidFilterError(f"{name}: {text!r} is not a date and time") from None
-    try:
-        return moment.astimezone(UTC)
-    except OverflowError:
-        east = (moment.utcoffset() or timedelta(0)) > timedelta(0)
-        return (datetime.min if east else datetime.max).replace(tzinfo=UTC)
 
 
 def _page_request(params: ListParams) -> PageRequest:
@@ -248,8 +192,8 @@ def account_incidents(
     return _list("account_incidents", queries.account_incidents(store(), caller(), state, page))
 
 
-EventsSince = Annotated[str | None, _instant_query("events at or after", "2026-11-01T00:00:00Z")]
-EventsUntil = Annotated[str | None, _instant_query("events before", "2026-11-23T00:00:00+01:00")]
+EventsSince = Annotated[str | None, instant_query("events at or after", "2026-11-01T00:00:00Z")]
+EventsUntil = Annotated[str | None, instant_query("events before", "2026-11-23T00:00:00+01:00")]
 EventTypeParam = Annotated[
     list[EventType] | None,
     Query(
@@ -277,11 +221,9 @@ def incident_timeline(
     type: EventTypeParam = None,
     if_none_match: Annotated[
         str | None,
-        Header(
-            alias="If-None-Match",
-            max_length=1024,
-            description="the ETag of a first page you hold: 304, no body, while no event was "
-            "added to the incident (ignored with a cursor)",
+        if_none_match_header(
+            "the ETag of a first page you hold: 304, no body, while no event was "
+            "added to the incident (ignored with a cursor)"
         ),
     ] = None,
 ) -> Response[EventList]:
@@ -292,8 +234,7 @@ def incident_timeline(
     who = caller()
     counted = None if cursor else timelines.event_counter(store(), who, incident_id)
     tag = None if counted is None else str(counted.seq)
-    if tag is not None and tag in entity_tags(if_none_match):
-        raise NotModifiedError(tag)
+    unless_current(tag, if_none_match)
     page = timelines.incident_timeline(store(), who, incident_id, request, counted)
     return answer(app, _events("incident_timeline", page), etag=tag)
 
@@ -314,21 +255,15 @@ def account_events(
             examples=["asc"],
         ),
     ] = "desc",
-    since: Annotated[
-        str | None, _instant_query("events at or after", "2026-11-01T00:00:00Z")
-    ] = None,
-    until: Annotated[
-        str | None, _instant_query("events before", "2026-11-23T00:00:00+01:00")
-    ] = None,
+    since: EventsSince = None,
+    until: EventsUntil = None,
     type: EventTypeParam = None,
     if_none_match: Annotated[
         str | None,
-        Header(
-            alias="If-None-Match",
-            max_length=1024,
-            description="the ETag of a first page you hold: 304, no body, while the page "
+        if_none_match_header(
+            "the ETag of a first page you hold: 304, no body, while the page "
             "would list the same events (it is still read: this spares the transfer, not "
-            "the read; ignored with a cursor)",
+            "the read; ignored with a cursor)"
         ),
     ] = None,
 ) -> Response[EventFeed]:
@@ -344,8 +279,7 @@ def account_events(
         page, next_since = timelines.account_events(tables, who, request), None
     report_page("account_events", page.stats)
     tag = None if cursor else page_tag(page)
-    if tag is not None and tag in entity_tags(if_none_match):
-        raise NotModifiedError(tag)
+    unless_current(tag, if_none_match)
     feed = EventFeed(
         items=page.items,
         next_cursor=page.next_cursor,
@@ -373,9 +307,9 @@ def list_changes(
     cursor: Cursor = None,
     order: OrderParam = "desc",
     since: Annotated[
-        str | None, _instant_query("changes at or after", "2026-11-20T00:00:00Z")
+        str | None, instant_query("changes at or after", "2026-11-20T00:00:00Z")
     ] = None,
-    until: Annotated[str | None, _instant_query("changes before", "2026-11-27T00:00:00Z")] = None,
+    until: Annotated[str | None, instant_query("changes before", "2026-11-27T00:00:00Z")] = None,
 ) -> ChangeList:
     """What changed in the account's systems (change events from its integrations), newest
     first: by default the last 7 days, at most 31 a read."""

@@ -26,7 +26,7 @@ from incidents.events_out.webhook_models import (
 from incidents.paging import DEFAULT_LIMIT, PageRequest
 from lambdas.http.admission import caller
 from lambdas.http.api import answer, lambda_handler, new_resolver, no_content, route
-from lambdas.incident_queries import Cursor, Limit, parse_instant
+from lambdas.http.params import Cursor, Limit, parse_instant
 from lambdas.runtime import delivery_queue, endpoint_policy, store
 
 WebhookId = Annotated[str, Path(pattern=WEBHOOK_ID)]

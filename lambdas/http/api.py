@@ -29,6 +29,7 @@ from dynashard.errors import StreamFailedError
 from dynashard.limits import error_code, is_throttling
 from incidents.errors import DomainError
 from lambdas.http.admission import admit_request, admitted, release
+from lambdas.http.conditional import NotModifiedError, not_modified
 from lambdas.http.cors import request_header, with_cors
 from lambdas.http.json_body import JsonBodiesOnly, strict_json
 from lambdas.http.proxy import add_headers, clipped, error_headers, proxy_error
@@ -85,32 +86,6 @@ def _stage_prefix(app: APIGatewayRestResolver) -> str:
     event = app.current_event
     called, path = event.request_context.path or "", event.path
     return called[: -len(path)] if path and called.endswith(path) else ""
-
-
-class NotModifiedError(Exception):
-    """The client's copy is current (``If-None-Match``): a 304 with the tag, no body."""
-
-    def __init__(self, etag: str) -> None:
-        super().__init__(etag)
-        self.etag = etag
-
-
-def _not_modified(error: NotModifiedError) -> Response[None]:
-    return Response(
-        status_code=304, body=None, content_type=None, headers={"ETag": f'"{error.etag}"'}
-    )
-
-
-ENTITY_TAG = re.compile(r'\s*(?:W/)?"([^"]*)"\s*(?:,|$)')
-
-
-def entity_tags(header: str | None) -> set[str]:
-    """The tags an ``If-None-Match`` names, unquoted (weak ones compare equal, as RFC 9110
-    has it for this header); ``*`` is returned as is. Anything unparsable names none."""
-    text = (header or "").strip()
-    if text == "*":
-        return {"*"}
-    return {match.group(1) for match in ENTITY_TAG.finditer(text)}
 
 
 def no_content() -> Response[None]:
@@ -172,7 +147,7 @@ def _no_route(_: Exception) -> Response[str]:
 
 
 ERROR_HANDLERS: list[tuple[type[Exception] | list[type[Exception]], Callable[..., Any]]] = [
-    (NotModifiedError, _not_modified),
+    (NotModifiedError, not_modified),
     (DomainError, _domain),
     (RequestUnsupportedContentType, _unsupported),
     (RequestValidationError, _invalid),

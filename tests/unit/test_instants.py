@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from incidents.errors import InvalidFilterError
 from incidents.models import RFC3339, timestamp
-from lambdas.incident_queries import parse_instant
+from lambdas.http.params import parse_instant
 
 MICROSECOND = timedelta(microseconds=1)
 OFFSETS = st.integers(min_value=-(24 * 60 - 1), max_value=24 * 60 - 1)
