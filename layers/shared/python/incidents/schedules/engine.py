@@ -119,8 +119,7 @@ def render(
         | {t for o in clipped for t in (o.start, o.end) if since < t < until}
     )
     final = [
-        Entry(start, end, _final_user(rendered, clipped, start))
-        for start, end in pairwise(edges)
+        Entry(start, end, _final_user(rendered, clipped, start)) for start, end in pairwise(edges)
     ]
     shown = [Entry(max(o.start, since), min(o.end, until), o.user_id) for o in clipped]
     return Rendered(joined(final), rendered, shown)
