@@ -12,13 +12,13 @@ from datetime import datetime
 
 from ksuid import Ksuid
 
-from dynashard import IndexSchema, SortKeyRange, Stream, shard_keys
+from dynashard import SortKeyRange, Stream, shard_keys
 from dynashard.keys import split_key
 from dynashard.resharding import ColdPolicy, MoveSpec, ShardMeta
 from incidents.models import State, timestamp
+from incidents.table import GSI1, GSI2, TABLE_SCHEMA
 from incidents.tenant_shards import Family
 
-GSI1 = IndexSchema("GSI1", "GSI1PK", "GSI1SK")
 PARTICIPANTS = MoveSpec(index=GSI1, hashed="incident_id")
 PARTICIPANT_SUFFIX = "incpart"
 COLD = ColdPolicy()
@@ -47,15 +47,19 @@ def cold_check(table: str, meta: ShardMeta, since: datetime) -> ColdCheck | None
         if family is Family.SUMMARIES:
             first_id = "inc_" + str(Ksuid(datetime=since, payload=bytes(16)))
             window = SortKeyRange.between(first_id, "inc_" + LATEST)
-            streams = [Stream(table, "PK", pk, "SK", window) for pk in keys]
+            pk_name, sk_name = TABLE_SCHEMA.partition_key, TABLE_SCHEMA.sort_key
+            streams = [Stream(table, pk_name, pk, sk_name, window) for pk in keys]
         else:
             window = SortKeyRange.between(at, LATEST)
-            streams = [Stream(table, "GSI2PK", pk, "GSI2SK", window, "GSI2") for pk in keys]
+            streams = [
+                Stream(table, GSI2.partition_key, pk, GSI2.sort_key, window, GSI2.name)
+                for pk in keys
+            ]
         return ColdCheck(family.move_spec(), streams)
     if split_key(key.base)[-1] != PARTICIPANT_SUFFIX:
         return None
     streams = [
-        Stream(table, "GSI1PK", pk, "GSI1SK", window, "GSI1")
+        Stream(table, GSI1.partition_key, pk, GSI1.sort_key, window, GSI1.name)
         for pk in keys
         for window in (
             SortKeyRange.between(f"{s.value}#{at}", f"{s.value}#{LATEST}") for s in State

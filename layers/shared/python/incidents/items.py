@@ -15,12 +15,11 @@ from pydantic import BaseModel
 from dynashard.query import Item, item_size
 from incidents.errors import DetailsTooLargeError
 from incidents.models import IncidentSummary, Participation
+from incidents.table import TABLE_SCHEMA
 
 M = TypeVar("M", bound=BaseModel)
 
-KEY_ATTRIBUTES = frozenset(
-    {"PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK", "GSI3PK", "GSI3SK", "Type", "ExpiresAt"}
-)
+KEY_ATTRIBUTES = frozenset({*TABLE_SCHEMA.key_attributes(), "Type", TABLE_SCHEMA.ttl_attribute})
 MAX_DETAILS_BYTES = 350 * 1024
 """Details are stored as one JSON string; DynamoDB's item limit is 400 KB in all."""
 MAX_ITEM_BYTES = 400 * 1024

@@ -14,6 +14,7 @@ from incidents.keys import (
 from incidents.models import Membership, Team, timestamp
 from incidents.requests import AddMember, CreateTeam
 from incidents.store import Caller, Store, new_id
+from incidents.table import GSI1
 from incidents.users import user_exists_check
 
 MEMBER_PREFIX = "member#"
@@ -114,8 +115,8 @@ def _members_counted(store: Store, account: str, team_id: str) -> tuple[int, boo
         return int(team[MEMBER_COUNT]["N"]), True
     members: int = store.client.query(
         TableName=store.table_name,
-        IndexName="GSI1",
-        KeyConditionExpression="GSI1PK = :team",
+        IndexName=GSI1.name,
+        KeyConditionExpression=f"{GSI1.partition_key} = :team",
         ExpressionAttributeValues={":team": {"S": team_members_partition(account, team_id)}},
         Select="COUNT",
     )["Count"]
@@ -178,7 +179,7 @@ def membership_item(account: str, membership: Membership) -> Item:
         {
             "PK": user_partition(account, membership.user_id),
             "SK": membership_sort_key(membership.team_id),
-            "GSI1PK": team_members_partition(account, membership.team_id),
-            "GSI1SK": membership.user_id,
+            GSI1.partition_key: team_members_partition(account, membership.team_id),
+            GSI1.sort_key: membership.user_id,
         },
     )

@@ -17,18 +17,17 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from dynashard import GrowthPolicy, IndexSchema, ShardCounts, ShardMetaKey, Table
+from dynashard import GrowthPolicy, ShardCounts, ShardMetaKey, Table
 from dynashard.resharding import GrowthHook, MoveSpec, ShardedKey, ShardMeta, log_growth
 from incidents.keys import ShardConfig, events_base, state_base, summary_base
 from incidents.models import State
-from incidents.table import TABLE_SCHEMA
+from incidents.table import GSI2, TABLE_SCHEMA
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 NEW_TENANT_COUNT = 1
 """Shards of each family of a new account: one Query per list until it grows."""
-GSI2 = IndexSchema("GSI2", "GSI2PK", "GSI2SK")
 
 
 class Family(StrEnum):

@@ -45,6 +45,7 @@ from incidents.models import (
 from incidents.requests import AddNote, UpdateIncident
 from incidents.store import Caller, Failure, Store, labelled
 from incidents.summaries import read_summary
+from incidents.table import GSI2, GSI3
 from incidents.timeline.events import (
     Counted,
     as_read,
@@ -174,7 +175,7 @@ def _summary_put(
     condition, names, values = as_read(counted)
     listed_at = counted.listed_at if updated.state is counted.summary.state else None
     if listed_at is not None:
-        condition += " AND GSI2PK = :listed"
+        condition += f" AND {GSI2.partition_key} = :listed"
         values = {**values, ":listed": {"S": listed_at}}
     item = summary_item(
         store, account, updated, event_seq=counted.seq + events, pk=counted.pk, listed_at=listed_at
@@ -266,8 +267,8 @@ def incident_id_by_number(store: Store, caller: Caller, number: int) -> str:
     pk, sk = number_index_key(caller.account_id, number)
     response = store.client.query(
         TableName=store.table_name,
-        IndexName="GSI3",
-        KeyConditionExpression="GSI3PK = :pk AND GSI3SK = :sk",
+        IndexName=GSI3.name,
+        KeyConditionExpression=f"{GSI3.partition_key} = :pk AND {GSI3.sort_key} = :sk",
         ExpressionAttributeValues={":pk": {"S": pk}, ":sk": {"S": sk}},
         ExpressionAttributeNames={"#id": "id"},
         ProjectionExpression="#id",

@@ -28,6 +28,7 @@ from incidents.keys import (
 from incidents.models import IncidentSummary, Participation
 from incidents.store import MAX_TRANSACTION_ITEMS, Store
 from incidents.summaries import SEQ_ATTRIBUTE
+from incidents.table import GSI1, GSI2, GSI3
 from incidents.tenant_shards import Family
 
 logger = logging.getLogger(__name__)
@@ -57,8 +58,8 @@ def summary_item(
     gsi2pk, gsi2sk = state_index_key(account, summary.state, summary.id, summary.created_at, listed)
     gsi2pk = listed_at or gsi2pk
     gsi3pk, gsi3sk = number_index_key(account, summary.number)
-    keys = {"PK": pk, "SK": summary.id, "GSI2PK": gsi2pk, "GSI2SK": gsi2sk}
-    keys |= {"GSI3PK": gsi3pk, "GSI3SK": gsi3sk}
+    keys = {"PK": pk, "SK": summary.id, GSI2.partition_key: gsi2pk, GSI2.sort_key: gsi2sk}
+    keys |= {GSI3.partition_key: gsi3pk, GSI3.sort_key: gsi3sk}
     return to_item(summary, "incident", keys) | serialize({SEQ_ATTRIBUTE: event_seq})
 
 
@@ -69,8 +70,8 @@ def participation_item(store: Store, account: str, copy: Participation) -> Item:
     keys = {
         "PK": participations_partition(account, summary.id),
         "SK": copy.participant_id,
-        "GSI1PK": participant_index_key(account, copy.participant_id, summary.id, count),
-        "GSI1SK": participant_sort_key(summary.state, summary.created_at, summary.id),
+        GSI1.partition_key: participant_index_key(account, copy.participant_id, summary.id, count),
+        GSI1.sort_key: participant_sort_key(summary.state, summary.created_at, summary.id),
     }
     return participation_to_item(copy, keys)
 
@@ -78,7 +79,7 @@ def participation_item(store: Store, account: str, copy: Participation) -> Item:
 def copy_fields(summary: IncidentSummary) -> Item:
     """What a participation copies from the summary (and its sort key, which has the state)."""
     values = {f"incident_{name}": value for name, value in summary.model_dump(mode="json").items()}
-    values["GSI1SK"] = participant_sort_key(summary.state, summary.created_at, summary.id)
+    values[GSI1.sort_key] = participant_sort_key(summary.state, summary.created_at, summary.id)
     return serialize(values)
 
 
@@ -95,11 +96,11 @@ def add_role(store: Store, copy_item: Item, summary: IncidentSummary, *, new: bo
     fields = {
         name: value
         for name, value in copy_item.items()
-        if name not in {"PK", "SK", "GSI1PK", "roles"}
+        if name not in {"PK", "SK", GSI1.partition_key, "roles"}
     }
     assignments, names, values = set_clause(fields)
-    names["#roles"] = "roles"
-    values |= {":gsi1pk": copy_item["GSI1PK"], ":roles": copy_item["roles"]}
+    names |= {"#roles": "roles", "#gsi1pk": GSI1.partition_key}
+    values |= {":gsi1pk": copy_item[GSI1.partition_key], ":roles": copy_item["roles"]}
     if new:
         condition = "attribute_not_exists(PK)"
     else:
@@ -111,7 +112,7 @@ def add_role(store: Store, copy_item: Item, summary: IncidentSummary, *, new: bo
             "TableName": store.table_name,
             "Key": {"PK": copy_item["PK"], "SK": copy_item["SK"]},
             "UpdateExpression": (
-                f"SET {assignments}, GSI1PK = if_not_exists(GSI1PK, :gsi1pk) ADD #roles :roles"
+                f"SET {assignments}, #gsi1pk = if_not_exists(#gsi1pk, :gsi1pk) ADD #roles :roles"
             ),
             "ConditionExpression": condition,
             "ExpressionAttributeNames": names,

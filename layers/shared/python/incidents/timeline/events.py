@@ -42,6 +42,7 @@ from incidents.models import (
 )
 from incidents.store import Caller, Store, new_id
 from incidents.summaries import SEQ_ATTRIBUTE, read_summary
+from incidents.table import GSI2
 from incidents.tenant_shards import Family
 
 CREATED_PARTICIPANTS = 20
@@ -74,7 +75,7 @@ def load_counted(store: Store, caller: Caller, incident_id: str) -> Counted | No
     if item is None:
         return None
     seq = int(item[SEQ_ATTRIBUTE]["N"]) if SEQ_ATTRIBUTE in item else 0
-    listed = item["GSI2PK"]["S"] if "GSI2PK" in item else None
+    listed = item[GSI2.partition_key]["S"] if GSI2.partition_key in item else None
     return Counted(from_item(IncidentSummary, item), seq, item["PK"]["S"], listed)
 
 
@@ -211,8 +212,8 @@ def event_item(store: Store, account: str, event: TimelineEvent, after: Incident
         SUMMARY_AFTER: snapshot,
         "PK": pk,
         "SK": sk,
-        "GSI2PK": gsi2pk,
-        "GSI2SK": gsi2sk,
+        GSI2.partition_key: gsi2pk,
+        GSI2.sort_key: gsi2sk,
         "Type": "event",
         "ExpiresAt": _expires(store, event.at),
     }

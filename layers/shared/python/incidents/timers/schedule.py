@@ -25,6 +25,7 @@ from incidents.items import deserialize, serialize
 from incidents.keys import due_index_key, schedule_meta, timer_key
 from incidents.models import timestamp
 from incidents.store import Failure, Store, labelled
+from incidents.table import GSI3
 
 
 class TimerKind(StrEnum):
@@ -82,8 +83,8 @@ def set_timer(store: Store, timer: Timer) -> Operation[Failure]:
         "PK": pk,
         "SK": sk,
         "Type": "timer",
-        "GSI3PK": gsi_pk,
-        "GSI3SK": gsi_sk,
+        GSI3.partition_key: gsi_pk,
+        GSI3.sort_key: gsi_sk,
         "account": timer.account,
         "kind": timer.kind.value,
         "subject": timer.subject,

@@ -30,6 +30,7 @@ from dynashard.query import Item, PageStats
 from incidents.keys import due_bucket_base, schedule_meta, sweep_marker_key
 from incidents.models import timestamp
 from incidents.store import Store, condition_failed
+from incidents.table import GSI3
 from incidents.timers.schedule import Timer, TimerKind, minute_of, timer_from_item
 
 logger = logging.getLogger(__name__)
@@ -117,7 +118,14 @@ class _Run:
         count = store.due.get(schedule_meta()).read_count
         due_by = SortKeyRange.less_than(f"{timestamp(self.now)}$")  # "<due_at>#..." to now
         streams = [
-            Stream(store.table_name, "GSI3PK", key, "GSI3SK", index_name="GSI3", sort_range=due_by)
+            Stream(
+                store.table_name,
+                GSI3.partition_key,
+                key,
+                GSI3.sort_key,
+                index_name=GSI3.name,
+                sort_range=due_by,
+            )
             for key in shard_keys(due_bucket_base(minute), count)
         ]
         stats = PageStats(streams=len(streams))
@@ -171,7 +179,7 @@ class _Run:
             timer = timer_from_item(item)
             fired = self.handlers[timer.kind](self.store, timer)
         except Exception:  # one timer's failure must not stop the others
-            logger.exception("firing a timer failed", extra={"item": item.get("GSI3SK")})
+            logger.exception("firing a timer failed", extra={"item": item.get(GSI3.sort_key)})
             return Outcome.FAILED, 0.0
         if not fired:
             return Outcome.LOST, 0.0
