@@ -24,6 +24,7 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
 from local.openapi.webhooks import example_documents
+from tools import schedule_figures
 from tools.bench_charts import CHARTS, FOLDER, svg
 from tools.bench_results import source
 from tools.bench_tables import table
@@ -36,7 +37,9 @@ TABLE = re.compile(
     r"(?:\s+columns=(?P<columns>\d+(?:,\d+)*))?(?:\s+keys=(?P<keys>[1-5]))?\s*\}\}"
 )
 CHART = re.compile(r"\{\{\s*chart:\s*(?P<name>\w+)\s*\}\}")
-MALFORMED = re.compile(r"\{\{\s*(?:bench|chart):[^}]*\}\}")
+SCHEDULE = re.compile(r"\{\{\s*schedule:\s*(?P<name>\w+)\s*\}\}")
+"""A schedule's picture or table of handoffs, drawn by the engine (`tools.schedule_figures`)."""
+MALFORMED = re.compile(r"\{\{\s*(?:bench|chart|schedule):[^}]*\}\}")
 """A placeholder left after rendering: misspelt, so the page would show it raw."""
 CELL = re.compile(r"<(td|th)\b[^>]*>.*?</\1>", re.DOTALL)
 SPACED_CODE = re.compile(r"<code>([^<]*\s[^<]*)</code>")
@@ -48,6 +51,9 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     """Every chart, drawn from its result files, as ``bench/charts/<name>.svg`` of the site."""
     for name, chart in CHARTS.items():
         files.append(File.generated(config, f"{FOLDER}/{name}.svg", content=svg(chart)))
+    for name, example in schedule_figures.EXAMPLES.items():
+        path = f"{schedule_figures.FOLDER}/{name}.svg"
+        files.append(File.generated(config, path, content=schedule_figures.svg(example)))
     return files
 
 
@@ -56,6 +62,7 @@ def on_page_markdown(markdown: str, *, page: Page, **_: Any) -> str:
     ``{{ examples: bodies }}`` by one tab per event type."""
     markdown = TABLE.sub(_table, markdown)
     markdown = CHART.sub(lambda m: _chart(m.group("name"), page), markdown)
+    markdown = SCHEDULE.sub(lambda m: _schedule(m.group("name"), page), markdown)
     if left := MALFORMED.search(markdown):
         raise PluginError(f"{page.file.src_uri}: a placeholder nothing renders: {left[0]}")
     return EXAMPLES.sub(lambda m: _tabs(example_documents(m.group(1))), markdown)
@@ -88,6 +95,20 @@ def _chart(name: str, page: Page) -> str:
     where = posixpath.relpath(f"{FOLDER}/{name}.svg", posixpath.dirname(page.file.src_uri) or ".")
     sources = " ".join(source(stem) for stem in chart.sources)
     return f"![{chart.title}]({where})\n\n*{sources}*"
+
+
+def _schedule(name: str, page: Page) -> str:
+    """A schedule placeholder's picture (linked relative to `page`) or table."""
+    if name in schedule_figures.TABLES:
+        return schedule_figures.TABLES[name]()
+    if name not in schedule_figures.EXAMPLES:
+        raise PluginError(
+            f"{page.file.src_uri}: no schedule named {name!r} in tools/schedule_figures"
+        )
+    where = posixpath.relpath(
+        f"{schedule_figures.FOLDER}/{name}.svg", posixpath.dirname(page.file.src_uri) or "."
+    )
+    return f"![{schedule_figures.EXAMPLES[name].title}]({where})"
 
 
 def _tabs(documents: dict[str, Any]) -> str:
