@@ -84,7 +84,7 @@ def walk(running: DevProcess, token: str, cursor: str | None = None) -> list[str
 
 def prepare(running: DevProcess, client: DynamoDBClient, run: Run) -> None:
     """Grow the account's events to 4 shards, then write an incident and `NOTES` notes."""
-    shards = build_tenant_shards(client, TABLE, ShardConfig(), policy=OPERATOR)
+    shards = build_tenant_shards(Table(client, TABLE, TABLE_SCHEMA), ShardConfig(), policy=OPERATOR)
     counts, key = shards.counts(Family.EVENTS), Family.EVENTS.meta_key(run.account)
     for _ in range(2):
         counts.grow(key, counts.refresh(key))
@@ -123,9 +123,9 @@ def halve_between_pages(
 def _halve_batch(
     running: DevProcess, client: DynamoDBClient, runs: list[Run], move_after: float
 ) -> list[int]:
-    counts = build_tenant_shards(client, TABLE, ShardConfig(), policy=OPERATOR).counts(
-        Family.EVENTS
-    )
+    counts = build_tenant_shards(
+        Table(client, TABLE, TABLE_SCHEMA), ShardConfig(), policy=OPERATOR
+    ).counts(Family.EVENTS)
     spec = Family.EVENTS.move_spec()
     for run in runs:
         run.truth = set(walk(running, run.token))

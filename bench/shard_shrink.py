@@ -151,7 +151,9 @@ def shrink(
     sample the incidents; what it cost and what the walker saw."""
     mover_client = local_client(endpoint)  # its own, so its units are its own
     units = Units(mover_client)
-    shards = build_tenant_shards(mover_client, store.table_name, STAGE, policy=FAST)
+    shards = build_tenant_shards(
+        Table(mover_client, store.table_name, TABLE_SCHEMA), STAGE, policy=FAST
+    )
     counts, key = shards.counts(family), family.meta_key(caller.account_id)
     spec = family.move_spec()
     mover = ShardMover(
@@ -208,7 +210,7 @@ def main() -> None:
         store = dataclasses.replace(
             plain,
             config=STAGE,
-            shards=build_tenant_shards(plain.client, plain.table_name, STAGE, policy=FAST),
+            shards=build_tenant_shards(plain.table, STAGE, policy=FAST),
         )
         create_incident(store, caller, CreateIncident(title="the first"))
         grown = storm(store, caller)

@@ -19,7 +19,7 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from dynashard import ShardMover, Table
+from dynashard import ShardMover
 from dynashard.resharding import (
     MOVE_AFTER_SECONDS,
     STOP_SECONDS,
@@ -33,7 +33,6 @@ from dynashard.resharding import (
 )
 from incidents.cold_shards import COLD, cold_check
 from incidents.store import Store
-from incidents.table import TABLE_SCHEMA
 from lambdas.runtime import logger, metrics, store_without_cursors, tracer
 from lambdas.settings import mover_write_units
 
@@ -54,10 +53,10 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
     time_left = lambda: context.get_remaining_time_in_millis() / 1000  # noqa: E731
     halved = halve_cold(store, time_left)
     mover = ShardMover(
-        store.counts, Table(store.client, store.table_name, TABLE_SCHEMA), page_size=PAGE_SIZE,
+        store.counts, store.table, page_size=PAGE_SIZE,
         move_after_seconds=MOVE_AFTER, pace=Pace(WRITE_UNITS),
     )  # fmt: skip
-    moves = registered_moves(Table(store.client, store.table_name, TABLE_SCHEMA))
+    moves = registered_moves(store.table)
     oldest = max((move.age_seconds(time.time()) for move in moves), default=0.0)
     metrics.add_metric(name="ShardMoveOldestSeconds", unit=MetricUnit.Seconds, value=oldest)
     running = run_moves(mover, moves, time_left, _report)
@@ -72,7 +71,7 @@ def halve_cold(store: Store, time_left: Callable[[], float]) -> int:
     now = time.time()
     since = datetime.fromtimestamp(now - COLD.quiet_seconds, UTC)
     halved = 0
-    for key in counted_keys(Table(store.client, store.table_name, TABLE_SCHEMA)):
+    for key in counted_keys(store.table):
         if time_left() <= STOP_SECONDS:
             break
         meta = store.counts.refresh(key)

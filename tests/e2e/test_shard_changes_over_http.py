@@ -101,7 +101,9 @@ def test_an_accounts_counts_change_while_it_is_used_over_http(
     oracle = Oracle(local_api)
     account = local_api.accounts[1]["account_id"]
     client = local_client(dynamodb_endpoint)
-    shards = build_tenant_shards(client, local_api.table, ShardConfig(), policy=OPERATOR)
+    shards = build_tenant_shards(
+        Table(client, local_api.table, TABLE_SCHEMA), ShardConfig(), policy=OPERATOR
+    )
     for family in FAMILIES:
         counts, key = shards.counts(family), family.meta_key(account)
         for _ in range(2):

@@ -96,7 +96,7 @@ class Subject:
 def _tenant(family: Family) -> dict[str, Any]:
     return {
         "counts": lambda w: build_tenant_shards(
-            w.writer.client, w.writer.table_name, w.writer.config, policy=OPERATOR, clock=w.clock
+            w.writer.table, w.writer.config, policy=OPERATOR, clock=w.clock
         ).counts(family),
         "writers": lambda w: w.writer.shards.counts(family),
         "key": lambda w: family.meta_key(w.caller.account_id),

@@ -174,7 +174,7 @@ def live(
         built = build_store(client, name, SECRET, shard_clock=clock)
         built = dataclasses.replace(
             built,
-            shards=build_tenant_shards(client, name, built.config, policy=OPERATOR, clock=clock),
+            shards=build_tenant_shards(built.table, built.config, policy=OPERATOR, clock=clock),
         )
         lagging = build_store(client, name, SECRET, shard_clock=clock)
         try:

@@ -70,14 +70,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; 0 once it is done."""
     args = _parser().parse_args(argv)
     client = boto3.client("dynamodb", endpoint_url=args.endpoint, region_name=args.region)
+    table = Table(client, args.table, TABLE_SCHEMA)
     if args.command == "status":
-        for move in registered_moves(Table(client, args.table, TABLE_SCHEMA)):
+        for move in registered_moves(table):
             print(json.dumps({"base": move.key.base, "since": move.since}), flush=True)
         return 0
     if not args.account:
         raise SystemExit(f"{args.command} needs --account")
     config = _config(args)
-    shards = build_tenant_shards(client, args.table, config, policy=OPERATOR)
+    shards = build_tenant_shards(table, config, policy=OPERATOR)
     if args.command == "adopt":
         shards.ensure_maps(args.account, config=config)
     for family in _families(args):

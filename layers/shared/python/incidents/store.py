@@ -88,6 +88,9 @@ class Store:
 
     client: DynamoDBClient
     table_name: str
+    table: Table
+    """The client, the name and the schema as dynashard takes them: built once, shared by
+    the counts, the counters and the mover."""
     engine: FanOutEngine
     counts: ShardCounts
     shards: TenantShards
@@ -101,7 +104,7 @@ class Store:
 
     def counter(self, shards: int) -> ShardedCounter:
         """A counter on the table spread over `shards` items (a hot one's adds spread)."""
-        return ShardedCounter(Table(self.client, self.table_name, TABLE_SCHEMA), shards)
+        return ShardedCounter(self.table, shards)
 
     def get(self, pk: str, sk: str, *, consistent: bool = True) -> Item | None:
         """One item by key, or None."""
@@ -234,25 +237,25 @@ def build_store(
     `shard_clock` is what the shard maps' caches and the cursors read the time from."""
     config = config or ShardConfig()
     codec = CursorCodec(cursor_secret)
+    table = Table(client, table_name, TABLE_SCHEMA)
     return Store(
         client=client,
         table_name=table_name,
+        table=table,
         engine=FanOutEngine(client, codec, max_workers=max_workers, clock=shard_clock),
         counts=ShardCounts(
-            Table(client, table_name, TABLE_SCHEMA),
+            table,
             policy=participant_policy,
             on_growth=on_growth,
             clock=shard_clock,
         ),
         due=ShardCounts(
-            Table(client, table_name, TABLE_SCHEMA),
+            table,
             policy=DUE_POLICY,
             on_growth=on_growth,
             clock=shard_clock,
         ),
-        shards=build_tenant_shards(
-            client, table_name, config, on_growth=on_growth, clock=shard_clock
-        ),
+        shards=build_tenant_shards(table, config, on_growth=on_growth, clock=shard_clock),
         config=config,
         event_retention_days=event_retention_days,
     )

@@ -15,16 +15,12 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
 from dynashard import GrowthPolicy, ShardCounts, ShardMetaKey, Table
 from dynashard.resharding import GrowthHook, MoveSpec, ShardedKey, ShardMeta, log_growth
 from incidents.keys import ShardConfig, events_base, state_base, summary_base
 from incidents.models import State
-from incidents.table import GSI2, TABLE_SCHEMA
-
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+from incidents.table import GSI2
 
 NEW_TENANT_COUNT = 1
 """Shards of each family of a new account: one Query per list until it grows."""
@@ -129,8 +125,7 @@ class TenantShards:
 
 
 def build_tenant_shards(
-    client: DynamoDBClient,
-    table_name: str,
+    table: Table,
     config: ShardConfig,
     *,
     on_growth: GrowthHook = log_growth,
@@ -144,7 +139,7 @@ def build_tenant_shards(
     return TenantShards(
         {
             family: ShardCounts(
-                Table(client, table_name, TABLE_SCHEMA),
+                table,
                 policy=replace(
                     template,
                     default_count=family.stage_count(config),
