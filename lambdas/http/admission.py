@@ -28,6 +28,7 @@ from incidents.store import Caller
 from lambdas.http.cors import request_header
 from lambdas.http.principal import ACCOUNT, PRINCIPAL, SCOPES
 from lambdas.http.quotas import admit, quotas
+from lambdas.http.statuses import CountedRefusalError
 from lambdas.routes import NAME_OF, ROUTE_OF, Route, scopes_of
 from lambdas.runtime import store
 
@@ -97,8 +98,7 @@ def _person(event: Mapping[str, Any], route: Route) -> Admission:
         try:
             check_scope(route, scopes.split())
         except ForbiddenError as error:
-            error.headers = headers
-            raise
+            raise CountedRefusalError(error, headers) from None
     return Admission(Caller(account_id=account, user_id=principal), headers)
 
 

@@ -34,6 +34,7 @@ from lambdas.http.cors import request_header, with_cors
 from lambdas.http.json_body import JsonBodiesOnly, strict_json
 from lambdas.http.proxy import add_headers, clipped, error_headers, proxy_error
 from lambdas.http.responses import ErrorCode, documented_responses, too_large_message
+from lambdas.http.statuses import CountedRefusalError, status_of
 from lambdas.routes import ROUTE_OF, ROUTES, resolver_rule
 from lambdas.runtime import logger, metrics, tracer
 from lambdas.settings import allowed_origins
@@ -94,8 +95,12 @@ def no_content() -> Response[None]:
 
 
 def _domain(error: DomainError) -> Response[str]:
-    response = error_response(error.status, error.code, str(error))
-    response.headers.update(error.headers)
+    return error_response(status_of(error), error.code, str(error))
+
+
+def _counted_refusal(refusal: CountedRefusalError) -> Response[str]:
+    response = _domain(refusal.error)
+    response.headers.update(refusal.headers)
     return response
 
 
@@ -148,6 +153,7 @@ def _no_route(_: Exception) -> Response[str]:
 
 ERROR_HANDLERS: list[tuple[type[Exception] | list[type[Exception]], Callable[..., Any]]] = [
     (NotModifiedError, not_modified),
+    (CountedRefusalError, _counted_refusal),
     (DomainError, _domain),
     (RequestUnsupportedContentType, _unsupported),
     (RequestValidationError, _invalid),

@@ -18,6 +18,7 @@ from dynashard.limits import Decision
 from incidents.errors import RateLimitedError
 from incidents.table import TABLE_SCHEMA
 from lambdas.http.responses import rate_limited_message
+from lambdas.http.statuses import CountedRefusalError
 from lambdas.runtime import dynamodb, table_name
 from lambdas.settings import QuotaSettings, quota_settings
 
@@ -71,16 +72,15 @@ def rate_limits() -> RateLimits:
 
 def admit(account: str, takes: list[tuple[str, RatePolicy]]) -> dict[str, str]:
     """Take one request from each (key, policy) of `account` in turn; the draft-11 headers
-    of all of them, or `RateLimitedError` naming the first that refuses (the buckets before
-    it have spent one: a refused alert counts against its key, as a retry would)."""
+    of all of them, or a `RateLimitedError` with them naming the first that refuses (the
+    buckets before it have spent one: a refused alert counts against its key, as a retry
+    would)."""
     decisions: list[Decision] = []
     for key, policy in takes:
         decision = rate_limits().take(account, key, policy)
         if not decision.allowed:
-            raise RateLimitedError(
-                rate_limited_message(policy.name, policy.limit, decision.more_seconds),
-                _headers([*decisions, decision]),
-            )
+            message = rate_limited_message(policy.name, policy.limit, decision.more_seconds)
+            raise CountedRefusalError(RateLimitedError(message), _headers([*decisions, decision]))
         decisions.append(decision)
     return _headers(decisions)
 

@@ -1,4 +1,5 @@
-"""Domain errors: each maps to one HTTP status and a stable ``code`` in the API.
+"""Domain errors: each has a stable ``code`` the API answers with (its HTTP status is the
+handler edge's, `lambdas.http.statuses`).
 
 Raised by the services for what a caller did wrong or cannot see; anything else is a
 bug and becomes a 500 without details.
@@ -8,107 +9,100 @@ from __future__ import annotations
 
 
 class DomainError(Exception):
-    """Base class; `code` is the stable machine-readable error code, `status` the HTTP one,
-    `headers` what the answer carries besides (a quota's, say)."""
+    """Base class; `code` is the stable machine-readable error code."""
 
     code = "bad_request"
-    status = 400
-    headers: dict[str, str] = {}  # noqa: RUF012 - never mutated; an instance sets its own
 
 
 class NotFoundError(DomainError):
     """The item does not exist in the caller's account (or the caller may not know it does)."""
 
-    code, status = "not_found", 404
+    code = "not_found"
 
 
 class ForbiddenError(DomainError):
     """The caller is authenticated but not allowed, e.g. not a member of the team."""
 
-    code, status = "forbidden", 403
+    code = "forbidden"
 
 
 class VersionConflictError(DomainError):
     """A concurrent change won: the item's version is not the one the caller expected."""
 
-    code, status = "version_conflict", 409
+    code = "version_conflict"
 
 
 class PreconditionFailedError(DomainError):
     """The ``If-Match`` version does not match the stored one."""
 
-    code, status = "precondition_failed", 412
+    code = "precondition_failed"
 
 
 class DetailsTooLargeError(DomainError):
     """Incident details above the stored size limit."""
 
-    code, status = "payload_too_large", 413
+    code = "payload_too_large"
 
 
 class AlreadyCreatedError(DomainError):
     """A keyed create's guard exists: an earlier request with the key wrote the incident.
     Never reaches a client: the create answers with that incident."""
 
-    code, status = "already_created", 409
+    code = "already_created"
 
 
 class TooManyParticipantsError(DomainError):
     """More participants than one transaction can write."""
 
-    code, status = "too_many_participants", 400
+    code = "too_many_participants"
 
 
 class InvalidFilterError(DomainError):
     """List filters that select nothing by construction: a time window holding no instant
     (``since`` not before ``until``), a status outside the list's state."""
 
-    code, status = "validation_error", 400
+    code = "validation_error"
 
 
 class TooManyTeamsError(DomainError):
     """ "All my teams" for a member of more teams than one list reads."""
 
-    code, status = "too_many_teams", 400
+    code = "too_many_teams"
 
 
 class ConflictError(DomainError):
     """The item already exists (e.g. the same member added twice)."""
 
-    code, status = "conflict", 409
+    code = "conflict"
 
 
 class LastMemberError(DomainError):
     """The last member of a team cannot leave it: nobody could read or manage it then."""
 
-    code, status = "last_member", 409
+    code = "last_member"
 
 
 class ThrottledError(DomainError):
     """DynamoDB throttling survived every retry (and every growth of the keys it named)."""
 
-    code, status = "throttled", 429
+    code = "throttled"
 
 
 class KeyReusedError(DomainError):
     """An Idempotency-Key used before for another kind of request."""
 
-    code, status = "idempotency_key_reused", 409
+    code = "idempotency_key_reused"
 
 
 class UnauthorizedError(DomainError):
     """No identity: claims missing (the request did not come through the authorizer), or a
     key that names no one (unknown, revoked and rotated-away keys alike)."""
 
-    code, status = "unauthorized", 401
+    code = "unauthorized"
 
 
 class RateLimitedError(DomainError):
-    """Over a quota: the answer carries the quota's ``RateLimit-Policy``, ``RateLimit`` and
-    ``Retry-After`` headers."""
+    """Over a quota (the answer carries the quota's ``RateLimit-Policy``, ``RateLimit`` and
+    ``Retry-After`` headers: `lambdas.http.statuses.CountedRefusalError`)."""
 
-    code, status = "rate_limited", 429
-
-    def __init__(self, message: str, headers: dict[str, str]) -> None:
-        super().__init__(message)
-        self.headers = headers
+    code = "rate_limited"

@@ -43,7 +43,7 @@ class PublishRaceError(DomainError):
     """Another writer (a publisher, the insights backfill) moved the incident's position
     since it was read: the batch is retried, the backfill reads it again."""
 
-    code, status = VersionConflictError.code, VersionConflictError.status
+    code = VersionConflictError.code
 
 
 @dataclass(frozen=True)

@@ -43,13 +43,13 @@ is one more signature in every delivery's header)."""
 class TooManyWebhooksError(DomainError):
     """The account has `MAX_WEBHOOKS` already."""
 
-    code, status = "too_many_webhooks", 409
+    code = "too_many_webhooks"
 
 
 class TooManyRotationsError(DomainError):
     """`MAX_PREVIOUS_SECRETS` earlier secrets still sign: a rotation would drop one early."""
 
-    code, status = "too_many_rotations", 409
+    code = "too_many_rotations"
 
 
 @dataclass(frozen=True)

@@ -71,13 +71,13 @@ CREATE_ATTEMPTS = 8
 class TooManyWindowsError(DomainError):
     """The account's windows not yet ended are at `MAX_LIVE_WINDOWS`."""
 
-    code, status = "too_many_maintenance_windows", 409
+    code = "too_many_maintenance_windows"
 
 
 class WindowTimesError(DomainError):
     """Times only the clock refuses: an end already past, a window longer than `MAX_LENGTH`."""
 
-    code, status = "validation_error", 400
+    code = "validation_error"
 
 
 def create_window(store: Store, caller: Caller, request: NewMaintenanceWindow) -> MaintenanceWindow:
