@@ -143,6 +143,16 @@ def gsi2_streams(
     ]
 
 
+def partition_stream(
+    store: Store, pk: str, sort_range: SortKeyRange | None = None, **options: Any
+) -> Stream:
+    """The table's partition `pk` (a range of its sort keys, `options`: `Stream` fields) as
+    a stream, its key attributes named by the table's schema."""
+    table = TABLE_SCHEMA
+    within = sort_range or SortKeyRange()
+    return Stream(store.table_name, table.partition_key, pk, table.sort_key, within, **options)
+
+
 def fanout_page(
     store: Store,
     streams: Sequence[Stream],
@@ -187,9 +197,8 @@ def partition_page(
 ) -> ListPage[T]:
     """One partition of the table (its partition key and a range of its sort keys) paged
     like every list: the same cursor, budget and order."""
-    pk, sort_range = partition
-    sort_key = TABLE_SCHEMA.sort_key
-    stream = Stream(store.table_name, TABLE_SCHEMA.partition_key, pk, sort_key, sort_range)
+    stream = partition_stream(store, *partition)
+    sort_key = stream.sort_key
     return fanout_page(
         store, [stream], binding, page, identity=lambda item: item[sort_key]["S"], convert=convert
     )

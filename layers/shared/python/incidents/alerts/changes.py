@@ -11,7 +11,7 @@ import json
 from datetime import UTC, timedelta
 from typing import Any
 
-from dynashard import Stream, build_key
+from dynashard import build_key
 from dynashard.query import Item
 from incidents.alerts.models import Change, ChangeEvent, ChangeRecorded, Integration
 from incidents.alerts.trimmed import size_of, trimmed
@@ -24,7 +24,7 @@ from incidents.items import (
     serialize,
 )
 from incidents.models import timestamp
-from incidents.paging import ListPage, PageRequest, fanout_page
+from incidents.paging import ListPage, PageRequest, fanout_page, partition_stream
 from incidents.store import Caller, Store, new_id
 
 RETENTION_DAYS = 90
@@ -85,10 +85,9 @@ def list_changes(store: Store, caller: Caller, page: PageRequest) -> ListPage[Ch
         raise InvalidFilterError(f"a window of at most {MAX_DAYS} days: ask for less")
     in_window = page.window.sort_range("")
     streams = [
-        Stream(store.table_name, "PK", changes_partition(caller.account_id, str(day)), "SK",
-               in_window)
+        partition_stream(store, changes_partition(caller.account_id, str(day)), in_window)
         for day in days
-    ]  # fmt: skip
+    ]
     binding = "\x1f".join(["changes", caller.account_id, *page.window.binding()])
     return fanout_page(
         store,

@@ -16,7 +16,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
-from dynashard import FanOutQuery, Stream, shard_keys
+from dynashard import FanOutQuery, shard_keys
 from dynashard.query import Item
 from dynashard.resharding import Operation, Transaction
 from incidents.alerts.integrations import get_integration
@@ -38,6 +38,7 @@ from incidents.incident.create import create_incident
 from incidents.items import deserialize, serialize
 from incidents.keys import HEARTBEAT_SHARDS, heartbeat_base, heartbeat_key
 from incidents.models import IncidentSummary, Severity, Status, timestamp
+from incidents.paging import partition_stream
 from incidents.requests import CreateIncident, UpdateIncident
 from incidents.store import Caller, Failure, Store, labelled
 from incidents.timeline.events import pause_before_retry
@@ -82,7 +83,7 @@ def list_heartbeats(
 ) -> HeartbeatList:
     """A page of the account's heartbeats by name (merged from its shards)."""
     streams = [
-        Stream(store.table_name, "PK", key, "SK")
+        partition_stream(store, key)
         for key in shard_keys(heartbeat_base(caller.account_id), HEARTBEAT_SHARDS)
     ]
     page = store.engine.page(

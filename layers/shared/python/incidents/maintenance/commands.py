@@ -18,7 +18,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from dynashard import FanOutQuery, Stream, shard_keys
+from dynashard import FanOutQuery, shard_keys
 from dynashard.query import Item
 from dynashard.resharding import Transaction
 from incidents.alerts.models import SuppressedStatus
@@ -50,7 +50,7 @@ from incidents.maintenance.models import (
     status_at,
 )
 from incidents.models import parse_timestamp, timestamp
-from incidents.paging import DEFAULT_LIMIT
+from incidents.paging import DEFAULT_LIMIT, partition_stream
 from incidents.store import Caller, Failure, Store, condition_failed, labelled, new_id
 from incidents.timeline.events import pause_before_retry
 from incidents.timers.schedule import (
@@ -120,7 +120,7 @@ def list_windows(
 ) -> MaintenanceWindowList:
     """A page of the account's windows, newest first (each with its count: a batch read)."""
     account = caller.account_id
-    stream = Stream(store.table_name, "PK", maintenance_partition(account), "SK")
+    stream = partition_stream(store, maintenance_partition(account))
     page = store.engine.page(
         FanOutQuery(
             [stream],
@@ -231,7 +231,7 @@ def list_suppressed(
     account = caller.account_id
     _stored(store, account, window_id)
     streams = [
-        Stream(store.table_name, "PK", key, "SK")
+        partition_stream(store, key)
         for key in shard_keys(suppressed_base(account, window_id), SUPPRESSED_SHARDS)
     ]
     binding = f"{account}#{window_id}#suppressed"

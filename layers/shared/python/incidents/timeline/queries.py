@@ -18,7 +18,7 @@ from dynashard import InvalidCursorError, SortKeyRange, Stream
 from dynashard.query import Item
 from incidents.keys import event_key, timeline_prefix
 from incidents.models import EventType, TimelineEvent, timestamp
-from incidents.paging import ListPage, PageRequest, fanout_page, gsi2_streams
+from incidents.paging import ListPage, PageRequest, fanout_page, gsi2_streams, partition_stream
 from incidents.store import Caller, Store
 from incidents.tenant_shards import Family
 from incidents.timeline.events import Counted, event_from_item, require_counted
@@ -99,14 +99,8 @@ def incident_timeline(
     if request.page.cursor is None and counted is None:
         require_counted(store, caller, incident_id)
     pk, _ = event_key(caller.account_id, incident_id, 1)
-    stream = Stream(
-        store.table_name,
-        "PK",
-        pk,
-        "SK",
-        SortKeyRange.begins_with(timeline_prefix()),
-        **request.stream_options(),
-    )
+    in_timeline = SortKeyRange.begins_with(timeline_prefix())
+    stream = partition_stream(store, pk, in_timeline, **request.stream_options())
     binding = request.binding(caller, "timeline", incident_id)
     return _page(store, [stream], binding, request.page)
 
