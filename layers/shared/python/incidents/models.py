@@ -6,12 +6,14 @@ no key attribute (``PK``, ``GSI1PK``, ...) ever reaches a response.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
@@ -109,6 +111,24 @@ def parse_timestamp(text: str) -> datetime:
     """An RFC 3339 instant (`timestamp`'s, or any with its offset) as an aware datetime;
     ValueError for a date that does not exist."""
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _instant(value: object) -> datetime:
+    """An RFC 3339 instant with its offset, in UTC (a number, a date alone or a time without
+    an offset is a 400, not a guess); in code, an aware datetime."""
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        return value.astimezone(UTC)
+    if not isinstance(value, str) or not re.fullmatch(RFC3339, value):
+        raise ValueError("must be an RFC 3339 date-time with its offset, e.g. 2027-01-15T22:00:00Z")
+    try:
+        return parse_timestamp(value).astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise ValueError("is not a date-time that exists (in UTC)") from None
+
+
+Instant = Annotated[
+    datetime, BeforeValidator(_instant), Field(json_schema_extra={"pattern": RFC3339})
+]
 
 
 V = TypeVar("V")

@@ -4,16 +4,15 @@ an end, a description), on one team or one integration, with incident.io's
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from enum import StrEnum
-from typing import Annotated, Self
+from typing import Self
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, model_validator
+from pydantic import BaseModel, ConfigDict, StrictBool, model_validator
 
 from incidents.alerts.models import AlertSeverity, EventAction, SuppressedStatus
 from incidents.heartbeats.models import IntegrationId
-from incidents.models import KSUID, RESPONSE, RFC3339, Page, TeamId, Timestamp, parse_timestamp
+from incidents.models import KSUID, RESPONSE, Instant, Page, TeamId, Timestamp
 from incidents.requests import CleanTitle, never_null
 
 WINDOW_ID = rf"^mw_{KSUID}$"
@@ -36,24 +35,6 @@ def status_at(start_time: str, end_time: str, now: str) -> WindowStatus:
     if now < start_time:
         return WindowStatus.SCHEDULED
     return WindowStatus.ONGOING if now < end_time else WindowStatus.ENDED
-
-
-def _instant(value: object) -> datetime:
-    """An RFC 3339 instant with its offset, in UTC (a number, a date alone or a time without
-    an offset is a 400, not a guess); in code, an aware datetime."""
-    if isinstance(value, datetime) and value.tzinfo is not None:
-        return value.astimezone(UTC)
-    if not isinstance(value, str) or not re.fullmatch(RFC3339, value):
-        raise ValueError("must be an RFC 3339 date-time with its offset, e.g. 2027-01-15T22:00:00Z")
-    try:
-        return parse_timestamp(value).astimezone(UTC)
-    except (ValueError, OverflowError):
-        raise ValueError("is not a date-time that exists (in UTC)") from None
-
-
-Instant = Annotated[
-    datetime, BeforeValidator(_instant), Field(json_schema_extra={"pattern": RFC3339})
-]
 
 
 class NewMaintenanceWindow(BaseModel):
