@@ -1,0 +1,71 @@
+"""A range of a schedule rendered for the API: the engine's entries as PagerDuty's
+``rendered_schedule_entries`` with their coverage, the range checked first."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from incidents.errors import InvalidFilterError
+from incidents.models import timestamp
+from incidents.schedules.engine import render
+from incidents.schedules.model import Entry, Override
+from incidents.schedules.models import (
+    MAX_RENDER,
+    RenderedEntry,
+    RenderedLayer,
+    SchedulePreview,
+    ScheduleRequest,
+    SubSchedule,
+)
+
+
+def checked_range(since: datetime, until: datetime) -> None:
+    """A range a render may cover: forwards, and at most `MAX_RENDER` long."""
+    if since >= until:
+        raise InvalidFilterError("since must be before until")
+    if until - since > MAX_RENDER:
+        raise InvalidFilterError(f"a range covers at most {MAX_RENDER.days} days")
+
+
+def coverage(entries: Sequence[Entry], since: datetime, until: datetime) -> float:
+    """The percentage of [since, until) in which someone is on call."""
+    covered = sum((e.end - e.start for e in entries if e.user_id is not None), timedelta())
+    return round(100 * (covered / (until - since)), 2)
+
+
+def sub_schedule(
+    name: str, entries: Sequence[Entry], since: datetime, until: datetime
+) -> SubSchedule:
+    return SubSchedule(
+        name=name,
+        rendered_schedule_entries=[RenderedEntry.of(e) for e in entries],
+        rendered_coverage_percentage=coverage(entries, since, until),
+    )
+
+
+def preview(
+    request: ScheduleRequest, overrides: Sequence[Override], since: datetime, until: datetime
+) -> SchedulePreview:
+    """`request` rendered over [since, until) as if it were saved."""
+    checked_range(since, until)
+    rendered = render(request.layers(), overrides, since, until)
+    layers = [
+        RenderedLayer(
+            **layer.model_dump(),
+            rendered_schedule_entries=[RenderedEntry.of(e) for e in entries],
+            rendered_coverage_percentage=coverage(entries, since, until),
+        )
+        for layer, entries in zip(request.schedule_layers, rendered.layers, strict=True)
+    ]
+    return SchedulePreview(
+        name=request.name,
+        description=request.description,
+        time_zone=request.time_zone,
+        team_ids=request.team_ids,
+        since=timestamp(since),
+        until=timestamp(until),
+        schedule_layers=layers,
+        final_schedule=sub_schedule("Final Schedule", rendered.final, since, until),
+        overrides_subschedule=sub_schedule("Overrides", rendered.overrides, since, until),
+    )
