@@ -17,6 +17,7 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 
 from dynashard import calculated_shard, sharded_key
+from incidents.table import item_key
 
 RECORD_PREFIX = "idempotency"
 RECORD_SHARDS = 16
@@ -32,10 +33,7 @@ class ShardedIdempotencyStore(DynamoDBPersistenceLayer):
 
     def _get_key(self, idempotency_key: str) -> dict[str, Any]:
         shard = calculated_shard(RECORD_PREFIX, idempotency_key, RECORD_SHARDS)
-        return {
-            "PK": {"S": sharded_key(RECORD_PREFIX, shard, RECORD_SHARDS)},
-            "SK": {"S": idempotency_key},
-        }
+        return item_key(sharded_key(RECORD_PREFIX, shard, RECORD_SHARDS), idempotency_key)
 
 
 def idempotency_config() -> IdempotencyConfig:

@@ -40,6 +40,7 @@ from incidents.models import (
     timestamp,
 )
 from incidents.store import Caller, Store, condition_failed
+from incidents.table import item_key
 from incidents.team_commands import membership_item, team_item
 from incidents.timeline.events import change_event, created_event, plain_event
 from incidents.users import profile_item
@@ -364,7 +365,7 @@ def advance_counter(store: Store, account_id: str, value: int) -> None:
     try:
         store.client.update_item(
             TableName=store.table_name,
-            Key={"PK": {"S": pk}, "SK": {"S": sk}},
+            Key=item_key(pk, sk),
             UpdateExpression="SET #value = :value",
             ConditionExpression="attribute_not_exists(#value) OR #value < :value",
             ExpressionAttributeNames={"#value": "value"},

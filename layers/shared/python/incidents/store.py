@@ -32,7 +32,7 @@ from dynashard.resharding import (
 from incidents.errors import DomainError, ThrottledError, VersionConflictError
 from incidents.keys import ShardConfig
 from incidents.models import utc_now
-from incidents.table import TABLE_SCHEMA
+from incidents.table import TABLE_SCHEMA, item_key
 from incidents.tenant_shards import TenantShards, build_tenant_shards
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ class Store:
         """One item by key, or None."""
         response = self.client.get_item(
             TableName=self.table_name,
-            Key={"PK": {"S": pk}, "SK": {"S": sk}},
+            Key=item_key(pk, sk),
             ConsistentRead=consistent,
         )
         item: Item | None = response.get("Item")
@@ -142,7 +142,7 @@ class Store:
         return {
             "Delete": {
                 "TableName": self.table_name,
-                "Key": {"PK": {"S": pk}, "SK": {"S": sk}},
+                "Key": item_key(pk, sk),
                 "ConditionExpression": "attribute_exists(PK)",
             }
         }
@@ -166,7 +166,7 @@ class Store:
         return {
             "Update": {
                 "TableName": self.table_name,
-                "Key": {"PK": {"S": pk}, "SK": {"S": sk}},
+                "Key": item_key(pk, sk),
                 "UpdateExpression": "SET #n = if_not_exists(#n, :counted) + :change",
                 "ConditionExpression": "attribute_exists(PK)" + condition,
                 "ExpressionAttributeNames": {"#n": name},
@@ -179,7 +179,7 @@ class Store:
         return {
             "ConditionCheck": {
                 "TableName": self.table_name,
-                "Key": {"PK": {"S": pk}, "SK": {"S": sk}},
+                "Key": item_key(pk, sk),
                 "ConditionExpression": "attribute_exists(PK)",
             }
         }

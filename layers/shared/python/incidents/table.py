@@ -2,6 +2,7 @@
 and code names its keys and indexes from here, never by spelling them."""
 
 from dynashard import IndexSchema, TableSchema
+from dynashard.query import Item
 
 GSI1 = IndexSchema("GSI1", "GSI1PK", "GSI1SK")
 """A participant's incidents (a person's or a team's, by state and time), a team's members."""
@@ -17,3 +18,8 @@ TABLE_SCHEMA = TableSchema(
     stream_view="NEW_IMAGE",
 )
 """The stream carries the timeline's events out (new images: an event is only ever put)."""
+
+
+def item_key(pk: str, sk: str) -> Item:
+    """The key of the table's item `(pk, sk)`, as DynamoDB's requests take it."""
+    return {TABLE_SCHEMA.partition_key: {"S": pk}, TABLE_SCHEMA.sort_key: {"S": sk}}

@@ -14,7 +14,7 @@ from incidents.keys import (
 from incidents.models import Membership, Team, timestamp
 from incidents.requests import AddMember, CreateTeam
 from incidents.store import Caller, Store, new_id
-from incidents.table import GSI1
+from incidents.table import GSI1, item_key
 from incidents.users import user_exists_check
 
 MEMBER_PREFIX = "member#"
@@ -137,7 +137,7 @@ def my_teams(store: Store, caller: Caller) -> list[Team]:
     teams: list[Team] = []
     for start in range(0, len(ids), 100):
         keys = [
-            {"PK": {"S": teams_partition(caller.account_id)}, "SK": {"S": team_id}}
+            item_key(teams_partition(caller.account_id), team_id)
             for team_id in ids[start : start + 100]
         ]
         request = {store.table_name: {"Keys": keys}}

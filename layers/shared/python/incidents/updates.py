@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dynashard.query import Item
+from incidents.table import item_key
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ def update_request(
         values |= part.values
     request: dict[str, Any] = {
         "TableName": table_name,
-        "Key": {"PK": {"S": key[0]}, "SK": {"S": key[1]}},
+        "Key": item_key(key[0], key[1]),
         "UpdateExpression": "SET " + ", ".join(clauses),
         "ExpressionAttributeNames": names,
         "ExpressionAttributeValues": values,

@@ -14,6 +14,7 @@ from incidents.errors import NotFoundError, UnauthorizedError
 from incidents.items import deserialize, serialize
 from incidents.models import timestamp
 from incidents.store import Caller, Store, new_id
+from incidents.table import item_key
 
 KEY_PREFIX = "mk_"
 KIND = "apikey"
@@ -100,4 +101,4 @@ def _api_key(item: Item) -> ApiKey:
 
 
 def _key(account: str, key_id: str) -> Item:
-    return {"PK": {"S": api_keys_partition(account)}, "SK": {"S": key_id}}
+    return item_key(api_keys_partition(account), key_id)

@@ -17,6 +17,7 @@ from dynashard.query import Item
 from incidents.items import serialize
 from incidents.models import timestamp
 from incidents.store import Store
+from incidents.table import item_key
 
 LAST_USED_EVERY = timedelta(minutes=1)
 """`last_used_at` moves at most this often (a busy key does not write it per request)."""
@@ -34,7 +35,7 @@ def digest(key: str) -> str:
 
 def lookup_key(kind: str, key_digest: str) -> Item:
     """The key of the lookup item of a key of `kind` by its digest."""
-    return {"PK": {"S": build_key(kind, key_digest)}, "SK": {"S": kind}}
+    return item_key(build_key(kind, key_digest), kind)
 
 
 def lookup_item(kind: str, key: str, account: str, owner_id: str) -> Item:

@@ -64,6 +64,7 @@ from incidents.keyed import request_digest
 from incidents.models import EventType, IncidentSummary, Status, timestamp
 from incidents.requests import CreateIncident, UpdateIncident
 from incidents.store import Caller, Failure, Store, labelled, new_id
+from incidents.table import item_key
 from incidents.timeline.events import (
     change_operations,
     load_counted,
@@ -368,7 +369,7 @@ def _still_open(store: Store, open_at: str, incident_id: str) -> Item:
     return {
         "ConditionCheck": {
             "TableName": store.table_name,
-            "Key": {"PK": {"S": open_at}, "SK": {"S": incident_id}},
+            "Key": item_key(open_at, incident_id),
             "ConditionExpression": "attribute_exists(PK) AND #status <> :resolved",
             "ExpressionAttributeNames": {"#status": "status"},
             "ExpressionAttributeValues": {":resolved": {"S": Status.RESOLVED.value}},
@@ -503,7 +504,7 @@ def _claim_event(key: AlertKey, state: KeyState, now: datetime, total: int) -> b
     try:
         client.update_item(
             TableName=key.store.table_name,
-            Key={"PK": {"S": pk}, "SK": {"S": sk}},
+            Key=item_key(pk, sk),
             UpdateExpression="SET last_event_at = :now, counted_at_event = :total",
             ConditionExpression="last_event_at = :seen AND incident_id = :incident",
             ExpressionAttributeValues={

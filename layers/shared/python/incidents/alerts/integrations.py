@@ -22,6 +22,7 @@ from incidents.items import deserialize, serialize
 from incidents.keys import integrations_partition, teams_partition
 from incidents.models import INTEGRATION_PREFIX, timestamp
 from incidents.store import Caller, Store, new_id
+from incidents.table import item_key
 
 KEY_PREFIX = "ik_"
 KIND = "integrationkey"
@@ -97,7 +98,7 @@ def update_integration(
     )
     update: dict[str, Any] = {
         "TableName": store.table_name,
-        "Key": _key(integrations_partition(caller.account_id), integration_id),
+        "Key": item_key(integrations_partition(caller.account_id), integration_id),
         "UpdateExpression": expression,
         "ConditionExpression": "attribute_exists(PK)",
         "ExpressionAttributeNames": names,
@@ -126,7 +127,7 @@ def rotate_key(store: Store, caller: Caller, integration_id: str) -> Integration
             {
                 "Update": {
                     "TableName": store.table_name,
-                    "Key": _key(integrations_partition(caller.account_id), integration_id),
+                    "Key": item_key(integrations_partition(caller.account_id), integration_id),
                     "UpdateExpression": "SET key_hash = :hash, key_hint = :hint",
                     "ConditionExpression": "key_hash = :seen",
                     "ExpressionAttributeValues": {**new_key_values, ":seen": stored["key_hash"]},
@@ -149,7 +150,7 @@ def delete_integration(store: Store, caller: Caller, integration_id: str) -> Non
     pk = integrations_partition(caller.account_id)
     store.transact(
         [
-            {"Delete": {"TableName": store.table_name, "Key": _key(pk, integration_id)}},
+            {"Delete": {"TableName": store.table_name, "Key": item_key(pk, integration_id)}},
             {
                 "Delete": {
                     "TableName": store.table_name,
@@ -193,7 +194,3 @@ def _integration_item(account: str, integration: Integration, key: str) -> Item:
 def _integration(item: Item) -> Integration:
     values = {"alert_grouping": NO_GROUPING, **deserialize(item)}  # stored before grouping
     return Integration.model_validate({"id": values["SK"], **{n: values.get(n) for n in STORED}})
-
-
-def _key(pk: str, sk: str) -> Item:
-    return {"PK": {"S": pk}, "SK": {"S": sk}}

@@ -40,6 +40,7 @@ from incidents.keys import (
 )
 from incidents.models import parse_timestamp, timestamp
 from incidents.store import Failure, Store, labelled
+from incidents.table import item_key
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import QueryOutputTypeDef
@@ -81,7 +82,7 @@ def live_removals(store: Store, account: str, window_id: str, end_time: str) -> 
     removals = []
     for copy in range(LIVE_WINDOW_COPIES):
         pk, sk = live_window_key(account, copy, end_time, window_id)
-        key = {"PK": {"S": pk}, "SK": {"S": sk}}
+        key = item_key(pk, sk)
         removals.append({"Delete": {"TableName": store.table_name, "Key": key}})
     return removals
 

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from incidents.events_out.delivery_messages import DeliveryMessage
 from incidents.keys import attempts_key
 from incidents.store import Store
+from incidents.table import item_key
 
 KEPT_DAYS = 30
 """As long as the delivery log: the table's TTL removes the count once a delivery is over
@@ -52,7 +53,7 @@ def save_attempts(store: Store, message: DeliveryMessage, made: int, due_at: dat
     store.client.put_item(
         TableName=store.table_name,
         Item={
-            "PK": {"S": pk}, "SK": {"S": sk}, "Type": {"S": "attempts"},
+            **item_key(pk, sk), "Type": {"S": "attempts"},
             "made": {"N": str(made)}, "due_at": {"N": f"{due_at.timestamp():.3f}"},
             "ExpiresAt": {"N": str(expires)},
         },

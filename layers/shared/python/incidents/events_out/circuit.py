@@ -34,6 +34,7 @@ from incidents.events_out.webhook_models import TEST_EVENT
 from incidents.events_out.webhooks import StoredWebhook, load_webhook, update_stored, webhook_key
 from incidents.keys import parked_incident_prefix, parked_partition, parked_sort_key
 from incidents.store import Store
+from incidents.table import item_key
 
 PAGE = 100
 """Parked deliveries sent back per drain message."""
@@ -79,8 +80,10 @@ def park(store: Store, message: DeliveryMessage) -> bool:
     with no webhook: a list would read that as a broken webhook)."""
     expires = int((store.clock() + timedelta(days=KEPT_DAYS)).timestamp())
     item = {
-        "PK": {"S": parked_partition(message.account_id, message.webhook_id)},
-        "SK": {"S": parked_sort_key(message.incident_id, message.seq, message.event_id)},
+        **item_key(
+            parked_partition(message.account_id, message.webhook_id),
+            parked_sort_key(message.incident_id, message.seq, message.event_id),
+        ),
         "Type": {"S": "parked"},
         "message": {"S": message.model_dump_json()},
         "ExpiresAt": {"N": str(expires)},

@@ -31,6 +31,7 @@ from incidents.keys import WEBHOOK_COUNT_SK, WEBHOOK_PREFIX, webhooks_partition
 from incidents.models import timestamp
 from incidents.paging import ListPage, PageRequest, partition_page
 from incidents.store import Caller, Store, new_id
+from incidents.table import item_key
 
 MAX_WEBHOOKS = 20
 ROTATION_OVERLAP = timedelta(hours=24)
@@ -87,7 +88,7 @@ class StoredWebhook:
 
 def webhook_key(account: str, webhook_id: str) -> dict[str, Item]:
     """The key of a webhook's item."""
-    return {"PK": {"S": webhooks_partition(account)}, "SK": {"S": webhook_id}}
+    return item_key(webhooks_partition(account), webhook_id)
 
 
 def stored_from_item(item: Item) -> StoredWebhook:
@@ -276,7 +277,7 @@ def _count_move(store: Store, account: str, change: int) -> Item:
     return {
         "Update": {
             "TableName": store.table_name,
-            "Key": {"PK": {"S": webhooks_partition(account)}, "SK": {"S": WEBHOOK_COUNT_SK}},
+            "Key": item_key(webhooks_partition(account), WEBHOOK_COUNT_SK),
             "UpdateExpression": "SET #n = if_not_exists(#n, :zero) + :change",
             "ConditionExpression": condition,
             "ExpressionAttributeNames": {"#n": "webhook_count"},

@@ -36,6 +36,7 @@ from incidents.models import (
 )
 from incidents.requests import CreateIncident
 from incidents.store import MAX_TRANSACTION_ITEMS, Caller, Failure, Store, labelled, new_id
+from incidents.table import item_key
 from incidents.tenant_shards import Family
 from incidents.timeline.events import created_event, event_item, pause_before_retry
 from incidents.users import user_exists_check
@@ -244,7 +245,7 @@ def _number_claim(store: Store, account: str) -> tuple[int, Item]:
     claim = {
         "Update": {
             "TableName": store.table_name,
-            "Key": {"PK": {"S": pk}, "SK": {"S": sk}},
+            "Key": item_key(pk, sk),
             "UpdateExpression": "SET #value = :next",
             "ConditionExpression": condition,
             "ExpressionAttributeNames": {"#value": "value"},

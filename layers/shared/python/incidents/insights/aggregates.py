@@ -21,6 +21,7 @@ from ddsketch.mapping import LogarithmicMapping
 from dynashard import build_key
 from dynashard.query import Item
 from incidents.insights.figures import Figure, Measure
+from incidents.table import item_key
 
 RELATIVE_ACCURACY = 0.01
 """A quantile read back is within 1 % of the exact one (DDSketch's guarantee)."""
@@ -105,7 +106,7 @@ def add_operation(table_name: str, key: tuple[str, str], added: Mapping[str, flo
     return {
         "Update": {
             "TableName": table_name,
-            "Key": {"PK": {"S": key[0]}, "SK": {"S": key[1]}},
+            "Key": item_key(key[0], key[1]),
             "UpdateExpression": f"SET #type = :type ADD {adds}",
             "ExpressionAttributeNames": {"#type": "Type", **names},
             "ExpressionAttributeValues": {":type": {"S": INSIGHTS}, **values},

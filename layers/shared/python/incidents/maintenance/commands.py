@@ -52,6 +52,7 @@ from incidents.maintenance.models import (
 from incidents.models import parse_timestamp, timestamp
 from incidents.paging import DEFAULT_LIMIT, partition_stream
 from incidents.store import Caller, Failure, Store, condition_failed, labelled, new_id
+from incidents.table import item_key
 from incidents.timeline.events import pause_before_retry
 from incidents.timers.schedule import (
     Timer,
@@ -333,7 +334,7 @@ def _move_live_version(store: Store, account: str, seen: int) -> Item:
 
 
 def _key(account: str, window_id: str) -> Item:
-    return {"PK": {"S": maintenance_partition(account)}, "SK": {"S": window_id}}
+    return item_key(maintenance_partition(account), window_id)
 
 
 def _item(account: str, window: MaintenanceWindow) -> Item:

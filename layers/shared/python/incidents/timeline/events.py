@@ -42,7 +42,7 @@ from incidents.models import (
 )
 from incidents.store import Caller, Store, new_id
 from incidents.summaries import SEQ_ATTRIBUTE, read_summary
-from incidents.table import GSI2
+from incidents.table import GSI2, item_key
 from incidents.tenant_shards import Family
 
 CREATED_PARTICIPANTS = 20
@@ -238,7 +238,7 @@ def counter_move(store: Store, account: str, counted: Counted, moved: int) -> It
     return {
         "Update": {
             "TableName": store.table_name,
-            "Key": {"PK": {"S": counted.pk}, "SK": {"S": counted.summary.id}},
+            "Key": item_key(counted.pk, counted.summary.id),
             "UpdateExpression": "SET #seq = :next",
             "ConditionExpression": condition,
             "ExpressionAttributeNames": names,

@@ -25,7 +25,7 @@ from incidents.items import deserialize, serialize
 from incidents.keys import due_index_key, schedule_meta, timer_key
 from incidents.models import timestamp
 from incidents.store import Failure, Store, labelled
-from incidents.table import GSI3
+from incidents.table import GSI3, item_key
 
 
 class TimerKind(StrEnum):
@@ -97,7 +97,7 @@ def set_timer(store: Store, timer: Timer) -> Operation[Failure]:
 def clear_timer(store: Store, account: str, kind: TimerKind, subject: str) -> Item:
     """The Delete that clears a timer (whether it is set or not)."""
     pk, sk = timer_key(account, kind.value, subject)
-    return {"Delete": {"TableName": store.table_name, "Key": {"PK": {"S": pk}, "SK": {"S": sk}}}}
+    return {"Delete": {"TableName": store.table_name, "Key": item_key(pk, sk)}}
 
 
 def claim(store: Store, timer: Timer) -> Item:
@@ -107,7 +107,7 @@ def claim(store: Store, timer: Timer) -> Item:
     return {
         "Delete": {
             "TableName": store.table_name,
-            "Key": {"PK": {"S": pk}, "SK": {"S": sk}},
+            "Key": item_key(pk, sk),
             "ConditionExpression": "due_at = :due",
             "ExpressionAttributeValues": {":due": {"S": timestamp(timer.due_at)}},
         }

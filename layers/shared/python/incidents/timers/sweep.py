@@ -30,7 +30,7 @@ from dynashard.query import Item, PageStats
 from incidents.keys import due_bucket_base, schedule_meta, sweep_marker_key
 from incidents.models import timestamp
 from incidents.store import Store, condition_failed
-from incidents.table import GSI3
+from incidents.table import GSI3, item_key
 from incidents.timers.schedule import Timer, TimerKind, minute_of, timer_from_item
 
 logger = logging.getLogger(__name__)
@@ -208,7 +208,7 @@ def _advance(store: Store, minute: str) -> None:
     try:
         store.client.put_item(
             TableName=store.table_name,
-            Item={"PK": {"S": pk}, "SK": {"S": sk}, "Type": {"S": "sweep_marker"},
+            Item={**item_key(pk, sk), "Type": {"S": "sweep_marker"},
                   "minute": {"S": _next(minute)}},
             ConditionExpression="attribute_not_exists(PK) OR #minute = :minute",
             ExpressionAttributeNames={"#minute": "minute"},
