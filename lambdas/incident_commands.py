@@ -30,6 +30,7 @@ from incidents.models import (
 )
 from incidents.requests import AddNote, AddParticipant, CreateIncident, UpdateIncident
 from incidents.store import Caller
+from incidents.table import PK, SK
 from lambdas.http.admission import caller
 from lambdas.http.api import (
     answer,
@@ -158,8 +159,8 @@ def _once(command: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[..., 
     client is the container's shared one, and a cold start that serves none skips it."""
     records = ShardedIdempotencyStore(
         table_name=table_name(),
-        key_attr="PK",
-        sort_key_attr="SK",
+        key_attr=PK,
+        sort_key_attr=SK,
         expiry_attr="ExpiresAt",
         boto3_client=dynamodb(),
     )

@@ -40,7 +40,7 @@ from incidents.models import (
     timestamp,
 )
 from incidents.store import Caller, Store, condition_failed
-from incidents.table import item_key
+from incidents.table import PK, SK, item_key, key_of
 from incidents.team_commands import membership_item, team_item
 from incidents.timeline.events import change_event, created_event, plain_event
 from incidents.users import profile_item
@@ -343,15 +343,15 @@ def created_items(
 
 
 def _key(item: Item) -> tuple[str, str]:
-    return item["PK"]["S"], item["SK"]["S"]
+    return item[PK]["S"], item[SK]["S"]
 
 
 def _stored_keys(store: Store, items: list[Item]) -> set[tuple[str, str]]:
     """The keys of `items` that the table holds (BatchGetItem, 100 keys a request)."""
     found: set[tuple[str, str]] = set()
     for start in range(0, len(items), 100):
-        keys = [{"PK": item["PK"], "SK": item["SK"]} for item in items[start : start + 100]]
-        request: Any = {store.table_name: {"Keys": keys, "ProjectionExpression": "PK, SK"}}
+        keys = [key_of(item) for item in items[start : start + 100]]
+        request: Any = {store.table_name: {"Keys": keys, "ProjectionExpression": f"{PK}, {SK}"}}
         while request:
             response = store.client.batch_get_item(RequestItems=request)
             found.update(_key(item) for item in response["Responses"][store.table_name])

@@ -21,10 +21,11 @@ from incidents.errors import KeyReusedError
 from incidents.items import deserialize, serialize
 from incidents.keys import create_once_key
 from incidents.store import Caller, Store
+from incidents.table import PK, SK
 
 KEY_SECONDS = 24 * 3600
 """How long a keyed command's guard lasts: as long as its idempotency record."""
-LAPSED_OR_ABSENT = "attribute_not_exists(PK) OR ExpiresAt < :now"
+LAPSED_OR_ABSENT = f"attribute_not_exists({PK}) OR ExpiresAt < :now"
 """A guard may be written where none is or where one has lapsed (Powertools' own rule)."""
 
 
@@ -44,7 +45,7 @@ def guard_operations(
     values = {"Type": "create_once", "request": digest, **written, "ExpiresAt": now + KEY_SECONDS}
     put = {
         "TableName": store.table_name,
-        "Item": serialize({"PK": pk, "SK": sk, **values}),
+        "Item": serialize({PK: pk, SK: sk, **values}),
         "ConditionExpression": LAPSED_OR_ABSENT,
         "ExpressionAttributeValues": {":now": {"N": str(now)}},
     }

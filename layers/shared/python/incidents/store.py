@@ -32,7 +32,7 @@ from dynashard.resharding import (
 from incidents.errors import DomainError, ThrottledError, VersionConflictError
 from incidents.keys import ShardConfig
 from incidents.models import utc_now
-from incidents.table import TABLE_SCHEMA, item_key
+from incidents.table import PK, SK, TABLE_SCHEMA, item_key
 from incidents.tenant_shards import TenantShards, build_tenant_shards
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ class Store:
 
     def query_partition(self, pk: str, *, prefix: str | None = None) -> list[Item]:
         """Every item of one table partition (strongly consistent), optionally by SK prefix."""
-        condition = "PK = :pk" + (" AND begins_with(SK, :prefix)" if prefix else "")
+        condition = f"{PK} = :pk" + (f" AND begins_with({SK}, :prefix)" if prefix else "")
         values: dict[str, Any] = {":pk": {"S": pk}}
         if prefix:
             values[":prefix"] = {"S": prefix}
@@ -134,7 +134,7 @@ class Store:
         """A transaction's Put of `item`; `new` makes it fail if the key exists."""
         put: dict[str, Any] = {"TableName": self.table_name, "Item": item}
         if new:
-            put["ConditionExpression"] = "attribute_not_exists(PK)"
+            put["ConditionExpression"] = f"attribute_not_exists({PK})"
         return {"Put": put}
 
     def delete_operation(self, pk: str, sk: str) -> Item:
@@ -143,7 +143,7 @@ class Store:
             "Delete": {
                 "TableName": self.table_name,
                 "Key": item_key(pk, sk),
-                "ConditionExpression": "attribute_exists(PK)",
+                "ConditionExpression": f"attribute_exists({PK})",
             }
         }
 
@@ -168,7 +168,7 @@ class Store:
                 "TableName": self.table_name,
                 "Key": item_key(pk, sk),
                 "UpdateExpression": "SET #n = if_not_exists(#n, :counted) + :change",
-                "ConditionExpression": "attribute_exists(PK)" + condition,
+                "ConditionExpression": f"attribute_exists({PK})" + condition,
                 "ExpressionAttributeNames": {"#n": name},
                 "ExpressionAttributeValues": {k: {"N": str(v)} for k, v in numbers.items()},
             }
@@ -180,7 +180,7 @@ class Store:
             "ConditionCheck": {
                 "TableName": self.table_name,
                 "Key": item_key(pk, sk),
-                "ConditionExpression": "attribute_exists(PK)",
+                "ConditionExpression": f"attribute_exists({PK})",
             }
         }
 

@@ -18,8 +18,15 @@ TABLE_SCHEMA = TableSchema(
     stream_view="NEW_IMAGE",
 )
 """The stream carries the timeline's events out (new images: an event is only ever put)."""
+PK, SK = TABLE_SCHEMA.partition_key, TABLE_SCHEMA.sort_key
+"""The table's key attributes, as items and expressions name them."""
 
 
 def item_key(pk: str, sk: str) -> Item:
     """The key of the table's item `(pk, sk)`, as DynamoDB's requests take it."""
-    return {TABLE_SCHEMA.partition_key: {"S": pk}, TABLE_SCHEMA.sort_key: {"S": sk}}
+    return {PK: {"S": pk}, SK: {"S": sk}}
+
+
+def key_of(item: Item) -> Item:
+    """The key of an item read from the table (what a Delete or an Update of it names)."""
+    return {PK: item[PK], SK: item[SK]}

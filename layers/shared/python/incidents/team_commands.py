@@ -14,7 +14,7 @@ from incidents.keys import (
 from incidents.models import Membership, Team, timestamp
 from incidents.requests import AddMember, CreateTeam
 from incidents.store import Caller, Store, new_id
-from incidents.table import GSI1, item_key
+from incidents.table import GSI1, PK, SK, item_key
 from incidents.users import user_exists_check
 
 MEMBER_PREFIX = "member#"
@@ -166,7 +166,7 @@ def require_member(store: Store, caller: Caller, team_id: str) -> None:
 def team_item(account: str, team: Team, *, members: int) -> Item:
     """A team as stored in the account's team partition, with how many members it has
     (kept in the membership transactions, so the last one cannot leave)."""
-    item = to_item(team, "team", {"PK": teams_partition(account), "SK": team.id})
+    item = to_item(team, "team", {PK: teams_partition(account), SK: team.id})
     item[MEMBER_COUNT] = {"N": str(members)}
     return item
 
@@ -177,8 +177,8 @@ def membership_item(account: str, membership: Membership) -> Item:
         membership,
         "membership",
         {
-            "PK": user_partition(account, membership.user_id),
-            "SK": membership_sort_key(membership.team_id),
+            PK: user_partition(account, membership.user_id),
+            SK: membership_sort_key(membership.team_id),
             GSI1.partition_key: team_members_partition(account, membership.team_id),
             GSI1.sort_key: membership.user_id,
         },

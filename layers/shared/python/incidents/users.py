@@ -9,6 +9,7 @@ from incidents.keys import PROFILE_SK, user_partition
 from incidents.models import User
 from incidents.requests import SaveProfile
 from incidents.store import Caller, Store
+from incidents.table import PK, SK
 
 
 def save_profile(store: Store, caller: Caller, request: SaveProfile) -> User:
@@ -20,7 +21,7 @@ def save_profile(store: Store, caller: Caller, request: SaveProfile) -> User:
 
 def profile_item(account: str, user: User) -> Item:
     """A user's profile, beside their memberships in the user's partition."""
-    return to_item(user, "user", {"PK": user_partition(account, user.id), "SK": PROFILE_SK})
+    return to_item(user, "user", {PK: user_partition(account, user.id), SK: PROFILE_SK})
 
 
 def user_exists_check(store: Store, account: str, user_id: str) -> tuple[Item, NotFoundError]:

@@ -14,7 +14,7 @@ from incidents.errors import NotFoundError, UnauthorizedError
 from incidents.items import deserialize, serialize
 from incidents.models import timestamp
 from incidents.store import Caller, Store, new_id
-from incidents.table import item_key
+from incidents.table import PK, SK, item_key
 
 KEY_PREFIX = "mk_"
 KIND = "apikey"
@@ -39,7 +39,7 @@ def create_api_key(store: Store, caller: Caller, request: NewApiKey) -> ApiKeyWi
         key=key,
     )
     values = shown.model_dump(include=set(STORED))
-    item = {"PK": api_keys_partition(caller.account_id), "SK": shown.id, "Type": KIND, **values}
+    item = {PK: api_keys_partition(caller.account_id), SK: shown.id, "Type": KIND, **values}
     store.transact(
         [
             store.put_operation(serialize({**item, "key_hash": digest(key)}), new=True),
@@ -97,7 +97,7 @@ def _stored(store: Store, account: str, key_id: str) -> Item:
 
 def _api_key(item: Item) -> ApiKey:
     values = deserialize(item)
-    return ApiKey.model_validate({"id": values["SK"], **{n: values.get(n) for n in STORED}})
+    return ApiKey.model_validate({"id": values[SK], **{n: values.get(n) for n in STORED}})
 
 
 def _key(account: str, key_id: str) -> Item:

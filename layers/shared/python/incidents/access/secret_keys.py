@@ -17,7 +17,7 @@ from dynashard.query import Item
 from incidents.items import serialize
 from incidents.models import timestamp
 from incidents.store import Store
-from incidents.table import item_key
+from incidents.table import PK, SK, item_key, key_of
 
 LAST_USED_EVERY = timedelta(minutes=1)
 """`last_used_at` moves at most this often (a busy key does not write it per request)."""
@@ -49,7 +49,7 @@ def lookup_item(kind: str, key: str, account: str, owner_id: str) -> Item:
 def find(store: Store, kind: str, key: str) -> tuple[str, str] | None:
     """(account, owner id) of `key`, or None for a key unknown or revoked."""
     where = lookup_key(kind, digest(key))
-    item = store.get(where["PK"]["S"], where["SK"]["S"], consistent=False)
+    item = store.get(where[PK]["S"], where[SK]["S"], consistent=False)
     return (item["account_id"]["S"], item["owner_id"]["S"]) if item else None
 
 
@@ -65,7 +65,7 @@ def owner_of(
     if stored.get("key_hash", {}).get("S", digest(key)) != digest(key):
         return None  # rotated away since the lookup was read
     used = stored.get("last_used_at", {}).get("S")
-    if not mark_used(store, {"PK": stored["PK"], "SK": stored["SK"]}, used):
+    if not mark_used(store, key_of(stored), used):
         return None  # deleted or revoked meanwhile: the same 401 as a key never known
     return found[0], stored
 
@@ -81,7 +81,7 @@ def mark_used(store: Store, where: Item, last_used_at: str | None) -> bool:
             TableName=store.table_name,
             Key=where,
             UpdateExpression="SET last_used_at = :now",
-            ConditionExpression="attribute_exists(PK)",
+            ConditionExpression=f"attribute_exists({PK})",
             ExpressionAttributeValues={":now": {"S": timestamp(now)}},
         )
     except store.client.exceptions.ConditionalCheckFailedException:

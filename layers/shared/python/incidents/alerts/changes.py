@@ -26,6 +26,7 @@ from incidents.items import (
 from incidents.models import timestamp
 from incidents.paging import ListPage, PageRequest, fanout_page, partition_stream
 from incidents.store import Caller, Store, new_id
+from incidents.table import PK, SK
 
 RETENTION_DAYS = 90
 DEFAULT_DAYS = 7
@@ -54,8 +55,8 @@ def record_change(
     change_id = new_id("chg")
     details = payload.custom_details
     values: dict[str, Any] = {
-        "PK": changes_partition(caller.account_id, stamped[:10]),
-        "SK": f"{stamped}#{change_id}",
+        PK: changes_partition(caller.account_id, stamped[:10]),
+        SK: f"{stamped}#{change_id}",
         "Type": "change",
         "ExpiresAt": int((at + timedelta(days=RETENTION_DAYS)).timestamp()),
         "id": change_id,

@@ -43,6 +43,7 @@ from incidents.errors import DomainError
 from incidents.items import serialize
 from incidents.models import timestamp
 from incidents.store import Failure, Store, labelled
+from incidents.table import PK, SK
 
 GROUP_SHARDS = 16
 REFRESH = timedelta(seconds=10)
@@ -104,12 +105,12 @@ class Group:
     def _put(self, store: Store, read: GroupRead, incident_id: str) -> dict[str, Any]:
         pk, sk = group_key(self.account, self.integration_id, read.value)
         now = store.clock()
-        item = {"PK": pk, "SK": sk, "Type": "alert_group", "incident_id": incident_id,
+        item = {PK: pk, SK: sk, "Type": "alert_group", "incident_id": incident_id,
                 "grouped_at": timestamp(now),
                 "ExpiresAt": int((now + self.lifetime).timestamp())}  # fmt: skip
         put: dict[str, Any] = {"TableName": store.table_name, "Item": serialize(item)}
         if read.incident_id is None:
-            put["ConditionExpression"] = "attribute_not_exists(PK)"
+            put["ConditionExpression"] = f"attribute_not_exists({PK})"
         elif read.incident_id == incident_id:  # joining it: racing joiners all pass
             put["ConditionExpression"] = "incident_id = :incident"
             put["ExpressionAttributeValues"] = serialize({":incident": incident_id})

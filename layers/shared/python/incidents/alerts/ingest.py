@@ -64,7 +64,7 @@ from incidents.keyed import request_digest
 from incidents.models import EventType, IncidentSummary, Status, timestamp
 from incidents.requests import CreateIncident, UpdateIncident
 from incidents.store import Caller, Failure, Store, labelled, new_id
-from incidents.table import item_key
+from incidents.table import PK, SK, item_key
 from incidents.timeline.events import (
     change_operations,
     load_counted,
@@ -370,7 +370,7 @@ def _still_open(store: Store, open_at: str, incident_id: str) -> Item:
         "ConditionCheck": {
             "TableName": store.table_name,
             "Key": item_key(open_at, incident_id),
-            "ConditionExpression": "attribute_exists(PK) AND #status <> :resolved",
+            "ConditionExpression": f"attribute_exists({PK}) AND #status <> :resolved",
             "ExpressionAttributeNames": {"#status": "status"},
             "ExpressionAttributeValues": {":resolved": {"S": Status.RESOLVED.value}},
         }
@@ -486,11 +486,11 @@ def _claim_key(key: AlertKey, values: dict[str, Any], replaced: KeyState | None)
     pk, sk = key.item_key()
     put: dict[str, Any] = {
         "TableName": key.store.table_name,
-        "Item": serialize({"PK": pk, "SK": sk, "Type": "alert_key", "counted_at_event": 1,
+        "Item": serialize({PK: pk, SK: sk, "Type": "alert_key", "counted_at_event": 1,
                            **values}),
     }  # fmt: skip
     if replaced is None:
-        put["ConditionExpression"] = "attribute_not_exists(PK)"
+        put["ConditionExpression"] = f"attribute_not_exists({PK})"
     else:
         put["ConditionExpression"] = "incident_id = :replaced"
         put["ExpressionAttributeValues"] = {":replaced": {"S": replaced.incident_id}}
@@ -532,9 +532,9 @@ def _seen_put(
     new alert, not a retry: a flapping check sends the same words again)."""
     pk, sk = _seen_item(account, digest)
     now = int(store.clock().timestamp())
-    values = {"PK": pk, "SK": sk, "Type": "alert_seen", "ExpiresAt": now + SEEN_SECONDS,
+    values = {PK: pk, SK: sk, "Type": "alert_seen", "ExpiresAt": now + SEEN_SECONDS,
               **answer.model_dump(mode="json")}  # fmt: skip
-    condition = "attribute_not_exists(PK) OR ExpiresAt < :now"
+    condition = f"attribute_not_exists({PK}) OR ExpiresAt < :now"
     bound: dict[str, Any] = {":now": {"N": str(now)}}
     if replaced is not None:
         condition += " OR incident_id = :replaced"

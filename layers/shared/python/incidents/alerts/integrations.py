@@ -22,7 +22,7 @@ from incidents.items import deserialize, serialize
 from incidents.keys import integrations_partition, teams_partition
 from incidents.models import INTEGRATION_PREFIX, timestamp
 from incidents.store import Caller, Store, new_id
-from incidents.table import item_key
+from incidents.table import PK, SK, item_key
 
 KEY_PREFIX = "ik_"
 KIND = "integrationkey"
@@ -100,7 +100,7 @@ def update_integration(
         "TableName": store.table_name,
         "Key": item_key(integrations_partition(caller.account_id), integration_id),
         "UpdateExpression": expression,
-        "ConditionExpression": "attribute_exists(PK)",
+        "ConditionExpression": f"attribute_exists({PK})",
         "ExpressionAttributeNames": names,
     }
     if values:
@@ -182,8 +182,8 @@ def _stored(store: Store, account: str, integration_id: str) -> Item:
 
 def _integration_item(account: str, integration: Integration, key: str) -> Item:
     values: dict[str, Any] = {
-        "PK": integrations_partition(account),
-        "SK": integration.id,
+        PK: integrations_partition(account),
+        SK: integration.id,
         "Type": "integration",
         "key_hash": digest(key),
         **integration.model_dump(include=set(STORED)),
@@ -193,4 +193,4 @@ def _integration_item(account: str, integration: Integration, key: str) -> Item:
 
 def _integration(item: Item) -> Integration:
     values = {"alert_grouping": NO_GROUPING, **deserialize(item)}  # stored before grouping
-    return Integration.model_validate({"id": values["SK"], **{n: values.get(n) for n in STORED}})
+    return Integration.model_validate({"id": values[SK], **{n: values.get(n) for n in STORED}})

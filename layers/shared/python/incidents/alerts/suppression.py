@@ -40,7 +40,7 @@ from incidents.keys import (
 )
 from incidents.models import parse_timestamp, timestamp
 from incidents.store import Failure, Store, labelled
-from incidents.table import item_key
+from incidents.table import PK, SK, item_key
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import QueryOutputTypeDef
@@ -70,7 +70,7 @@ def live_entries(store: Store, account: str, window: LiveWindow) -> list[Item]:
     entries = []
     for copy in range(LIVE_WINDOW_COPIES):
         pk, sk = live_window_key(account, copy, window.end_time, window.id)
-        values = {"PK": pk, "SK": sk, "Type": "live_window", "window_id": window.id,
+        values = {PK: pk, SK: sk, "Type": "live_window", "window_id": window.id,
                   "scope": window.scope, "start_time": window.start_time,
                   "ExpiresAt": expires}  # fmt: skip
         entries.append(store.put_operation(serialize(values)))
@@ -132,7 +132,7 @@ def kept(window_id: str, key: AlertKey, alert: AlertEvent) -> list[Operation[Fai
     update = {
         "Update": {
             "TableName": store.table_name,
-            "Key": serialize({"PK": pk, "SK": sk}),
+            "Key": serialize({PK: pk, SK: sk}),
             "UpdateExpression": f"SET {', '.join(sets)}, #status = {set_status}, "
             "first_seen_at = if_not_exists(first_seen_at, :last_seen_at) ADD #count :one",
             "ExpressionAttributeNames": {
@@ -162,7 +162,7 @@ def _live_query(
     `now` (``<end>#<id>`` sorts after ``<now>$`` only where the end is after now)."""
     return store.client.query(
         TableName=store.table_name,
-        KeyConditionExpression="PK = :pk AND SK > :after",
+        KeyConditionExpression=f"{PK} = :pk AND {SK} > :after",
         ExpressionAttributeValues={
             ":pk": {"S": live_windows_partition(account, copy)},
             ":after": {"S": f"{now}$"},

@@ -34,7 +34,7 @@ from incidents.events_out.webhook_models import TEST_EVENT
 from incidents.events_out.webhooks import StoredWebhook, load_webhook, update_stored, webhook_key
 from incidents.keys import parked_incident_prefix, parked_partition, parked_sort_key
 from incidents.store import Store
-from incidents.table import item_key
+from incidents.table import PK, SK, item_key, key_of
 
 PAGE = 100
 """Parked deliveries sent back per drain message."""
@@ -62,7 +62,7 @@ def _incident_parked(store: Store, message: DeliveryMessage) -> bool:
     """Whether a delivery of `message`'s incident is parked (one strongly consistent read)."""
     response = store.client.query(
         TableName=store.table_name,
-        KeyConditionExpression="PK = :pk AND begins_with(SK, :incident)",
+        KeyConditionExpression=f"{PK} = :pk AND begins_with({SK}, :incident)",
         ExpressionAttributeValues={
             ":pk": {"S": parked_partition(message.account_id, message.webhook_id)},
             ":incident": {"S": parked_incident_prefix(message.incident_id)},
@@ -92,7 +92,7 @@ def park(store: Store, message: DeliveryMessage) -> bool:
         "TableName": store.table_name,
         "Key": webhook_key(message.account_id, message.webhook_id),
         "UpdateExpression": "ADD parked :one",
-        "ConditionExpression": "attribute_exists(PK)",
+        "ConditionExpression": f"attribute_exists({PK})",
         "ExpressionAttributeValues": {":one": {"N": "1"}},
     }
     try:
@@ -162,7 +162,7 @@ def _page(store: Store, job: DrainJob, limit: int) -> list[Item]:
     """The first `limit` parked deliveries, each incident's in order (strongly read)."""
     response = store.client.query(
         TableName=store.table_name,
-        KeyConditionExpression="PK = :pk",
+        KeyConditionExpression=f"{PK} = :pk",
         ExpressionAttributeValues={":pk": {"S": parked_partition(job.account_id, job.webhook_id)}},
         ConsistentRead=True,
         Limit=limit,
@@ -181,8 +181,7 @@ def _delete(store: Store, items: list[Item]) -> None:
     for start in range(0, len(items), 25):
         pending: Any = {
             store.table_name: [
-                {"DeleteRequest": {"Key": {"PK": item["PK"], "SK": item["SK"]}}}
-                for item in items[start : start + 25]
+                {"DeleteRequest": {"Key": key_of(item)}} for item in items[start : start + 25]
             ]
         }
         while pending:

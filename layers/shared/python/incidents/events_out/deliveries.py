@@ -14,6 +14,7 @@ from incidents.keys import deliveries_partition, delivery_sort_key
 from incidents.models import timestamp
 from incidents.paging import ListPage, PageRequest, partition_page
 from incidents.store import Caller, Store
+from incidents.table import PK, SK
 
 LOG_DAYS = 30
 """Days an attempt stays in the log (the table's TTL removes it)."""
@@ -44,8 +45,8 @@ def record_attempt(
         next_attempt_at=next_attempt_at,
     )
     keys = {
-        "PK": deliveries_partition(message.account_id, message.webhook_id),
-        "SK": delivery_sort_key(delivery.at, message.event_id, attempt),
+        PK: deliveries_partition(message.account_id, message.webhook_id),
+        SK: delivery_sort_key(delivery.at, message.event_id, attempt),
     }
     item = to_item(delivery, "delivery", keys)
     item["ExpiresAt"] = {"N": str(_expires(now))}

@@ -29,6 +29,7 @@ from incidents.insights.progress import counted
 from incidents.keys import WEBHOOK_PREFIX, webhooks_partition
 from incidents.models import IncidentSummary, TimelineEvent
 from incidents.store import Store
+from incidents.table import PK
 from incidents.timeline.events import event_from_item, summary_after
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ def from_stream(record: dict[str, Any]) -> Outgoing | None:
 
 def outgoing_from_item(item: Item) -> Outgoing:
     """The event stored in `item` (the table's or its index's), ready to go out."""
-    account_id = item["PK"]["S"].split("#", 1)[0]
+    account_id = item[PK]["S"].split("#", 1)[0]
     return outgoing(account_id, event_from_item(item), summary_after(item))
 
 

@@ -31,7 +31,7 @@ from incidents.keys import WEBHOOK_COUNT_SK, WEBHOOK_PREFIX, webhooks_partition
 from incidents.models import timestamp
 from incidents.paging import ListPage, PageRequest, partition_page
 from incidents.store import Caller, Store, new_id
-from incidents.table import item_key
+from incidents.table import PK, item_key
 
 MAX_WEBHOOKS = 20
 ROTATION_OVERLAP = timedelta(hours=24)
@@ -257,7 +257,7 @@ def update_stored(
         "TableName": store.table_name,
         "Key": webhook_key(account, webhook_id),
         "UpdateExpression": " ".join(clauses),
-        "ConditionExpression": "attribute_exists(PK)"
+        "ConditionExpression": f"attribute_exists({PK})"
         + (f" AND {expression}" if expression else ""),
         "ExpressionAttributeNames": {**names, **extra_names},
         "ReturnValues": "ALL_NEW",

@@ -41,6 +41,7 @@ from incidents.models import IncidentSummary, Severity, Status, timestamp
 from incidents.paging import partition_stream
 from incidents.requests import CreateIncident, UpdateIncident
 from incidents.store import Caller, Failure, Store, labelled
+from incidents.table import PK, SK
 from incidents.timeline.events import pause_before_retry
 from incidents.timers.schedule import (
     Timer,
@@ -258,7 +259,7 @@ def _put_as_read(
 ) -> Operation[Failure]:
     """The Put of the heartbeat as `after`, conditioned on it being as `before` was read."""
     put = store.put_operation(_item(account, after))
-    put["Put"]["ConditionExpression"] = "attribute_exists(PK) AND revision = :seen"
+    put["Put"]["ConditionExpression"] = f"attribute_exists({PK}) AND revision = :seen"
     put["Put"]["ExpressionAttributeValues"] = {":seen": {"S": _revision(before)}}
     return labelled(put, VersionConflictError("the heartbeat changed meanwhile; retry"))
 
@@ -281,7 +282,7 @@ def _revision(heartbeat: Heartbeat) -> str:
 def _item(account: str, heartbeat: Heartbeat) -> Item:
     pk, sk = heartbeat_key(account, heartbeat.name)
     fields = heartbeat.model_dump(mode="json")
-    return serialize({"PK": pk, "SK": sk, "Type": "heartbeat", **fields,
+    return serialize({PK: pk, SK: sk, "Type": "heartbeat", **fields,
                       "revision": _revision(heartbeat)})  # fmt: skip
 
 

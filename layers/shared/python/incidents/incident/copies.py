@@ -28,7 +28,7 @@ from incidents.keys import (
 from incidents.models import IncidentSummary, Participation
 from incidents.store import MAX_TRANSACTION_ITEMS, Store
 from incidents.summaries import SEQ_ATTRIBUTE
-from incidents.table import GSI1, GSI2, GSI3
+from incidents.table import GSI1, GSI2, GSI3, PK, SK, key_of
 from incidents.tenant_shards import Family
 
 logger = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ def summary_item(
     gsi2pk, gsi2sk = state_index_key(account, summary.state, summary.id, summary.created_at, listed)
     gsi2pk = listed_at or gsi2pk
     gsi3pk, gsi3sk = number_index_key(account, summary.number)
-    keys = {"PK": pk, "SK": summary.id, GSI2.partition_key: gsi2pk, GSI2.sort_key: gsi2sk}
+    keys = {PK: pk, SK: summary.id, GSI2.partition_key: gsi2pk, GSI2.sort_key: gsi2sk}
     keys |= {GSI3.partition_key: gsi3pk, GSI3.sort_key: gsi3sk}
     return to_item(summary, "incident", keys) | serialize({SEQ_ATTRIBUTE: event_seq})
 
@@ -68,8 +68,8 @@ def participation_item(store: Store, account: str, copy: Participation) -> Item:
     summary = copy.incident
     count = store.counts.get(participant_meta(account, copy.participant_id)).shard_count
     keys = {
-        "PK": participations_partition(account, summary.id),
-        "SK": copy.participant_id,
+        PK: participations_partition(account, summary.id),
+        SK: copy.participant_id,
         GSI1.partition_key: participant_index_key(account, copy.participant_id, summary.id, count),
         GSI1.sort_key: participant_sort_key(summary.state, summary.created_at, summary.id),
     }
@@ -96,21 +96,21 @@ def add_role(store: Store, copy_item: Item, summary: IncidentSummary, *, new: bo
     fields = {
         name: value
         for name, value in copy_item.items()
-        if name not in {"PK", "SK", GSI1.partition_key, "roles"}
+        if name not in {PK, SK, GSI1.partition_key, "roles"}
     }
     assignments, names, values = set_clause(fields)
     names |= {"#roles": "roles", "#gsi1pk": GSI1.partition_key}
     values |= {":gsi1pk": copy_item[GSI1.partition_key], ":roles": copy_item["roles"]}
     if new:
-        condition = "attribute_not_exists(PK)"
+        condition = f"attribute_not_exists({PK})"
     else:
-        condition = "attribute_exists(PK) AND #iv <= :version"
+        condition = f"attribute_exists({PK}) AND #iv <= :version"
         names["#iv"] = "incident_version"
         values[":version"] = {"N": str(summary.version)}
     return {
         "Update": {
             "TableName": store.table_name,
-            "Key": {"PK": copy_item["PK"], "SK": copy_item["SK"]},
+            "Key": key_of(copy_item),
             "UpdateExpression": (
                 f"SET {assignments}, #gsi1pk = if_not_exists(#gsi1pk, :gsi1pk) ADD #roles :roles"
             ),
@@ -135,9 +135,7 @@ def refresh_copies(
     names["#iv"] = "incident_version"
     values[":version"] = {"N": str(summary.version)}
     for start in range(0, len(stale), MAX_TRANSACTION_ITEMS):
-        keys = [
-            {"PK": c["PK"], "SK": c["SK"]} for c in stale[start : start + MAX_TRANSACTION_ITEMS]
-        ]
+        keys = [key_of(c) for c in stale[start : start + MAX_TRANSACTION_ITEMS]]
         _refresh_group(store, keys, f"SET {assignments}", names, values)
 
 
@@ -153,7 +151,7 @@ def _refresh_group(
                     "TableName": store.table_name,
                     "Key": key,
                     "UpdateExpression": update,
-                    "ConditionExpression": "attribute_exists(PK) AND #iv < :version",
+                    "ConditionExpression": f"attribute_exists({PK}) AND #iv < :version",
                     "ExpressionAttributeNames": names,
                     "ExpressionAttributeValues": values,
                 }

@@ -36,7 +36,7 @@ from incidents.models import (
 )
 from incidents.requests import CreateIncident
 from incidents.store import MAX_TRANSACTION_ITEMS, Caller, Failure, Store, labelled, new_id
-from incidents.table import item_key
+from incidents.table import PK, SK, item_key
 from incidents.tenant_shards import Family
 from incidents.timeline.events import created_event, event_item, pause_before_retry
 from incidents.users import user_exists_check
@@ -212,7 +212,7 @@ def new_incident_items(
     The create command writes them in one transaction; demo seeding in batches.
     """
     details_pk, details_sk = details_key(account, summary.id)
-    details = {"PK": details_pk, "SK": details_sk, "Type": "details", "body": body}
+    details = {PK: details_pk, SK: details_sk, "Type": "details", "body": body}
     if history is None:
         created = created_event(summary, copies, summary.created_by, summary.created_at)
         history = [(created, summary)]

@@ -28,6 +28,7 @@ from incidents.insights.figures import Measure
 from incidents.insights.models import Granularity, IncidentInsight, IncidentInsights
 from incidents.models import Severity
 from incidents.store import Caller, Store
+from incidents.table import PK, SK
 
 DEFAULT_DAYS = 30
 """Days a read without ``from`` covers, ending with ``until``."""
@@ -56,7 +57,7 @@ def incident_insights(store: Store, caller: Caller, request: InsightRequest) -> 
     """The range's rows, every period present (an empty one has counts of 0)."""
     merged = {start: Aggregate() for start, _ in periods(request)}
     for item in _items(store, caller.account_id, request):
-        day = date.fromisoformat(item["SK"]["S"].split("#", 1)[0])
+        day = date.fromisoformat(item[SK]["S"].split("#", 1)[0])
         merged[row_start(day, request)].merge_item(item)
     return IncidentInsights.model_validate(
         {
@@ -78,7 +79,7 @@ def _items(store: Store, account: str, request: InsightRequest) -> Iterator[Item
     for shard in range(SHARDS):
         pages = store.client.get_paginator("query").paginate(
             TableName=store.table_name,
-            KeyConditionExpression="PK = :pk AND SK BETWEEN :low AND :high",
+            KeyConditionExpression=f"{PK} = :pk AND {SK} BETWEEN :low AND :high",
             ExpressionAttributeValues={
                 ":pk": {"S": partition(account, team, shard)},
                 ":low": {"S": low},
@@ -87,7 +88,7 @@ def _items(store: Store, account: str, request: InsightRequest) -> Iterator[Item
         )
         for page in pages:
             for item in page.get("Items", []):
-                if request.severity is None or item["SK"]["S"].endswith(f"#{request.severity}"):
+                if request.severity is None or item[SK]["S"].endswith(f"#{request.severity}"):
                     yield item
 
 

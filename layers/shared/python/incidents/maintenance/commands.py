@@ -52,7 +52,7 @@ from incidents.maintenance.models import (
 from incidents.models import parse_timestamp, timestamp
 from incidents.paging import DEFAULT_LIMIT, partition_stream
 from incidents.store import Caller, Failure, Store, condition_failed, labelled, new_id
-from incidents.table import item_key
+from incidents.table import PK, SK, item_key, key_of
 from incidents.timeline.events import pause_before_retry
 from incidents.timers.schedule import (
     Timer,
@@ -254,7 +254,7 @@ def resolve_at_end(store: Store, timer: Timer) -> bool:
     for key in shard_keys(suppressed_base(timer.account, timer.subject), SUPPRESSED_SHARDS):
         for page in pages.paginate(  # on this thread: the sweep fires on the engine's pool
             TableName=store.table_name,
-            KeyConditionExpression="PK = :pk",
+            KeyConditionExpression=f"{PK} = :pk",
             FilterExpression="#status = :triggered",
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues={":pk": {"S": key},
@@ -274,7 +274,7 @@ def _resolve(store: Store, item: Item) -> None:
     try:
         store.client.update_item(
             TableName=store.table_name,
-            Key={"PK": item["PK"], "SK": item["SK"]},
+            Key=key_of(item),
             UpdateExpression="SET #status = :resolved, resolved_at_end = :true",
             ConditionExpression="#status = :triggered",
             ExpressionAttributeNames={"#status": "status"},
@@ -323,13 +323,13 @@ def _move_live_version(store: Store, account: str, seen: int) -> Item:
     pk, sk = live_windows_gate_key(account)
     put: dict[str, Any] = {
         "TableName": store.table_name,
-        "Item": serialize({"PK": pk, "SK": sk, "Type": "live_windows_gate", "version": seen + 1}),
+        "Item": serialize({PK: pk, SK: sk, "Type": "live_windows_gate", "version": seen + 1}),
     }
     if seen:
         put["ConditionExpression"] = "version = :seen"
         put["ExpressionAttributeValues"] = {":seen": {"N": str(seen)}}
     else:
-        put["ConditionExpression"] = "attribute_not_exists(PK)"
+        put["ConditionExpression"] = f"attribute_not_exists({PK})"
     return {"Put": put}
 
 
@@ -339,7 +339,7 @@ def _key(account: str, window_id: str) -> Item:
 
 def _item(account: str, window: MaintenanceWindow) -> Item:
     fields = window.model_dump(mode="json", exclude={"status", "suppressed_alerts"})
-    return serialize({"PK": maintenance_partition(account), "SK": window.id,
+    return serialize({PK: maintenance_partition(account), SK: window.id,
                       "Type": "maintenance_window", **fields})  # fmt: skip
 
 

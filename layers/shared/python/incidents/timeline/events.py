@@ -42,7 +42,7 @@ from incidents.models import (
 )
 from incidents.store import Caller, Store, new_id
 from incidents.summaries import SEQ_ATTRIBUTE, read_summary
-from incidents.table import GSI2, item_key
+from incidents.table import GSI2, PK, SK, item_key
 from incidents.tenant_shards import Family
 
 CREATED_PARTICIPANTS = 20
@@ -76,7 +76,7 @@ def load_counted(store: Store, caller: Caller, incident_id: str) -> Counted | No
         return None
     seq = int(item[SEQ_ATTRIBUTE]["N"]) if SEQ_ATTRIBUTE in item else 0
     listed = item[GSI2.partition_key]["S"] if GSI2.partition_key in item else None
-    return Counted(from_item(IncidentSummary, item), seq, item["PK"]["S"], listed)
+    return Counted(from_item(IncidentSummary, item), seq, item[PK]["S"], listed)
 
 
 def require_counted(store: Store, caller: Caller, incident_id: str) -> Counted:
@@ -210,8 +210,8 @@ def event_item(store: Store, account: str, event: TimelineEvent, after: Incident
     values = {
         **event.model_dump(mode="json", exclude_none=True, by_alias=True),
         SUMMARY_AFTER: snapshot,
-        "PK": pk,
-        "SK": sk,
+        PK: pk,
+        SK: sk,
         GSI2.partition_key: gsi2pk,
         GSI2.sort_key: gsi2sk,
         "Type": "event",

@@ -20,6 +20,7 @@ from incidents.keys import event_key, timeline_prefix
 from incidents.models import EventType, TimelineEvent, timestamp
 from incidents.paging import ListPage, PageRequest, fanout_page, gsi2_streams, partition_stream
 from incidents.store import Caller, Store
+from incidents.table import PK, SK
 from incidents.tenant_shards import Family
 from incidents.timeline.events import Counted, event_from_item, require_counted
 
@@ -73,7 +74,7 @@ def stored_events(
     high = event_key(account, incident_id, last)[1] if last is not None else timeline_prefix() + "~"
     pages = store.client.get_paginator("query").paginate(
         TableName=store.table_name,
-        KeyConditionExpression="PK = :pk AND SK BETWEEN :low AND :high",
+        KeyConditionExpression=f"{PK} = :pk AND {SK} BETWEEN :low AND :high",
         ExpressionAttributeValues={":pk": {"S": pk}, ":low": {"S": low}, ":high": {"S": high}},
         ConsistentRead=True,
     )

@@ -25,7 +25,7 @@ from incidents.items import deserialize, serialize
 from incidents.keys import due_index_key, schedule_meta, timer_key
 from incidents.models import timestamp
 from incidents.store import Failure, Store, labelled
-from incidents.table import GSI3, item_key
+from incidents.table import GSI3, PK, SK, item_key
 
 
 class TimerKind(StrEnum):
@@ -80,8 +80,8 @@ def set_timer(store: Store, timer: Timer) -> Operation[Failure]:
     pk, sk = timer_key(timer.account, timer.kind.value, timer.subject)
     gsi_pk, gsi_sk = due_index_key(timer.minute, timestamp(timer.due_at), timer.identity, count)
     item = {
-        "PK": pk,
-        "SK": sk,
+        PK: pk,
+        SK: sk,
         "Type": "timer",
         GSI3.partition_key: gsi_pk,
         GSI3.sort_key: gsi_sk,

@@ -30,7 +30,7 @@ from dynashard.query import Item, PageStats
 from incidents.keys import due_bucket_base, schedule_meta, sweep_marker_key
 from incidents.models import timestamp
 from incidents.store import Store, condition_failed
-from incidents.table import GSI3, item_key
+from incidents.table import GSI3, PK, SK, item_key
 from incidents.timers.schedule import Timer, TimerKind, minute_of, timer_from_item
 
 logger = logging.getLogger(__name__)
@@ -190,7 +190,7 @@ class _Run:
 def _subject(item: Item) -> str:
     """What a listed timer is about, across accounts (an unreadable item: its own key)."""
     account, subject = (item.get(name, {}).get("S") for name in ("account", "subject"))
-    return f"{account}#{subject}" if account and subject else str(item.get("SK"))
+    return f"{account}#{subject}" if account and subject else str(item.get(SK))
 
 
 def _marker(store: Store, settled: str) -> str:
@@ -210,7 +210,7 @@ def _advance(store: Store, minute: str) -> None:
             TableName=store.table_name,
             Item={**item_key(pk, sk), "Type": {"S": "sweep_marker"},
                   "minute": {"S": _next(minute)}},
-            ConditionExpression="attribute_not_exists(PK) OR #minute = :minute",
+            ConditionExpression=f"attribute_not_exists({PK}) OR #minute = :minute",
             ExpressionAttributeNames={"#minute": "minute"},
             ExpressionAttributeValues={":minute": {"S": minute}},
         )  # fmt: skip
