@@ -206,7 +206,9 @@ def schedules(draw: st.DrawFn) -> tuple[list[Layer], list[Override]]:
         length = timedelta(minutes=draw(st.integers(1, 3 * 24 * 60)))
         created = EPOCH + timedelta(seconds=draw(st.integers(0, 10)))
         overrides.append(
-            Override(f"o{index}", start, start + length, draw(st.sampled_from(USERS)), created)
+            Override(
+                f"o{index}", start, start + length, draw(st.sampled_from(USERS)), created, index
+            )
         )
     return found, overrides
 
@@ -253,7 +255,7 @@ def test_the_latest_override_wins_wherever_it_covers(
     layers_, overrides = schedule
     covering = [o for o in overrides if o.start <= instant < o.end]
     if covering:
-        latest = max(covering, key=lambda o: (o.created, o.id))
+        latest = max(covering, key=lambda o: o.precedence)
         assert on_call_at(layers_, overrides, instant) == latest.user_id
     else:
         expected = next(

@@ -320,3 +320,47 @@ def parked_incident_prefix(incident_id: str | None) -> str:
 def delivery_sort_key(at: str, event_id: str, attempt: int) -> str:
     """``<at>#<event id>#<attempt>``: attempts by time, so the log reads newest first."""
     return build_key(at, event_id, f"{attempt:03d}", kind="sort")
+
+
+def schedule_sort_key(schedule_id: str) -> str:
+    """``schedule#<id>``: a schedule, in its account's teams partition (seed 002's: teams,
+    schedules and overrides are read together and rarely written)."""
+    return build_key("schedule", schedule_id, kind="sort")
+
+
+def schedule_version_sort_key(schedule_id: str, layer: int, effective_from: str) -> str:
+    """``schedule_version#<id>#<layer, 2 digits>#<effective from>``: a layer's versions in
+    the order they take effect."""
+    return build_key("schedule_version", schedule_id, f"{layer:02d}", effective_from, kind="sort")
+
+
+def schedules_prefix() -> str:
+    """The prefix of every schedule's sort key (none of its parts')."""
+    return build_key("schedule", kind="sort") + SEPARATOR
+
+
+def schedule_versions_prefix(schedule_id: str) -> str:
+    """The prefix of every version sort key of one schedule."""
+    return build_key("schedule_version", schedule_id, kind="sort") + SEPARATOR
+
+
+def schedule_override_sort_key(schedule_id: str, end: str, override_id: str) -> str:
+    """``schedule_override#<id>#<end>#<override id>``: by end, so a range's overrides are
+    those from its start on (the ones that started before its end)."""
+    return build_key("schedule_override", schedule_id, end, override_id, kind="sort")
+
+
+def schedule_overrides_prefix(schedule_id: str) -> str:
+    """The prefix of every override sort key of one schedule (by end)."""
+    return build_key("schedule_override", schedule_id, kind="sort") + SEPARATOR
+
+
+def schedule_override_id_sort_key(schedule_id: str, override_id: str) -> str:
+    """``schedule_override_id#<id>#<override id>``: an override found by its id (where its
+    end is), for a delete."""
+    return build_key("schedule_override_id", schedule_id, override_id, kind="sort")
+
+
+def schedule_override_ids_prefix(schedule_id: str) -> str:
+    """The prefix of every override id sort key of one schedule."""
+    return build_key("schedule_override_id", schedule_id, kind="sort") + SEPARATOR

@@ -43,7 +43,7 @@ def layer_user_at(layer: Layer, instant: datetime) -> str | None:
 def override_at(overrides: Sequence[Override], instant: datetime) -> Override | None:
     """The override in force at `instant`: of those covering it, the latest created."""
     covering = [o for o in overrides if o.start <= instant < o.end]
-    return max(covering, key=lambda o: (o.created, o.id), default=None)
+    return max(covering, key=lambda o: o.precedence, default=None)
 
 
 def on_call_at(

@@ -56,13 +56,20 @@ class Layer:
 @dataclass(frozen=True)
 class Override:
     """`user_id` on call from `start` to `end` in place of whoever the layers say; of two
-    that cover an instant, the one created later (`created`, then `id`) wins."""
+    that cover an instant, the one created later wins (`precedence`)."""
 
     id: str
     start: datetime
     end: datetime
     user_id: str
     created: datetime
+    sequence: int = 0
+    """The schedule's version its creation made: orders overrides created in one instant."""
+
+    @property
+    def precedence(self) -> tuple[datetime, int, str]:
+        """What "created later" compares."""
+        return self.created, self.sequence, self.id
 
 
 @dataclass(frozen=True)

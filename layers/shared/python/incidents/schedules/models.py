@@ -10,7 +10,7 @@ from typing import Annotated, Self
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from incidents.models import KSUID, RESPONSE, Instant, TeamId, Timestamp, UserId, timestamp
+from incidents.models import KSUID, RESPONSE, Instant, Page, TeamId, Timestamp, UserId, timestamp
 from incidents.requests import CleanName, CleanTitle
 from incidents.schedules.model import Entry, Layer, LayerVersion, Restriction, RestrictionType
 from incidents.schedules.zones import zone
@@ -217,3 +217,78 @@ class SchedulePreview(BaseModel):
     schedule_layers: list[RenderedLayer]
     final_schedule: SubSchedule
     overrides_subschedule: SubSchedule
+
+
+class Schedule(SchedulePreview):
+    """A stored schedule rendered over [since, until): its layers as the version in force
+    now defines them, their shifts and the final schedule."""
+
+    id: str
+    version: int
+    """Moved by every edit and override: what a handoff was computed from."""
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class ScheduleSummary(BaseModel):
+    """A schedule in a list."""
+
+    model_config = RESPONSE
+
+    id: str
+    name: str
+    description: str | None
+    time_zone: str
+    team_ids: list[str]
+    version: int
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class ScheduleList(Page[ScheduleSummary]):
+    """One page of the account's schedules, by id; pass `next_cursor` back for the next."""
+
+
+class ScheduleChange(ScheduleRequest):
+    """The whole schedule as it should be from `effective_at` (now when left out, never in
+    the past): a layer whose rotation changes gets a version from then, a layer left out of
+    the list ends then, a new one starts no earlier; who was on call before stays as it was."""
+
+    effective_at: Instant | None = None
+
+
+class OverrideRequest(BaseModel):
+    """`user_id` on call from `start` to `end` in place of whoever the layers say (a start
+    in the past is now)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    start: Instant
+    end: Instant
+    user_id: UserId
+
+    @model_validator(mode="after")
+    def _has_length(self) -> Self:
+        if self.end <= self.start:
+            raise ValueError("end must be after start (an override has a length)")
+        return self
+
+
+class ScheduleOverride(BaseModel):
+    """An override as the API shows it (PagerDuty's)."""
+
+    model_config = RESPONSE
+
+    id: str
+    start: Timestamp
+    end: Timestamp
+    user: UserReference
+    created_at: Timestamp
+
+
+class OverrideList(BaseModel):
+    """A schedule's overrides that meet a range, by end."""
+
+    model_config = RESPONSE
+
+    overrides: list[ScheduleOverride]

@@ -4,16 +4,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from incidents.errors import InvalidFilterError
 from incidents.models import timestamp
 from incidents.schedules.engine import render
-from incidents.schedules.model import Entry, Override
+from incidents.schedules.model import Entry, Layer, Override
 from incidents.schedules.models import (
     MAX_RENDER,
     RenderedEntry,
     RenderedLayer,
+    ScheduleLayerRequest,
     SchedulePreview,
     ScheduleRequest,
     SubSchedule,
@@ -44,20 +46,45 @@ def sub_schedule(
     )
 
 
+@dataclass(frozen=True)
+class RenderedRange:
+    """A range of a schedule as the API shows it."""
+
+    layers: list[RenderedLayer]
+    final: SubSchedule
+    overrides: SubSchedule
+
+
+def render_range(
+    shown: Sequence[ScheduleLayerRequest],
+    layers: Sequence[Layer],
+    overrides: Sequence[Override],
+    since: datetime,
+    until: datetime,
+) -> RenderedRange:
+    """`layers` (with all their versions) and `overrides` over [since, until), each layer
+    shown as `shown` describes it."""
+    checked_range(since, until)
+    rendered = render(layers, overrides, since, until)
+    return RenderedRange(
+        layers=[
+            RenderedLayer(
+                **layer.model_dump(),
+                rendered_schedule_entries=[RenderedEntry.of(e) for e in entries],
+                rendered_coverage_percentage=coverage(entries, since, until),
+            )
+            for layer, entries in zip(shown, rendered.layers, strict=True)
+        ],
+        final=sub_schedule("Final Schedule", rendered.final, since, until),
+        overrides=sub_schedule("Overrides", rendered.overrides, since, until),
+    )
+
+
 def preview(
     request: ScheduleRequest, overrides: Sequence[Override], since: datetime, until: datetime
 ) -> SchedulePreview:
     """`request` rendered over [since, until) as if it were saved."""
-    checked_range(since, until)
-    rendered = render(request.layers(), overrides, since, until)
-    layers = [
-        RenderedLayer(
-            **layer.model_dump(),
-            rendered_schedule_entries=[RenderedEntry.of(e) for e in entries],
-            rendered_coverage_percentage=coverage(entries, since, until),
-        )
-        for layer, entries in zip(request.schedule_layers, rendered.layers, strict=True)
-    ]
+    shown = render_range(request.schedule_layers, request.layers(), overrides, since, until)
     return SchedulePreview(
         name=request.name,
         description=request.description,
@@ -65,7 +92,7 @@ def preview(
         team_ids=request.team_ids,
         since=timestamp(since),
         until=timestamp(until),
-        schedule_layers=layers,
-        final_schedule=sub_schedule("Final Schedule", rendered.final, since, until),
-        overrides_subschedule=sub_schedule("Overrides", rendered.overrides, since, until),
+        schedule_layers=shown.layers,
+        final_schedule=shown.final,
+        overrides_subschedule=shown.overrides,
     )

@@ -1,0 +1,190 @@
+"""Schedules stored on DynamoDB Local, on a simulated clock: created with the account's
+users and teams only, rendered as the engine answers, edited from a time on without
+changing who was on call before it, overridden (the newest override wins, a past one is
+read-only), listed, and deleted with every item they had."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from dynashard import GrowthPolicy
+from incidents.errors import NotFoundError
+from incidents.requests import CreateTeam, SaveProfile
+from incidents.schedules import commands
+from incidents.schedules.commands import PastOverrideError, ScheduleTimesError
+from incidents.schedules.engine import on_call_at
+from incidents.schedules.models import OverrideRequest, Schedule, ScheduleChange, ScheduleRequest
+from incidents.store import Caller, Store, build_store, new_id
+from incidents.team_commands import create_team
+from incidents.users import save_profile
+from tests.helpers.clock import ClockedAccount
+
+pytestmark = pytest.mark.integration
+T0 = datetime(2027, 3, 1, 8, 0, tzinfo=UTC)  # a Monday; London is on GMT
+DAY = timedelta(days=1)
+
+
+@pytest.fixture(scope="module")
+def shared_store(dynamodb: Any, module_table: str) -> Iterator[Store]:
+    built = build_store(dynamodb, module_table, b"schedules-test-secret-" * 2,
+                        participant_policy=GrowthPolicy(default_count=4))  # fmt: skip
+    yield built
+    built.engine.close()
+
+
+@pytest.fixture
+def account(shared_store: Store) -> ClockedAccount:
+    clocked = ClockedAccount(store=shared_store, now=T0)
+    save_profile(shared_store, clocked.owner, SaveProfile(name="Ada"))
+    return clocked
+
+
+def colleague(account: ClockedAccount, name: str) -> str:
+    user = Caller(account.owner.account_id, new_id("user"))
+    save_profile(account.store, user, SaveProfile(name=name))
+    return user.user_id
+
+
+def body(users: list[str], **changes: Any) -> dict[str, Any]:
+    layer = {
+        "name": "Primary",
+        "start": "2027-03-01T00:00:00Z",
+        "users": [{"user_id": user} for user in users],
+        "rotation_virtual_start": "2027-03-01T09:00:00Z",
+        "rotation_turn_length_seconds": 86400,
+    }
+    return {"name": "Ops", "time_zone": "Europe/London", "schedule_layers": [layer], **changes}
+
+
+def final(schedule: Schedule) -> list[tuple[str, str, str | None]]:
+    return [
+        (e.start[5:16], e.end[5:16], e.user.id if e.user else None)
+        for e in schedule.final_schedule.rendered_schedule_entries
+    ]
+
+
+def test_a_schedule_is_stored_and_rendered_as_the_engine_answers(account: ClockedAccount) -> None:
+    store, owner = account.store, account.owner
+    bob = colleague(account, "Bob")
+    team = create_team(store, owner, CreateTeam(name="SRE"))
+    created = commands.create_schedule(
+        store, owner, ScheduleRequest.model_validate(body([owner.user_id, bob], team_ids=[team.id]))
+    )
+    assert created.version == 1
+    assert created.team_ids == [team.id]
+    assert (
+        final(created)
+        == [
+            ("03-01T08:00", "03-01T09:00", bob),  # turn -1 until the virtual start
+            ("03-01T09:00", "03-02T09:00", owner.user_id),
+            ("03-02T09:00", "03-03T09:00", bob),
+            *final(created)[3:],
+        ]
+    )
+    read = commands.get_schedule(store, owner, created.id, T0 + 5 * DAY, T0 + 6 * DAY)
+    stored = ScheduleRequest.model_validate(body([owner.user_id, bob])).layers()
+    for entry in read.final_schedule.rendered_schedule_entries:
+        at = datetime.fromisoformat(entry.start)
+        assert entry.user is not None
+        assert entry.user.id == on_call_at(stored, [], at)
+    listed = commands.list_schedules(store, owner)
+    assert [s.id for s in listed.items] == [created.id]
+
+
+@pytest.mark.parametrize("missing", ["user", "team"])
+def test_a_user_or_team_of_another_account_is_not_found(
+    account: ClockedAccount, missing: str
+) -> None:
+    stranger = new_id(missing)
+    users = [account.owner.user_id, stranger] if missing == "user" else [account.owner.user_id]
+    teams = [stranger] if missing == "team" else []
+    request = ScheduleRequest.model_validate(body(users, team_ids=teams))
+    with pytest.raises(NotFoundError, match=f"{missing} {stranger} not found"):
+        commands.create_schedule(account.store, account.owner, request)
+    assert commands.list_schedules(account.store, account.owner).items == []
+
+
+def test_an_edit_from_a_time_on_leaves_every_answer_before_it(account: ClockedAccount) -> None:
+    store, owner = account.store, account.owner
+    bob, cyd = colleague(account, "Bob"), colleague(account, "Cyd")
+    created = commands.create_schedule(
+        store, owner, ScheduleRequest.model_validate(body([owner.user_id, bob]))
+    )
+    at = T0 + 3 * DAY + timedelta(hours=5)  # in the middle of a shift
+    before = final(commands.get_schedule(store, owner, created.id, T0, at))
+    change = ScheduleChange.model_validate({**body([cyd]), "effective_at": at.isoformat()})
+    edited = commands.update_schedule(store, owner, created.id, change)
+    assert edited.version == 2
+    assert final(commands.get_schedule(store, owner, created.id, T0, at)) == before
+    after = final(commands.get_schedule(store, owner, created.id, at, at + 5 * DAY))
+    assert after == [(at.isoformat()[5:16], (at + 5 * DAY).isoformat()[5:16], cyd)]
+    account.at(T0 + 5 * DAY)
+    with pytest.raises(ScheduleTimesError, match="effective_at: must not be in the past"):
+        commands.update_schedule(
+            store, owner, created.id,
+            ScheduleChange.model_validate({**body([bob]), "effective_at": at.isoformat()}),
+        )  # fmt: skip
+
+
+def test_overrides_win_and_a_past_one_is_read_only(account: ClockedAccount) -> None:
+    store, owner = account.store, account.owner
+    bob, cyd = colleague(account, "Bob"), colleague(account, "Cyd")
+    created = commands.create_schedule(
+        store, owner, ScheduleRequest.model_validate(body([owner.user_id, bob]))
+    )
+    first = commands.create_override(
+        store, owner, created.id, OverrideRequest(start=T0 + DAY, end=T0 + 2 * DAY, user_id=cyd)
+    )
+    six, eight = T0 + DAY + timedelta(hours=6), T0 + DAY + timedelta(hours=8)
+    newer = commands.create_override(
+        store, owner, created.id, OverrideRequest(start=six, end=eight, user_id=bob)
+    )
+    shown = commands.get_schedule(store, owner, created.id, T0 + DAY, T0 + 2 * DAY)
+    assert final(shown) == [
+        ("03-02T08:00", "03-02T14:00", cyd),
+        ("03-02T14:00", "03-02T16:00", bob),
+        ("03-02T16:00", "03-03T08:00", cyd),
+    ]
+    assert shown.version == 3
+    listed = commands.list_overrides(store, owner, created.id, T0, T0 + 3 * DAY)
+    assert [o.id for o in listed.overrides] == [newer.id, first.id]  # by end
+    account.at(T0 + DAY + timedelta(hours=7))  # the newer one is under way: it ends now
+    commands.delete_override(store, owner, created.id, newer.id)
+    (ended,) = [
+        o
+        for o in commands.list_overrides(store, owner, created.id, T0, T0 + 3 * DAY).overrides
+        if o.id == newer.id
+    ]
+    assert ended.end.startswith("2027-03-02T15:00")
+    account.at(T0 + 3 * DAY)
+    with pytest.raises(PastOverrideError, match=f"override {first.id} ended at"):
+        commands.delete_override(store, owner, created.id, first.id)
+    with pytest.raises(ScheduleTimesError, match="end: must be in the future"):
+        commands.create_override(
+            store, owner, created.id, OverrideRequest(start=T0, end=T0 + DAY, user_id=bob)
+        )
+    with pytest.raises(NotFoundError, match="not found in this account"):
+        commands.create_override(
+            store, owner, created.id,
+            OverrideRequest(start=T0 + 4 * DAY, end=T0 + 5 * DAY, user_id=new_id("user")),
+        )  # fmt: skip
+
+
+def test_a_deleted_schedule_leaves_nothing(account: ClockedAccount) -> None:
+    store, owner = account.store, account.owner
+    created = commands.create_schedule(
+        store, owner, ScheduleRequest.model_validate(body([owner.user_id]))
+    )
+    commands.create_override(
+        store, owner, created.id,
+        OverrideRequest(start=T0 + DAY, end=T0 + 2 * DAY, user_id=owner.user_id),
+    )  # fmt: skip
+    commands.delete_schedule(store, owner, created.id)
+    with pytest.raises(NotFoundError, match=f"schedule {created.id} not found"):
+        commands.get_schedule(store, owner, created.id)
+    left = store.query_partition(f"{owner.account_id}#team")
+    assert [item["SK"]["S"] for item in left] == []
