@@ -6,7 +6,7 @@ from aiobotocore.session import get_session
 from dynashard import (
     CursorCodec,
     FanOutQuery,
-    Stream,
+    PartitionStream,
     TableSchema,
     calculated_shard,
     shard_keys,
@@ -38,7 +38,8 @@ async def main() -> None:
 
         engine = AsyncFanOutEngine(client, codec, max_concurrency=SHARDS)
         streams = [
-            Stream(table, "PK", key, "SK") for key in shard_keys(base, SHARDS)
+            PartitionStream(table, "PK", key, "SK")
+            for key in shard_keys(base, SHARDS)
         ]
         query = FanOutQuery(streams=streams, binding=base, limit=20)
         # each wave's 16 Queries awaited together

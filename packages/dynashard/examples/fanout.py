@@ -7,8 +7,8 @@ from dynashard import (
     FanOutEngine,
     FanOutQuery,
     IndexSchema,
+    PartitionStream,
     SortKeyRange,
-    Stream,
     TableSchema,
     calculated_shard,
     client_config,
@@ -48,7 +48,7 @@ engine = FanOutEngine(
     client, CursorCodec(b"a-secret-from-your-config-32-b!!"), max_workers=16
 )
 streams = [
-    Stream(
+    PartitionStream(
         table_name=table,
         index_name="GSI1",
         partition_key="GSI1PK",

@@ -6,7 +6,7 @@ from dynashard import (
     CursorCodec,
     FanOutEngine,
     FanOutQuery,
-    Stream,
+    PartitionStream,
     calculated_shard,
     client_config,
     shard_keys,
@@ -49,7 +49,7 @@ engine = FanOutEngine(
     max_workers=SHARDS,
 )
 streams = [
-    Stream(
+    PartitionStream(
         table_name=table,
         partition_key="PK",
         partition_value=key,

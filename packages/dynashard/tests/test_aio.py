@@ -11,11 +11,11 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from dynashard import CursorCodec, FanOutEngine, FanOutQuery, Page, Strategy, Stream
+from dynashard import CursorCodec, FanOutEngine, FanOutQuery, Page, PartitionStream, Strategy
 from dynashard.aio import AsyncFanOutEngine, client_config
 from dynashard.errors import StreamFailedError
-from dynashard.limits import RetryPolicy
 from dynashard.testing import FakeQueryClient
+from dynashard.throttling import RetryPolicy
 
 CODEC = CursorCodec(b"a" * 32)
 NOW = 1_800_000_000.0
@@ -52,7 +52,7 @@ def data() -> FakeQueryClient:
 
 
 def query(**options: Any) -> FanOutQuery:
-    streams = [Stream("tbl", "PK", f"p#{n}", "SK") for n in range(STREAM_COUNT)]
+    streams = [PartitionStream("tbl", "PK", f"p#{n}", "SK") for n in range(STREAM_COUNT)]
     return FanOutQuery(streams=streams, binding="t", **options)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from dynashard import CursorCodec, FanOutEngine, FanOutQuery, Strategy, Stream
+from dynashard import CursorCodec, FanOutEngine, FanOutQuery, PartitionStream, Strategy
 from dynashard.testing import FakeQueryClient
 
 RECORDED = Path(__file__).parent / "data" / "cursors-0.1.0.json"
@@ -67,8 +67,8 @@ def walks() -> dict[str, tuple[FakeQueryClient, FanOutQuery]]:
     return found
 
 
-def _streams(prefix: str, count: int) -> list[Stream]:
-    return [Stream("t", "PK", f"{prefix}#{n}", "SK") for n in range(count)]
+def _streams(prefix: str, count: int) -> list[PartitionStream]:
+    return [PartitionStream("t", "PK", f"{prefix}#{n}", "SK") for n in range(count)]
 
 
 def _walk(client: FakeQueryClient, query: FanOutQuery) -> list[dict[str, Any]]:

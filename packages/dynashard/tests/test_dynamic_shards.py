@@ -23,11 +23,9 @@ from dynashard import (
     write_growing,
 )
 from dynashard.errors import ShardMetadataError
-from dynashard.limits import RetryPolicy, is_hot_key_throttling
 from dynashard.resharding import (
     MOVE_AFTER_SECONDS,
     GrowthEvent,
-    HistoryEntry,
     Operation,
     ShardedKey,
     ShardMeta,
@@ -37,6 +35,8 @@ from dynashard.resharding import (
     shard_counts,
     transact_growing,
 )
+from dynashard.resharding.shard_meta import HistoryEntry
+from dynashard.throttling import RetryPolicy, is_hot_key_throttling
 
 SCHEMA = TableSchema("PK", "SK")
 KEY = ShardMetaKey.for_tenant("acme", "acme#HOT")

@@ -20,7 +20,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dynashard import CursorCodec, FanOutEngine, FanOutQuery, SortKeyRange, Strategy, Stream
+from dynashard import (
+    CursorCodec,
+    FanOutEngine,
+    FanOutQuery,
+    PartitionStream,
+    SortKeyRange,
+    Strategy,
+)
 from dynashard.query.cursor import MAX_TOKEN_CHARS
 from dynashard.testing import FakeQueryClient
 
@@ -41,8 +48,11 @@ class CountingClient(FakeQueryClient):
         return super().query(**request)
 
 
-def streams(count: int, sort_range: SortKeyRange | None = None) -> list[Stream]:
-    return [Stream("t", "PK", f"p#{n}", "SK", sort_range or SortKeyRange()) for n in range(count)]
+def streams(count: int, sort_range: SortKeyRange | None = None) -> list[PartitionStream]:
+    return [
+        PartitionStream("t", "PK", f"p#{n}", "SK", sort_range or SortKeyRange())
+        for n in range(count)
+    ]
 
 
 def walk(client: CountingClient, query: FanOutQuery) -> tuple[list[str], int]:

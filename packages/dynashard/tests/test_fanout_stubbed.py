@@ -9,13 +9,21 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from dynashard import CursorCodec, FanOutEngine, FanOutQuery, SortKeyRange, Stream, client_config
+from dynashard import (
+    CursorCodec,
+    FanOutEngine,
+    FanOutQuery,
+    PartitionStream,
+    SortKeyRange,
+    client_config,
+)
 from dynashard.errors import SortKeyCollisionError, StreamFailedError
-from dynashard.limits import RetryPolicy
-from dynashard.query.ordered_state import OrderedState
+from dynashard.query.ordered.state import OrderedState
+from dynashard.query.streams import streams_family
+from dynashard.throttling import RetryPolicy
 
 CODEC = CursorCodec(b"s" * 32)
-STREAMS = [Stream("tbl", "PK", f"p#{n}", "SK") for n in range(2)]
+STREAMS = [PartitionStream("tbl", "PK", f"p#{n}", "SK") for n in range(2)]
 
 
 def item(stream: int, key: str, ident: str | None = None) -> dict[str, Any]:
@@ -120,7 +128,9 @@ def test_next_page_starts_strictly_after_the_cursor(
 ) -> None:
     stubber, engine, _ = stubbed
     query = FanOutQuery(streams=STREAMS, binding="b", limit=2)
-    cursor = CODEC.encode(OrderedState("04").dumps(), query.cursor_binding())
+    cursor = CODEC.encode(
+        streams_family(query.streams) + OrderedState("04").dumps(), query.cursor_binding()
+    )
     stubber.add_response(
         "query", response([item(0, "07")]), request(0, 1, "#dssk > :dslo", {":dslo": "04"})
     )
@@ -215,7 +225,10 @@ def test_connection_pool_must_fit_the_workers() -> None:
     [
         ({"streams": []}, "at least one stream"),
         ({"limit": 0}, "limit must be"),
-        ({"streams": [STREAMS[0], Stream("tbl", "PK", "p", "Other")]}, "one sort-key attribute"),
+        (
+            {"streams": [STREAMS[0], PartitionStream("tbl", "PK", "p", "Other")]},
+            "one sort-key attribute",
+        ),
     ],
 )
 def test_query_validation(kwargs: dict[str, Any], message: str) -> None:
@@ -225,16 +238,18 @@ def test_query_validation(kwargs: dict[str, Any], message: str) -> None:
 
 def test_consistent_reads_on_an_index_are_refused() -> None:
     with pytest.raises(ValueError, match="eventually consistent"):
-        Stream("tbl", "GSI1PK", "x", "GSI1SK", index_name="GSI1", consistent_read=True)
+        PartitionStream("tbl", "GSI1PK", "x", "GSI1SK", index_name="GSI1", consistent_read=True)
 
 
 def test_the_cursor_item_takes_a_spare_slot_not_a_second_request(
     stubbed: tuple[Stubber, FanOutEngine, list[float]],
 ) -> None:
     stubber, engine, _ = stubbed
-    prefixed = [Stream("tbl", "PK", "p#0", "SK", SortKeyRange.begins_with("k"))]
+    prefixed = [PartitionStream("tbl", "PK", "p#0", "SK", SortKeyRange.begins_with("k"))]
     query = FanOutQuery(streams=prefixed, binding="b", limit=1)
-    cursor = CODEC.encode(OrderedState("k1").dumps(), query.cursor_binding())
+    cursor = CODEC.encode(
+        streams_family(query.streams) + OrderedState("k1").dumps(), query.cursor_binding()
+    )
     between = ("#dssk BETWEEN :dslo AND :dshi", {":dslo": "k1", ":dshi": "l"})
     # BETWEEN is inclusive: the cursor item comes back and is dropped; Limit 3 leaves it room
     # (and one more, so that the end of the list is seen without a LastEvaluatedKey).
@@ -250,9 +265,11 @@ def test_a_read_that_goes_on_after_the_cursor_item_is_a_round_trip_of_its_own(
     """The cursor item came back alone with a LastEvaluatedKey (the 1 MB cut can do that): the
     read goes on after it, one request after the other, and the page says two round trips."""
     stubber, engine, _ = stubbed
-    prefixed = [Stream("tbl", "PK", "p#0", "SK", SortKeyRange.begins_with("k"))]
+    prefixed = [PartitionStream("tbl", "PK", "p#0", "SK", SortKeyRange.begins_with("k"))]
     query = FanOutQuery(streams=prefixed, binding="b", limit=1)
-    cursor = CODEC.encode(OrderedState("k1").dumps(), query.cursor_binding())
+    cursor = CODEC.encode(
+        streams_family(query.streams) + OrderedState("k1").dumps(), query.cursor_binding()
+    )
     between = ("#dssk BETWEEN :dslo AND :dshi", {":dslo": "k1", ":dshi": "l"})
     stubber.add_response(
         "query", response([item(0, "k1")], key_of(0, "k1")), request(0, 3, *between)
@@ -268,7 +285,7 @@ def test_a_last_key_past_the_end_finishes_the_stream(
     stubbed: tuple[Stubber, FanOutEngine, list[float]],
 ) -> None:
     stubber, engine, _ = stubbed
-    bounded = [Stream("tbl", "PK", "p#0", "SK", SortKeyRange.begins_with("k"))]
+    bounded = [PartitionStream("tbl", "PK", "p#0", "SK", SortKeyRange.begins_with("k"))]
     condition = ("begins_with(#dssk, :dslo)", {":dslo": "k"})
     # A key at the exclusive end ("l") is not part of the range: nothing follows it.
     stubber.add_response(

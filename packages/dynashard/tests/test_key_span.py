@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dynashard.keys.key_span import KeySpan, page_span
-from dynashard.query.ordered_state import separator
+from dynashard.query.ordered.state import separator
 
 
 def test_a_step_carries_like_decimal_keys() -> None:

@@ -108,20 +108,16 @@ def test_shard_keys_cover_every_calculated_shard() -> None:
     assert [split_sharded_key(k)[1] for k in keys] == list(range(16))
 
 
-def test_the_planner_s_old_command_still_runs_and_names_the_new_one() -> None:
-    """``python -m dynashard.planner`` (before 0.1.0) still plans, and says where it went."""
+def test_the_planner_runs_from_keys_alone() -> None:
+    """``python -m dynashard.keys.planner`` plans; 0.2 dropped 0.1's ``dynashard.planner``."""
     ran = subprocess.run(
-        [sys.executable, "-W", "always", "-m", "dynashard.planner", "--partitions", "4"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert ran.returncode == 0, ran.stderr
-    assert "python -m dynashard.keys.planner" in ran.stderr
-    new = subprocess.run(
         [sys.executable, "-m", "dynashard.keys.planner", "--partitions", "4"],
         capture_output=True,
         text=True,
         check=True,
     )
-    assert ran.stdout == new.stdout
+    assert ran.stdout
+    gone = subprocess.run(
+        [sys.executable, "-m", "dynashard.planner"], capture_output=True, text=True, check=False
+    )
+    assert gone.returncode != 0

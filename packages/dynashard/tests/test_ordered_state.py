@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from dynashard import CursorCodec, InvalidCursorError
 from dynashard.keys.key_span import KeySpan
-from dynashard.query.ordered_state import ENDED, MAX_STATE_BYTES, OrderedState
+from dynashard.query.ordered.state import ENDED, MAX_STATE_BYTES, OrderedState
 
 STREAMS = 1024
 KEYS = st.text(min_size=1, max_size=40)

@@ -1,9 +1,18 @@
 """dynashard: sharded partition keys and fan-out queries for DynamoDB single tables.
 
-Generic on purpose: nothing here knows about the domain that uses it.
+Generic on purpose: nothing here knows about the domain that uses it. `Table` is the entry
+point: the streams, engines, counts, limits and transactions of a table are made from it.
 """
 
-from dynashard.errors import DynashardError, InvalidCursorError, WriteThrottledError
+from importlib.metadata import PackageNotFoundError, version
+
+from dynashard.errors import (
+    DynashardError,
+    InvalidCursorError,
+    TableNotFoundError,
+    WriteThrottledError,
+)
+from dynashard.item import Item, python_item
 from dynashard.keys import (
     IndexSchema,
     TableSchema,
@@ -19,9 +28,9 @@ from dynashard.query import (
     FanOutEngine,
     FanOutQuery,
     Page,
+    PartitionStream,
     SortKeyRange,
     Strategy,
-    Stream,
     client_config,
 )
 from dynashard.resharding import (
@@ -34,6 +43,11 @@ from dynashard.resharding import (
 )
 from dynashard.table import Table
 
+try:
+    __version__ = version("dynashard")
+except PackageNotFoundError:  # run from a source tree without being installed
+    __version__ = "0+unknown"
+
 __all__ = [
     "CursorCodec",
     "DynashardError",
@@ -42,7 +56,9 @@ __all__ = [
     "GrowthPolicy",
     "IndexSchema",
     "InvalidCursorError",
+    "Item",
     "Page",
+    "PartitionStream",
     "RateLimits",
     "RatePolicy",
     "ShardCounts",
@@ -50,14 +66,16 @@ __all__ = [
     "ShardMover",
     "SortKeyRange",
     "Strategy",
-    "Stream",
     "Table",
+    "TableNotFoundError",
     "TableSchema",
     "WriteThrottledError",
+    "__version__",
     "build_key",
     "calculated_shard",
     "client_config",
     "find_item",
+    "python_item",
     "random_shard",
     "shard_keys",
     "sharded_key",

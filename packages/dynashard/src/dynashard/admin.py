@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m dynashard.admin", description=__doc__)
+    parser = argparse.ArgumentParser(prog="dynashard", description=__doc__)
     parser.add_argument("command", choices=["show", "grow", "shrink", "move", "moves"])
     parser.add_argument("--table", required=True)
     parser.add_argument("--tenant", default="")

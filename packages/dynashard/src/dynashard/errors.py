@@ -44,3 +44,14 @@ class WriteThrottledError(DynashardError):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(f"write throttled: {code}: {message}")
         self.code = code
+
+
+class TableNotFoundError(DynashardError, LookupError):
+    """A Query named a table, or an index of it, that does not exist (in this account and
+    region, or on this endpoint): a deployment or configuration mistake, named at once."""
+
+    def __init__(self, table: str, index: str | None = None) -> None:
+        what = f"index {index!r} of table {table!r}" if index else f"table {table!r}"
+        super().__init__(f"{what} does not exist")
+        self.table = table
+        self.index = index

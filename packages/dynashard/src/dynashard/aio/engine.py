@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING
 
 from dynashard.aio.parallel import read_all
 from dynashard.aio.steps import Sleep, drive, read_stream
-from dynashard.limits.retry import RetryPolicy
+from dynashard.item import Item
 from dynashard.query.cursor import CursorCodec
 from dynashard.query.fanout import FanOutQuery, page_steps
 from dynashard.query.page import Page, PageStats
 from dynashard.query.reader import Read, StreamRead
-from dynashard.query.streams import Item, Stream
+from dynashard.query.streams import PartitionStream
+from dynashard.throttling.retry import RetryPolicy
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb import DynamoDBClient
@@ -76,7 +77,10 @@ class AsyncFanOutEngine:
         )
 
     def read_all(
-        self, streams: Sequence[Stream], page_size: int = 1000, stats: PageStats | None = None
+        self,
+        streams: Sequence[PartitionStream],
+        page_size: int = 1000,
+        stats: PageStats | None = None,
     ) -> AsyncGenerator[Item, None]:
         """Every item of every stream, concurrently, unordered (the ``parallel`` strategy);
         what the reads cost is added to `stats` as they arrive."""

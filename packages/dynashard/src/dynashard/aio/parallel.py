@@ -10,21 +10,25 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 
+from dynashard.item import Item
 from dynashard.query.page import PageStats
 from dynashard.query.reader import Read, StreamRead
-from dynashard.query.streams import Item, Stream
+from dynashard.query.streams import PartitionStream
 
 ReadOne = Callable[[Read], Awaitable[StreamRead]]
 
 
 async def read_all(
-    read: ReadOne, streams: Sequence[Stream], page_size: int = 1000, stats: PageStats | None = None
+    read: ReadOne,
+    streams: Sequence[PartitionStream],
+    page_size: int = 1000,
+    stats: PageStats | None = None,
 ) -> AsyncGenerator[Item, None]:
     """Every item of every stream, yielded as each DynamoDB page arrives (`read` runs one
     page of one stream, within the engine's bound on Queries in flight)."""
     arrivals: asyncio.Queue[StreamRead | BaseException | None] = asyncio.Queue(maxsize=64)
 
-    async def drain(index: int, stream: Stream) -> None:
+    async def drain(index: int, stream: PartitionStream) -> None:
         try:
             start_key: Item | None = None
             while True:

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 from botocore.exceptions import ClientError
 
-from dynashard.limits.retry import RetryPolicy, stream_gives_up
-from dynashard.query.reader import Answer, Query, Read, StreamRead
+from dynashard.query.reader import Answer, Query, Read, StreamRead, raise_if_missing
+from dynashard.throttling.retry import RetryPolicy, stream_gives_up
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb import DynamoDBClient
@@ -49,6 +49,7 @@ async def read_stream(
                     output = await client.query(**request)
                 return dict(output), attempt + 1
             except ClientError as error:
+                raise_if_missing(error, request)
                 retry.check_retry(error, attempt, give_up)
                 await sleep(retry.delay(attempt))
         raise AssertionError("unreachable: max_attempts must be >= 1")

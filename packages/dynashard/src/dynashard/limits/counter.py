@@ -15,10 +15,10 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from dynashard.handle import TableHandle
+from dynashard.item import Item
 from dynashard.keys.keys import sharded_key
 from dynashard.keys.shards import validate_shard_count
-from dynashard.query.streams import Item
-from dynashard.table import Table
 
 if TYPE_CHECKING:
     pass
@@ -32,7 +32,7 @@ UNPROCESSED_PAUSE_SECONDS = 0.05
 class ShardedCounter:
     """Counters of one table, each spread over `shards` items."""
 
-    table: Table
+    table: TableHandle
     shards: int = 8
 
     def __post_init__(self) -> None:

@@ -35,11 +35,11 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from dynashard.handle import TableHandle
+from dynashard.item import Item
 from dynashard.keys.keys import build_key
 from dynashard.keys.shards import validate_shard_count
-from dynashard.limits.throttling import error_code
-from dynashard.query.streams import Item
-from dynashard.table import Table
+from dynashard.throttling.codes import error_code
 
 if TYPE_CHECKING:
     pass
@@ -111,7 +111,7 @@ class RateLimits:
 
     def __init__(
         self,
-        table: Table,
+        table: TableHandle,
         *,
         clock: Callable[[], float] = time.time,
         rng: random.Random | None = None,

@@ -1,5 +1,6 @@
 """The fan-out engine: streams, strategies, pages, budgets and signed cursors."""
 
+from dynashard.item import Item
 from dynashard.query.budget import PageBudget
 from dynashard.query.capacity import item_size, query_read_units
 from dynashard.query.cursor import CursorCodec
@@ -7,7 +8,7 @@ from dynashard.query.fanout import FanOutEngine, FanOutQuery, Strategy, client_c
 from dynashard.query.page import Page, PageStats
 from dynashard.query.reader import Read, StreamRead, Waves
 from dynashard.query.sort_range import Bound, SortKeyRange
-from dynashard.query.streams import Item, Stream
+from dynashard.query.streams import PartitionStream
 
 __all__ = [
     "Bound",
@@ -18,10 +19,10 @@ __all__ = [
     "Page",
     "PageBudget",
     "PageStats",
+    "PartitionStream",
     "Read",
     "SortKeyRange",
     "Strategy",
-    "Stream",
     "StreamRead",
     "Waves",
     "client_config",

@@ -19,23 +19,32 @@ from typing import TYPE_CHECKING
 
 from botocore.config import Config
 
-from dynashard.limits.retry import RetryPolicy
+from dynashard.errors import InvalidCursorError
+from dynashard.item import Item
 from dynashard.query.budget import PageBudget
 from dynashard.query.cursor import CursorCodec
-from dynashard.query.ordered import ordered_page
-from dynashard.query.ordered_merge import Identity
-from dynashard.query.ordered_state import OrderedState
+from dynashard.query.ordered.merge import Identity
+from dynashard.query.ordered.pages import ordered_page
+from dynashard.query.ordered.state import OrderedState
 from dynashard.query.page import Page, PageStats
 from dynashard.query.parallel import read_all
 from dynashard.query.reader import Read, StreamRead, Waves, read_stream
 from dynashard.query.round_robin import RoundRobinState, round_robin_page
 from dynashard.query.steps import drive
-from dynashard.query.streams import Item, Stream, streams_digest
+from dynashard.query.streams import (
+    FAMILY_BYTES,
+    PartitionStream,
+    streams_digest,
+    streams_family,
+)
+from dynashard.throttling.retry import RetryPolicy
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 MAX_PAGE_SIZE = 1000
+LEGACY_CURSOR_VERSION = 3
+"""0.1.0's cursors, whose state does not start with `streams_family`."""
 
 
 class Strategy(StrEnum):
@@ -60,7 +69,7 @@ class FanOutQuery:
     an item's identity for deduplication (None: no two streams may share a sort key).
     """
 
-    streams: Sequence[Stream]
+    streams: Sequence[PartitionStream]
     binding: str
     limit: int = 25
     descending: bool = False
@@ -103,7 +112,8 @@ def page_steps(
     started = time.perf_counter()
     stats = PageStats(streams=len(query.streams))
     binding = query.cursor_binding()
-    state = None if query.cursor is None else codec.decode(query.cursor, binding)
+    family = streams_family(query.streams)
+    state = None if query.cursor is None else _resumed(codec, query.cursor, binding, family)
     if query.strategy is Strategy.ORDERED:
         items, has_more, next_state = yield from _ordered_steps(query, state, stats, clock())
     elif query.strategy is Strategy.ROUND_ROBIN:
@@ -119,9 +129,23 @@ def page_steps(
     else:
         raise ValueError("the parallel strategy has no pages: use read_all")
     stats.items_returned = len(items)
-    cursor = codec.encode(next_state, binding) if next_state else None
+    cursor = codec.encode(family + next_state, binding) if next_state else None
     stats.elapsed_ms = (time.perf_counter() - started) * 1000
     return Page(items, cursor, has_more, stats)
+
+
+def _resumed(codec: CursorCodec, cursor: str, binding: str, family: bytes) -> bytes:
+    """The state `cursor` carries for these streams; `InvalidCursorError` when it was made
+    for another set of them (0.1.0's cursors named none: they resume as they did)."""
+    version, state = codec.decode_versioned(cursor, binding)
+    if version == LEGACY_CURSOR_VERSION:
+        return state
+    if state[:FAMILY_BYTES] != family:
+        raise InvalidCursorError(
+            "the cursor was made for another set of streams (other partitions, table, index "
+            "or key attributes): start the list again without it"
+        )
+    return state[FAMILY_BYTES:]
 
 
 def _ordered_steps(
@@ -210,7 +234,10 @@ class FanOutEngine:
         return [future.result() for future in futures]
 
     def read_all(
-        self, streams: Sequence[Stream], page_size: int = 1000, stats: PageStats | None = None
+        self,
+        streams: Sequence[PartitionStream],
+        page_size: int = 1000,
+        stats: PageStats | None = None,
     ) -> Generator[Item, None, None]:
         """Every item of every stream, concurrently, unordered (the ``parallel`` strategy);
         what the reads cost is added to `stats` as they arrive."""

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
-from dynashard.query.streams import Item
+from dynashard.item import Item, ItemDeserializer, python_item
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -58,3 +61,11 @@ class Page:
     next_cursor: str | None
     has_more: bool
     stats: PageStats = field(default_factory=PageStats)
+
+    def deserialized(self, deserializer: ItemDeserializer[T]) -> list[T]:
+        """The items through `deserializer` (the caller's own models, for example)."""
+        return [deserializer(item) for item in self.items]
+
+    def python_items(self) -> list[dict[str, Any]]:
+        """The items with plain Python values, as boto3's resource layer returns them."""
+        return self.deserialized(python_item)

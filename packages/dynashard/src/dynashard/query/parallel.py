@@ -14,10 +14,11 @@ from concurrent.futures import Executor, Future
 from contextvars import copy_context
 from typing import TYPE_CHECKING
 
-from dynashard.limits.retry import RetryPolicy
+from dynashard.item import Item
 from dynashard.query.page import PageStats
 from dynashard.query.reader import Read, StreamRead, read_stream
-from dynashard.query.streams import Item, Stream
+from dynashard.query.streams import PartitionStream
+from dynashard.throttling.retry import RetryPolicy
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -27,7 +28,7 @@ def read_all(
     client: DynamoDBClient,
     executor: Executor,
     retry: RetryPolicy,
-    streams: Sequence[Stream],
+    streams: Sequence[PartitionStream],
     page_size: int = 1000,
     *,
     stats: PageStats | None = None,
@@ -42,7 +43,7 @@ def read_all(
     arrivals: queue.Queue[StreamRead | _End] = queue.Queue(maxsize=64)
     stop = threading.Event()
 
-    def drain(index: int, stream: Stream) -> None:
+    def drain(index: int, stream: PartitionStream) -> None:
         error: BaseException | None = None
         try:
             start_key: Item | None = None

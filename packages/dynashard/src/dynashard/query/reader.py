@@ -7,12 +7,17 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from dynashard.limits.retry import RetryPolicy
+from botocore.exceptions import ClientError
+
+from dynashard.errors import TableNotFoundError
+from dynashard.item import Item
 from dynashard.query.capacity import item_size, read_units_of
 from dynashard.query.page import PageStats
 from dynashard.query.sort_range import SortKeyRange
 from dynashard.query.steps import drive
-from dynashard.query.streams import Item, Stream
+from dynashard.query.streams import PartitionStream
+from dynashard.throttling.codes import error_code
+from dynashard.throttling.retry import RetryPolicy
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -71,7 +76,7 @@ class Read:
     loop (`dynashard.aio`) run the very same reads."""
 
     index: int
-    stream: Stream
+    stream: PartitionStream
     sort_range: SortKeyRange
     descending: bool
     limit: int | None
@@ -177,7 +182,22 @@ def read_stream(client: DynamoDBClient, retry: RetryPolicy, read: Read) -> Strea
     """Run `read` on `client`, each Query retried under `retry`, on the calling thread."""
 
     def answer(request: Query) -> Answer:
-        output, tries = retry.call(read.index, partial(client.query, **request))
+        try:
+            output, tries = retry.call(read.index, partial(client.query, **request))
+        except ClientError as error:
+            raise_if_missing(error, request)
+            raise
         return dict(output), tries
 
     return drive(read.steps(), answer)
+
+
+def raise_if_missing(error: ClientError, request: Query) -> None:
+    """Raise `TableNotFoundError` naming the table (or index) `request` read when `error`
+    says it does not exist: DynamoDB's message names neither. (Both engines call it.)"""
+    message = str(error.response.get("Error", {}).get("Message", ""))
+    index = request.get("IndexName")
+    if error_code(error) == "ResourceNotFoundException":
+        raise TableNotFoundError(request["TableName"]) from error
+    if index and error_code(error) == "ValidationException" and "specified index" in message:
+        raise TableNotFoundError(request["TableName"], index) from error

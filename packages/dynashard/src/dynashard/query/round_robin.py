@@ -15,9 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from dynashard.errors import InvalidCursorError
+from dynashard.item import Item
 from dynashard.query.page import PageStats
 from dynashard.query.reader import Read, Waves
-from dynashard.query.streams import Item, Stream
+from dynashard.query.streams import PartitionStream
 
 MAX_OPEN_STREAMS = 8
 """Streams started and not finished at once: the window round robin cycles over."""
@@ -85,7 +86,7 @@ class RoundRobinState:
 
 
 def round_robin_page(
-    streams: Sequence[Stream],
+    streams: Sequence[PartitionStream],
     *,
     limit: int,
     descending: bool,

@@ -1,4 +1,5 @@
-"""A stream: one DynamoDB Query (a partition of the table or of an index, in a sort-key range)."""
+"""A partition stream: one DynamoDB Query (a partition of the table or of an index, in a
+sort-key range)."""
 
 from __future__ import annotations
 
@@ -7,16 +8,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dynashard.errors import InvalidKeyError
+from dynashard.item import Item
+from dynashard.keys.keys import split_sharded_key
 from dynashard.query.sort_range import SortKeyRange
-
-Item = dict[str, Any]
-"""A low-level DynamoDB item, e.g. ``{"PK": {"S": "a#1"}}``."""
 
 _PK_NAME, _SK_NAME, _PK_VALUE, _VALUE_PREFIX = "#dspk", "#dssk", ":dspk", ":ds"
 
 
 @dataclass(frozen=True)
-class Stream:
+class PartitionStream:
     """One partition to read. Streams of one fan-out share a sort-key attribute and order."""
 
     table_name: str
@@ -100,7 +101,32 @@ class Stream:
         return request
 
 
-def streams_digest(streams: Sequence[Stream]) -> str:
+def streams_digest(streams: Sequence[PartitionStream]) -> str:
     """What identifies a stream list: state that names streams by index fits only it."""
     text = "\n".join(stream.fingerprint() for stream in streams)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+FAMILY_BYTES = 8
+
+
+def streams_family(streams: Sequence[PartitionStream]) -> bytes:
+    """What a cursor is made for: the table, index, key attributes and partition base
+    (``base`` of ``base#3``) of every stream. A shard count that grows or halves keeps it;
+    another list of partitions changes it, and its cursors are refused, not read in part."""
+    names = sorted(
+        {
+            repr(
+                (s.table_name, s.index_name, s.partition_key, _base(s.partition_value), s.sort_key)
+            )
+            for s in streams
+        }
+    )
+    return hashlib.sha256("\n".join(names).encode()).digest()[:FAMILY_BYTES]
+
+
+def _base(partition_value: str) -> str:
+    try:
+        return split_sharded_key(partition_value)[0]
+    except InvalidKeyError:  # a partition that is not sharded is its own base
+        return partition_value

@@ -15,12 +15,10 @@ from dynashard.resharding.shard_counts import (
 )
 from dynashard.resharding.shard_meta import (
     MOVE_AFTER_SECONDS,
-    HistoryEntry,
     ShardMeta,
     ShardMetaKey,
 )
 from dynashard.resharding.transactions import (
-    Cancellation,
     Operation,
     ShardedKey,
     Transaction,
@@ -33,12 +31,10 @@ __all__ = [
     "DEFAULT_WRITE_UNITS_PER_SECOND",
     "MOVE_AFTER_SECONDS",
     "STOP_SECONDS",
-    "Cancellation",
     "ColdPolicy",
     "GrowthEvent",
     "GrowthHook",
     "GrowthPolicy",
-    "HistoryEntry",
     "MoveReport",
     "MoveSpec",
     "Operation",

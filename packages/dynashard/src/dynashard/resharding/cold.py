@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dynashard.query.streams import Stream
+from dynashard.query.streams import PartitionStream
 from dynashard.resharding.shard_meta import ShardMeta
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ class ColdPolicy:
         return self.items_per_shard * (meta.shard_count // 2)
 
 
-def count_up_to(client: DynamoDBClient, streams: Sequence[Stream], limit: int) -> int:
+def count_up_to(client: DynamoDBClient, streams: Sequence[PartitionStream], limit: int) -> int:
     """Items in `streams` (their sort ranges), counted until the total passes `limit`."""
     total = 0
     for stream in streams:
@@ -69,7 +69,7 @@ def count_up_to(client: DynamoDBClient, streams: Sequence[Stream], limit: int) -
 def is_cold(
     client: DynamoDBClient,
     meta: ShardMeta,
-    recent: Sequence[Stream],
+    recent: Sequence[PartitionStream],
     policy: ColdPolicy,
     now: float,
 ) -> bool:

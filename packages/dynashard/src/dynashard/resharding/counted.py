@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from dynashard.handle import TableHandle
+from dynashard.item import Item
 from dynashard.keys.keys import SEPARATOR
 from dynashard.keys.schema import TableSchema
-from dynashard.query.streams import Item
 from dynashard.resharding.registry import entries, entry, entry_key
 from dynashard.resharding.shard_meta import ShardMetaKey
-from dynashard.table import Table
 
 if TYPE_CHECKING:
     pass
@@ -30,6 +30,6 @@ def counted_entry_key(schema: TableSchema, key: ShardMetaKey) -> Item:
     return entry_key(schema, COUNTED_PARTITION, key)
 
 
-def counted_keys(table: Table) -> list[ShardMetaKey]:
+def counted_keys(table: TableHandle) -> list[ShardMetaKey]:
     """Every key counted above one shard."""
     return [key for key, _ in entries(table, COUNTED_PARTITION)]

@@ -14,10 +14,10 @@ from typing import TypeVar
 from botocore.exceptions import ClientError
 
 from dynashard.errors import WriteThrottledError
-from dynashard.limits.retry import RetryPolicy
-from dynashard.limits.throttling import error_code, is_hot_key_throttling
 from dynashard.resharding.shard_counts import ShardCounts
 from dynashard.resharding.shard_meta import ShardMeta, ShardMetaKey
+from dynashard.throttling.codes import error_code, is_hot_key_throttling
+from dynashard.throttling.retry import RetryPolicy
 
 T = TypeVar("T")
 

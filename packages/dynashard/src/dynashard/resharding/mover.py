@@ -26,16 +26,16 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from dynashard.handle import TableHandle
+from dynashard.item import Item
 from dynashard.keys.keys import sharded_key
 from dynashard.keys.schema import IndexSchema
 from dynashard.keys.shards import calculated_shard
-from dynashard.limits.throttling import error_code, is_throttling
-from dynashard.query.streams import Item
 from dynashard.resharding.moves import RegisteredMove, unregister
 from dynashard.resharding.pace import Pace, write_units
 from dynashard.resharding.shard_counts import ShardCounts
 from dynashard.resharding.shard_meta import MOVE_AFTER_SECONDS, ShardMeta, ShardMetaKey
-from dynashard.table import Table
+from dynashard.throttling.codes import error_code, is_throttling
 
 if TYPE_CHECKING:
     pass
@@ -69,7 +69,7 @@ class ShardMover:
     """Moves the items a halving stranded, for base keys of one table."""
 
     counts: ShardCounts
-    table: Table
+    table: TableHandle
     version_attribute: str = "version"
     """A number every item carries and every update raises (items without it count as 0);
     unused where the key is an index's (its one update is conditioned on the old key)."""

@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from dynashard.handle import TableHandle
+from dynashard.item import Item
 from dynashard.keys.keys import SEPARATOR
 from dynashard.keys.schema import IndexSchema, TableSchema
-from dynashard.query.streams import Item
 from dynashard.resharding.registry import entries, entry, entry_key
 from dynashard.resharding.shard_meta import ShardMetaKey
-from dynashard.table import Table
 
 if TYPE_CHECKING:
     pass
@@ -71,7 +71,7 @@ def registration(schema: TableSchema, key: ShardMetaKey, spec: MoveSpec, since: 
     return entry(schema, MOVES_PARTITION, key, Since=since, **spec.attributes())
 
 
-def registered_moves(table: Table) -> list[RegisteredMove]:
+def registered_moves(table: TableHandle) -> list[RegisteredMove]:
     """Every move registered, oldest first."""
     moves = [
         RegisteredMove(key, MoveSpec.from_values(values), int(values["Since"]))
@@ -80,6 +80,6 @@ def registered_moves(table: Table) -> list[RegisteredMove]:
     return sorted(moves, key=lambda move: move.since)
 
 
-def unregister(table: Table, key: ShardMetaKey) -> None:
+def unregister(table: TableHandle, key: ShardMetaKey) -> None:
     """Remove `key`'s registration (a move that ended without a settle: a doubling back)."""
     table.client.delete_item(TableName=table.name, Key=registration_key(table.schema, key))

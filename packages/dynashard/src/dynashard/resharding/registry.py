@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
+from dynashard.handle import TableHandle
+from dynashard.item import Item
 from dynashard.keys.keys import SEPARATOR
 from dynashard.keys.schema import TableSchema
-from dynashard.query.streams import Item
 from dynashard.resharding.shard_meta import ShardMetaKey
-from dynashard.table import Table
 
 if TYPE_CHECKING:
     pass
@@ -35,7 +35,7 @@ def entry(schema: TableSchema, registry: str, key: ShardMetaKey, **values: Any) 
     return entry_key(schema, registry, key) | fields
 
 
-def entries(table: Table, registry: str) -> list[tuple[ShardMetaKey, dict[str, Any]]]:
+def entries(table: TableHandle, registry: str) -> list[tuple[ShardMetaKey, dict[str, Any]]]:
     """Every entry of `registry` (strongly consistent): its key and its values."""
     found: list[tuple[ShardMetaKey, dict[str, Any]]] = []
     request: dict[str, Any] = {

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any, cast
 from boto3.dynamodb.types import TypeSerializer
 from botocore.exceptions import ClientError
 
+from dynashard.handle import TableHandle
+from dynashard.item import Item
 from dynashard.keys.shards import validate_shard_count
-from dynashard.limits.throttling import cancellation_codes, error_code, is_throttling
-from dynashard.query.streams import Item
 from dynashard.resharding.counted import counted_entry, counted_entry_key
 from dynashard.resharding.moves import MoveSpec, registration, registration_key
 from dynashard.resharding.shard_meta import ShardMeta, ShardMetaKey
-from dynashard.table import Table
+from dynashard.throttling.codes import cancellation_codes, error_code, is_throttling
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef, UpdateTypeDef
@@ -100,7 +100,7 @@ class ShardCounts:
 
     def __init__(
         self,
-        table: Table,
+        table: TableHandle,
         *,
         policy: GrowthPolicy | None = None,
         on_growth: GrowthHook = log_growth,

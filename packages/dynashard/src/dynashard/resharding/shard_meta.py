@@ -16,9 +16,9 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from dynashard.errors import ShardMetadataError
+from dynashard.item import Item
 from dynashard.keys.keys import build_key, split_key
 from dynashard.keys.shards import MAX_SHARD_COUNT, calculated_shard, validate_shard_count
-from dynashard.query.streams import Item
 
 METADATA_SUFFIX = "shardmeta"
 HISTORY_LIMIT = MAX_SHARD_COUNT.bit_length()

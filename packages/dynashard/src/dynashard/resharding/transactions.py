@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from botocore.exceptions import ClientError
 
 from dynashard.errors import DynashardError, WriteThrottledError
-from dynashard.limits.throttling import cancellation_codes, error_code
 from dynashard.resharding.shard_counts import ShardCounts
 from dynashard.resharding.shard_meta import ShardMetaKey
+from dynashard.throttling.codes import cancellation_codes, error_code
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -3,7 +3,7 @@
 It applies the rules that shape a fan-out's cost: key conditions on the sort key, both
 directions, ``ExclusiveStartKey``, ``Limit`` (a ``LastEvaluatedKey`` whenever a page stops
 at the limit or at 1 MB, even if nothing follows, as DynamoDB does) and the 1 MB cap.
-It understands the key conditions `dynashard.Stream` writes, nothing more.
+It understands the key conditions `dynashard.PartitionStream` writes, nothing more.
 """
 
 from __future__ import annotations

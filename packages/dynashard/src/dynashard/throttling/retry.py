@@ -16,7 +16,7 @@ from typing import TypeVar
 from botocore.exceptions import ClientError
 
 from dynashard.errors import StreamFailedError
-from dynashard.limits.throttling import error_code, is_throttling
+from dynashard.throttling.codes import error_code, is_throttling
 
 T = TypeVar("T")
 

@@ -9,11 +9,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from dynashard.errors import SortKeyCollisionError
+from dynashard.item import Item
 from dynashard.keys.key_span import KeySpan
 from dynashard.query.capacity import READ_UNIT_BYTES
 from dynashard.query.reader import StreamRead
 from dynashard.query.sort_range import SortKeyRange
-from dynashard.query.streams import Item, Stream
+from dynashard.query.streams import PartitionStream
 
 Identity = Callable[[Item], str]
 ESTIMATE_STEPS = (1, 8, 64)
@@ -33,7 +34,7 @@ few of the items read (a Limit counts the items evaluated, not those that pass).
 @dataclass
 class StreamState:
     index: int
-    stream: Stream
+    stream: PartitionStream
     remaining: SortKeyRange
     start_key: Item | None = None
     covered: str | None = None

@@ -36,9 +36,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dynashard.item import Item
 from dynashard.keys.key_span import KeySpan
 from dynashard.query.budget import PageBudget
-from dynashard.query.ordered_learned import (
+from dynashard.query.ordered.learned import (
     ends_window,
     holds_the_rest,
     known,
@@ -47,14 +48,14 @@ from dynashard.query.ordered_learned import (
     skip_known,
     span_after,
 )
-from dynashard.query.ordered_learned import (
+from dynashard.query.ordered.learned import (
     plan as _plan,
 )
-from dynashard.query.ordered_merge import Identity, Merge, Request, StreamState
-from dynashard.query.ordered_state import ENDED, PROBE, OrderedState, Window, plannable_pages
+from dynashard.query.ordered.merge import Identity, Merge, Request, StreamState
+from dynashard.query.ordered.state import ENDED, PROBE, OrderedState, Window, plannable_pages
 from dynashard.query.page import PageStats
 from dynashard.query.reader import Read, Waves
-from dynashard.query.streams import Item, Stream
+from dynashard.query.streams import PartitionStream
 
 PLAN_PAGES = 64
 """With more streams than the page, a page reads every stream on to the key of up to this
@@ -91,7 +92,7 @@ class MergeResult:
 
 
 def ordered_page(
-    streams: Sequence[Stream],
+    streams: Sequence[PartitionStream],
     *,
     limit: int,
     descending: bool,
@@ -233,7 +234,7 @@ def _read(request: Request, descending: bool) -> Read:
 
 
 def _stream_states(
-    streams: Sequence[Stream], after: str | None, descending: bool, quiet: Sequence[int]
+    streams: Sequence[PartitionStream], after: str | None, descending: bool, quiet: Sequence[int]
 ) -> list[StreamState]:
     """Each stream's range after the cursor; streams the cursor says ended are done."""
     states = []

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dynashard.keys.key_span import KeySpan, page_span
-from dynashard.query.ordered_merge import Merge, Request, StreamState
-from dynashard.query.ordered_state import ENDED, MAX_KNOWN, PROBE, Window, separator
+from dynashard.query.ordered.merge import Merge, Request, StreamState
+from dynashard.query.ordered.state import ENDED, MAX_KNOWN, PROBE, Window, separator
 
 SPAN_ITEMS = 40
 """A span of fewer items says little about the density (10 items: about 30 % either way),
