@@ -35,7 +35,14 @@ import matplotlib.pyplot as plt
 
 from bench.support.fanout_peers import PerShardMerge
 from bench.support.report import RESULTS_DIR, recording_tables, save
-from dynashard import CursorCodec, FanOutEngine, FanOutQuery, SortKeyRange, Strategy, Stream
+from dynashard import (
+    CursorCodec,
+    FanOutEngine,
+    FanOutQuery,
+    PartitionStream,
+    SortKeyRange,
+    Strategy,
+)
 from dynashard.query import PageStats, query_read_units
 from dynashard.testing import FakeQueryClient
 from local.workloads.teams import TEAMS_RANGE, teams_keys
@@ -85,7 +92,7 @@ class Latency:
 
 def build(
     width: int, shape: str, seed: int, title_bytes: int = 120
-) -> tuple[FakeQueryClient, list[Stream], list[list[str]]]:
+) -> tuple[FakeQueryClient, list[PartitionStream], list[list[str]]]:
     """Seeded data: TOTAL_ITEMS sort keys over `width` streams; the keys per stream that the
     list reads (the teams set reads its OPEN incidents only)."""
     rng = random.Random(seed)
@@ -102,12 +109,12 @@ def build(
     streams = []
     for index, stream_keys in enumerate(keys):
         client.load(f"p#{index}", stream_keys)
-        streams.append(Stream("bench", "PK", f"p#{index}", "SK", sort_range))
+        streams.append(PartitionStream("bench", "PK", f"p#{index}", "SK", sort_range))
     return client, streams, [[k for k in ks if sort_range.contains(k)] for ks in keys]
 
 
 def _query_all(
-    client: FakeQueryClient, stream: Stream, sort_range: SortKeyRange, limit: int | None
+    client: FakeQueryClient, stream: PartitionStream, sort_range: SortKeyRange, limit: int | None
 ) -> tuple[int, int, float]:
     """Read a stream (to its end when limit is None): items, requests, read units."""
     items = requests = 0
@@ -125,7 +132,7 @@ def _query_all(
 
 def baselines(
     client: FakeQueryClient,
-    streams: Sequence[Stream],
+    streams: Sequence[PartitionStream],
     after: str | None,
     size: int,
     latency: Latency,
@@ -252,7 +259,7 @@ def engine_cost(stats: PageStats, latency: Latency) -> Cost:
 
 def oracle_units(
     client: FakeQueryClient,
-    streams: Sequence[Stream],
+    streams: Sequence[PartitionStream],
     supplying: Sequence[int],
     after: str | None,
     items: Sequence[dict[str, Any]],

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench.fanout import Latency, engine_cost, identity, oracle_units
 from bench.support.report import save
-from dynashard import CursorCodec, FanOutEngine, FanOutQuery, SortKeyRange, Stream
+from dynashard import CursorCodec, FanOutEngine, FanOutQuery, PartitionStream, SortKeyRange
 from dynashard.query import PageBudget
 from dynashard.testing import FakeQueryClient
 from incidents.table import TABLE_SCHEMA
@@ -66,14 +66,14 @@ def team_keys(teams: int, seed: int, incidents: int = INCIDENTS) -> list[list[st
     return keys
 
 
-def build(teams: int, seed: int) -> tuple[FakeQueryClient, list[Stream]]:
+def build(teams: int, seed: int) -> tuple[FakeQueryClient, list[PartitionStream]]:
     """The fake engine holding `team_keys`, and a stream a team."""
     keys = team_keys(teams, seed)
     client = FakeQueryClient(120)
     streams = []
     for index, one_team in enumerate(keys):
         client.load(f"p#{index}", one_team)
-        streams.append(Stream("bench", "PK", f"p#{index}", "SK", OPEN))
+        streams.append(PartitionStream("bench", "PK", f"p#{index}", "SK", OPEN))
     return client, streams
 
 
@@ -151,7 +151,7 @@ def local_walk(client: DynamoDBClient, table: str, teams: int) -> dict[str, Any]
         request: Any = {table: items[start : start + 25]}
         while request:
             request = client.batch_write_item(RequestItems=request).get("UnprocessedItems")
-    streams = [Stream(table, "PK", f"{teams}#{i}", "SK", OPEN) for i in range(teams)]
+    streams = [PartitionStream(table, "PK", f"{teams}#{i}", "SK", OPEN) for i in range(teams)]
     pages: list[dict[str, float]] = []
     cursor = None
     with FanOutEngine(client, CursorCodec(b"b" * 32), max_workers=16) as engine:

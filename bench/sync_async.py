@@ -26,7 +26,7 @@ from dynashard import (
     FanOutEngine,
     FanOutQuery,
     Page,
-    Stream,
+    PartitionStream,
     TableSchema,
     calculated_shard,
     shard_keys,
@@ -63,7 +63,7 @@ class Walk:
         self.requests += page.stats.requests
 
 
-def write_list(client: DynamoDBClient, shards: int) -> list[Stream]:
+def write_list(client: DynamoDBClient, shards: int) -> list[PartitionStream]:
     """`ITEMS` items of one list over `shards` partition keys; the list's streams."""
     base = f"list#{shards}"
     batch = []
@@ -77,7 +77,7 @@ def write_list(client: DynamoDBClient, shards: int) -> list[Stream]:
                 answer = client.batch_write_item(RequestItems=pending)  # type: ignore[arg-type]
                 pending = answer.get("UnprocessedItems") or {}  # type: ignore[assignment]
             batch = []
-    return [Stream(TABLE, "PK", key, "SK") for key in shard_keys(base, shards)]
+    return [PartitionStream(TABLE, "PK", key, "SK") for key in shard_keys(base, shards)]
 
 
 def walk_threads(engine: FanOutEngine, query: FanOutQuery, into: Walk) -> None:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 import boto3
 from botocore.exceptions import ClientError
 
-from dynashard.limits import error_code
+from dynashard.throttling import error_code
 from incidents.errors import NotFoundError
 from incidents.incident.commands import get_incident, incident_id_by_number
 from incidents.models import State

@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from dynashard import Stream
+from dynashard import PartitionStream
 from dynashard.query import PageStats, query_read_units
 from dynashard.testing import FakeQueryClient
 
@@ -23,7 +23,7 @@ class PerShardMerge:
     """Newest-first pages over `streams`, with a position per shard in the cursor."""
 
     client: FakeQueryClient
-    streams: Sequence[Stream]
+    streams: Sequence[PartitionStream]
     size: int
     positions: dict[int, str] = field(default_factory=dict)
     finished: set[int] = field(default_factory=set)

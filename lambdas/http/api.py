@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from dynashard import DynashardError, InvalidCursorError, WriteThrottledError
 from dynashard.errors import StreamFailedError
-from dynashard.limits import error_code, is_throttling
+from dynashard.throttling import error_code, is_throttling
 from incidents.errors import DomainError
 from lambdas.http.admission import admit_request, admitted, release
 from lambdas.http.conditional import NotModifiedError, not_modified

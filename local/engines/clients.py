@@ -19,7 +19,7 @@ from botocore.exceptions import ClientError
 
 from dynashard import TableSchema
 from dynashard.aio import client_config as async_client_config
-from dynashard.limits import error_code
+from dynashard.throttling import error_code
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -8,7 +8,7 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from dynashard import CursorCodec, FanOutEngine, FanOutQuery, SortKeyRange, Stream
+from dynashard import CursorCodec, FanOutEngine, FanOutQuery, PartitionStream, SortKeyRange
 from dynashard.query import PageBudget
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def load(client: DynamoDBClient, table: str, shape: Shape) -> list[str]:
     return sorted(matched, reverse=True)
 
 
-def streams(table: str, shape: Shape, *, filtered: bool) -> list[Stream]:
+def streams(table: str, shape: Shape, *, filtered: bool) -> list[PartitionStream]:
     """One stream a team; with `filtered`, only the matching items."""
     extra: dict[str, Any] = {}
     if filtered:
@@ -79,13 +79,16 @@ def streams(table: str, shape: Shape, *, filtered: bool) -> list[Stream]:
             "expression_values": {":m": {"S": "y"}},
         }
     return [
-        Stream(table, "PK", f"{shape.name}#{team}", "SK", OPEN, **extra)
+        PartitionStream(table, "PK", f"{shape.name}#{team}", "SK", OPEN, **extra)
         for team in range(shape.streams)
     ]
 
 
 def walk(
-    client: DynamoDBClient, listed: list[Stream], limit: int, read_budget: float = READ_BUDGET
+    client: DynamoDBClient,
+    listed: list[PartitionStream],
+    limit: int,
+    read_budget: float = READ_BUDGET,
 ) -> tuple[Walk, list[str]]:
     """Page the list to its end with the handlers' budget (or `read_budget` read units a
     page); its cost and the keys returned."""

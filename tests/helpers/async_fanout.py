@@ -10,7 +10,7 @@ from collections.abc import Coroutine, Iterator, Sequence
 from contextlib import AsyncExitStack
 from typing import Any, TypeVar
 
-from dynashard import CursorCodec, FanOutQuery, Page, Stream
+from dynashard import CursorCodec, FanOutQuery, Page, PartitionStream
 from dynashard.aio import AsyncFanOutEngine
 from dynashard.query import Item
 from local.engines.clients import async_local_client
@@ -43,7 +43,7 @@ class BlockingAsyncEngine:
         """One page of `query`, read by the async engine."""
         return self._run(self._engine.page(query))
 
-    def read_all(self, streams: Sequence[Stream], page_size: int = 1000) -> Iterator[Item]:
+    def read_all(self, streams: Sequence[PartitionStream], page_size: int = 1000) -> Iterator[Item]:
         """Every item of every stream, read by the async engine (collected, then handed out)."""
 
         async def collect() -> list[Item]:

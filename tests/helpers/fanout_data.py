@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dynashard import SortKeyRange, Stream
+from dynashard import PartitionStream, SortKeyRange
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -31,10 +31,10 @@ def identity_of(item: dict[str, dict[str, str]]) -> str:
 
 def make_streams(
     table_name: str, prefix: str, count: int, sort_range: SortKeyRange | None = None
-) -> list[Stream]:
+) -> list[PartitionStream]:
     """`count` streams over the table's ``PK`` partitions ``<prefix>#<n>``."""
     return [
-        Stream(
+        PartitionStream(
             table_name=table_name,
             partition_key="PK",
             partition_value=f"{prefix}#{n}",

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from dynashard import CursorCodec, FanOutEngine, FanOutQuery, Stream
+from dynashard import CursorCodec, FanOutEngine, FanOutQuery, PartitionStream
 from dynashard.query import PageStats
 from dynashard.testing import FakeQueryClient
 from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, Engine
@@ -25,7 +25,9 @@ pytestmark = pytest.mark.integration
 CODEC = CursorCodec(b"f" * 32)
 
 
-def walk(client: Any, streams: list[Stream], size: int) -> list[tuple[list[str], tuple[Any, ...]]]:
+def walk(
+    client: Any, streams: list[PartitionStream], size: int
+) -> list[tuple[list[str], tuple[Any, ...]]]:
     """Every page newest first: its sort keys and what it cost."""
     pages = []
     query = FanOutQuery(streams, "b", size, descending=True, identity=lambda i: i["SK"]["S"])
@@ -70,7 +72,7 @@ def test_the_bench_fake_costs_what_the_engine_costs(
     for start in range(0, len(requests), 25):
         written = dynamodb.batch_write_item(RequestItems={table: requests[start : start + 25]})
         assert not written["UnprocessedItems"]
-    streams = [Stream(table, "PK", f"p#{i}", "SK", TEAMS_RANGE) for i in range(width)]
+    streams = [PartitionStream(table, "PK", f"p#{i}", "SK", TEAMS_RANGE) for i in range(width)]
     on_engine = walk(dynamodb, streams, size)
     assert len(on_engine) > 3
     assert walk(fake, streams, size) == on_engine

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from dynashard import CursorCodec, FanOutEngine, FanOutQuery, Stream
+from dynashard import CursorCodec, FanOutEngine, FanOutQuery, PartitionStream
 from dynashard.query import query_read_units
 from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, Engine
 from tests.helpers.fanout_data import SECRET, make_streams, new_prefix
@@ -95,7 +95,9 @@ def test_engine_figures_equal_the_model_page_by_page(
     assert checked >= STREAMS
 
 
-def read_pages(client: DynamoDBClient, streams: list[Stream]) -> list[tuple[list[Any], Any]]:
+def read_pages(
+    client: DynamoDBClient, streams: list[PartitionStream]
+) -> list[tuple[list[Any], Any]]:
     """Every page of the fan-out, with its statistics."""
     pages = []
     query = FanOutQuery(streams=streams, binding="capacity", limit=PAGE)

@@ -17,9 +17,9 @@ from dynashard import (
     CursorCodec,
     FanOutEngine,
     GrowthPolicy,
+    PartitionStream,
     ShardCounts,
     ShardMetaKey,
-    Stream,
     Table,
     WriteThrottledError,
     calculated_shard,
@@ -28,8 +28,8 @@ from dynashard import (
     sharded_key,
     write_growing,
 )
-from dynashard.limits import RetryPolicy
 from dynashard.resharding import GrowthEvent
+from dynashard.throttling import RetryPolicy
 from incidents.table import TABLE_SCHEMA
 
 if TYPE_CHECKING:
@@ -138,7 +138,8 @@ def test_concurrent_hot_writes_grow_by_doubling_and_lose_nothing(
 
     with FanOutEngine(dynamodb, CursorCodec(b"k" * 32), max_workers=16) as engine:
         streams = [
-            Stream(table_name, "PK", pk, "SK") for pk in shard_keys(KEY.base, final.read_count)
+            PartitionStream(table_name, "PK", pk, "SK")
+            for pk in shard_keys(KEY.base, final.read_count)
         ]
         stored = Counter(item["SK"]["S"] for item in engine.read_all(streams))
     assert set(stored) == acknowledged, "fan-out finds exactly the acknowledged items"

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from dynashard import CursorCodec, FanOutEngine, FanOutQuery, Stream
+from dynashard import CursorCodec, FanOutEngine, FanOutQuery, PartitionStream
 from tests.helpers.fanout_data import SECRET, Entity, new_prefix, write_entities
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ def test_filtered_projected_pages_keep_exact_order(
     entities = [Entity(f"id{n:02d}", f"k{n:03d}", (n % 3,)) for n in range(60)]
     write_entities(dynamodb, table, prefix, entities)
     streams = [
-        Stream(
+        PartitionStream(
             table_name=table,
             partition_key="PK",
             partition_value=f"{prefix}#{n}",

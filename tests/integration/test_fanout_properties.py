@@ -18,7 +18,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dynashard import CursorCodec, FanOutEngine, FanOutQuery, Page, SortKeyRange, Strategy, Stream
+from dynashard import (
+    CursorCodec,
+    FanOutEngine,
+    FanOutQuery,
+    Page,
+    PartitionStream,
+    SortKeyRange,
+    Strategy,
+)
 from dynashard.query import Item, PageBudget
 from local.engines.clients import local_client
 from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, MOTO, Engine, backend_from_env
@@ -106,7 +114,9 @@ class Pager(Protocol):
 
     def page(self, query: FanOutQuery) -> Page: ...
 
-    def read_all(self, streams: Sequence[Stream], page_size: int = 1000) -> Iterator[Item]: ...
+    def read_all(
+        self, streams: Sequence[PartitionStream], page_size: int = 1000
+    ) -> Iterator[Item]: ...
 
 
 @pytest.fixture(scope="module", params=SETUPS, ids="-".join)

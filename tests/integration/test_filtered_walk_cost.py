@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from dynashard import CursorCodec, FanOutEngine, FanOutQuery, SortKeyRange, Stream
+from dynashard import CursorCodec, FanOutEngine, FanOutQuery, PartitionStream, SortKeyRange
 from dynashard.query import PageBudget
 from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, backend_from_env
 from local.workloads.filtered_lists import Shape, load, streams, walk
@@ -91,7 +91,7 @@ def test_the_first_wave_keeps_to_the_budget(
                 "B": {"S": "x" * 880},
             }
             dynamodb.put_item(TableName=table, Item=item)
-    listed = [Stream(table, "PK", f"p#{s}", "SK", SortKeyRange()) for s in range(10)]
+    listed = [PartitionStream(table, "PK", f"p#{s}", "SK", SortKeyRange()) for s in range(10)]
     query = FanOutQuery(listed, "first-wave", 100, budget=PageBudget(read_units=5.0))
     seen: list[str] = []
     with FanOutEngine(dynamodb, CursorCodec(b"f" * 32), max_workers=16) as engine:

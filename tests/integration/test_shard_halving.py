@@ -22,10 +22,10 @@ from dynashard import (
     FanOutEngine,
     FanOutQuery,
     GrowthPolicy,
+    PartitionStream,
     ShardCounts,
     ShardMetaKey,
     ShardMover,
-    Stream,
     Table,
     admin,
     calculated_shard,
@@ -178,7 +178,8 @@ class Walk:
         meta = self.key.counts.get(self.key.key)
         read_count = meta.read_count
         streams = [
-            Stream(self.key.table, PK, pk, SK) for pk in shard_keys(self.key.key.base, read_count)
+            PartitionStream(self.key.table, PK, pk, SK)
+            for pk in shard_keys(self.key.key.base, read_count)
         ]
         page = self.engine.page(
             FanOutQuery(

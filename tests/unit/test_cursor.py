@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dynashard import CursorCodec, FanOutQuery, InvalidCursorError, Stream
+from dynashard import CursorCodec, FanOutQuery, InvalidCursorError, PartitionStream
 from dynashard.query.streams import streams_digest
 
 SECRET = b"k" * 32
@@ -107,14 +107,15 @@ def test_length_does_not_depend_on_stream_count() -> None:
     lengths = set()
     for streams in (1, 4, 16, 64, 256):
         query = FanOutQuery(
-            streams=[Stream("t", "PK", f"a#{n}", "SK") for n in range(streams)], binding="b"
+            streams=[PartitionStream("t", "PK", f"a#{n}", "SK") for n in range(streams)],
+            binding="b",
         )
         lengths.add(len(CODEC.encode(b"OPEN#2026-11-23#inc_1", query.cursor_binding())))
     assert len(lengths) == 1
 
 
 def test_cursor_of_another_direction_or_strategy_is_rejected() -> None:
-    streams = [Stream("t", "PK", "a#0", "SK")]
+    streams = [PartitionStream("t", "PK", "a#0", "SK")]
     ascending = FanOutQuery(streams=streams, binding="b")
     descending = FanOutQuery(streams=streams, binding="b", descending=True)
     token = CODEC.encode(b"k", ascending.cursor_binding())
@@ -134,7 +135,7 @@ def test_cursor_of_another_direction_or_strategy_is_rejected() -> None:
 def test_every_field_of_a_stream_is_in_its_digest(change: dict[str, Any]) -> None:
     """A plan made under one filter must not be reused under another: two stream lists that
     differ only in a filter's attribute name once shared a digest."""
-    base = Stream(
+    base = PartitionStream(
         "t",
         "PK",
         "p",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from botocore.exceptions import ClientError
 
-from dynashard.limits import error_code
+from dynashard.throttling import error_code
 from incidents.table import TABLE_SCHEMA
 from local.engines.clients import create_table, local_client
 from local.engines.moto_server import moto_server, resident_mb

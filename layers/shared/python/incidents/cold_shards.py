@@ -12,7 +12,7 @@ from datetime import datetime
 
 from ksuid import Ksuid
 
-from dynashard import SortKeyRange, Stream, shard_keys
+from dynashard import PartitionStream, SortKeyRange, shard_keys
 from dynashard.keys import split_key
 from dynashard.resharding import ColdPolicy, MoveSpec, ShardMeta
 from incidents.models import State, timestamp
@@ -31,7 +31,7 @@ class ColdCheck:
     """How a counted key halves, and the streams holding what it took in the window."""
 
     spec: MoveSpec
-    recent: list[Stream]
+    recent: list[PartitionStream]
 
 
 def cold_check(table: str, meta: ShardMeta, since: datetime) -> ColdCheck | None:
@@ -48,18 +48,18 @@ def cold_check(table: str, meta: ShardMeta, since: datetime) -> ColdCheck | None
             first_id = "inc_" + str(Ksuid(datetime=since, payload=bytes(16)))
             window = SortKeyRange.between(first_id, "inc_" + LATEST)
             pk_name, sk_name = TABLE_SCHEMA.partition_key, TABLE_SCHEMA.sort_key
-            streams = [Stream(table, pk_name, pk, sk_name, window) for pk in keys]
+            streams = [PartitionStream(table, pk_name, pk, sk_name, window) for pk in keys]
         else:
             window = SortKeyRange.between(at, LATEST)
             streams = [
-                Stream(table, GSI2.partition_key, pk, GSI2.sort_key, window, GSI2.name)
+                PartitionStream(table, GSI2.partition_key, pk, GSI2.sort_key, window, GSI2.name)
                 for pk in keys
             ]
         return ColdCheck(family.move_spec(), streams)
     if split_key(key.base)[-1] != PARTICIPANT_SUFFIX:
         return None
     streams = [
-        Stream(table, GSI1.partition_key, pk, GSI1.sort_key, window, GSI1.name)
+        PartitionStream(table, GSI1.partition_key, pk, GSI1.sort_key, window, GSI1.name)
         for pk in keys
         for window in (
             SortKeyRange.between(f"{s.value}#{at}", f"{s.value}#{LATEST}") for s in State

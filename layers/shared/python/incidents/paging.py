@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
-from dynashard import FanOutQuery, SortKeyRange, Stream, shard_keys
+from dynashard import FanOutQuery, PartitionStream, SortKeyRange, shard_keys
 from dynashard.query import Bound, Item, PageBudget, PageStats
 from incidents.errors import InvalidFilterError
 from incidents.models import Severity, State, Status, state_of, timestamp
@@ -81,7 +81,7 @@ class IncidentFilter:
             raise InvalidFilterError(f"status {', '.join(wrong)} is not in state {state.value}")
 
     def stream_options(self, prefix: str) -> dict[str, Any]:
-        """`Stream` fields filtering on ``<prefix>status`` and ``<prefix>severity``."""
+        """`PartitionStream` fields filtering on ``<prefix>status`` and ``<prefix>severity``."""
         clauses, names, values = [], {}, {}
         for tag, attribute, chosen in (
             ("st", "status", self.statuses),
@@ -126,11 +126,11 @@ class PageRequest:
 
 def gsi2_streams(
     store: Store, base: str, count: int, window: CreatedWindow, options: dict[str, Any]
-) -> list[Stream]:
+) -> list[PartitionStream]:
     """One stream per shard of `base` on GSI2, within `window` (on the time the sort keys
-    start with), filtered by `options` (`Stream` fields)."""
+    start with), filtered by `options` (`PartitionStream` fields)."""
     return [
-        Stream(
+        PartitionStream(
             store.table_name,
             GSI2.partition_key,
             pk,
@@ -145,17 +145,19 @@ def gsi2_streams(
 
 def partition_stream(
     store: Store, pk: str, sort_range: SortKeyRange | None = None, **options: Any
-) -> Stream:
-    """The table's partition `pk` (a range of its sort keys, `options`: `Stream` fields) as
+) -> PartitionStream:
+    """The table's partition `pk` (a range of its sort keys, `options`: `PartitionStream` fields) as
     a stream, its key attributes named by the table's schema."""
     table = TABLE_SCHEMA
     within = sort_range or SortKeyRange()
-    return Stream(store.table_name, table.partition_key, pk, table.sort_key, within, **options)
+    return PartitionStream(
+        store.table_name, table.partition_key, pk, table.sort_key, within, **options
+    )
 
 
 def fanout_page(
     store: Store,
-    streams: Sequence[Stream],
+    streams: Sequence[PartitionStream],
     binding: str,
     page: PageRequest,
     *,

@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 from ksuid import Ksuid
 
 from dynashard import CursorCodec, FanOutEngine, GrowthPolicy, ShardCounts, Table
-from dynashard.limits import ShardedCounter, error_code
+from dynashard.limits import ShardedCounter
 from dynashard.query import Item
 from dynashard.resharding import (
     GrowthHook,
@@ -29,6 +29,7 @@ from dynashard.resharding import (
     log_growth,
     transact_growing,
 )
+from dynashard.throttling import error_code
 from incidents.errors import DomainError, ThrottledError, VersionConflictError
 from incidents.keys import ShardConfig
 from incidents.models import utc_now

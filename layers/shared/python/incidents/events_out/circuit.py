@@ -22,8 +22,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from dynashard.limits import cancellation_codes
 from dynashard.query import Item
+from dynashard.throttling import cancellation_codes
 from incidents.events_out.delivery_messages import (
     DeliveryMessage,
     DeliveryQueue,

@@ -12,8 +12,8 @@ import logging
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dynashard.limits import cancellation_codes, error_code
 from dynashard.query import Item
+from dynashard.throttling import cancellation_codes, error_code
 from incidents.errors import DomainError, VersionConflictError
 from incidents.items import participation_from_item, participation_to_item, serialize, to_item
 from incidents.keys import (

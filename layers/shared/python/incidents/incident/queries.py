@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dynashard import Stream, shard_keys
+from dynashard import PartitionStream, shard_keys
 from incidents.errors import ForbiddenError, TooManyTeamsError
 from incidents.items import from_item, participation_from_item
 from incidents.keys import participant_base, participant_meta
@@ -99,14 +99,14 @@ def account_incidents(
 
 def _participant_streams(
     store: Store, account: str, participants: Sequence[str], state: State, page: PageRequest
-) -> tuple[list[Stream], bool]:
+) -> tuple[list[PartitionStream], bool]:
     """The GSI1 shards of `participants` that may hold items (every count each ever had),
     within the state and the page's window, and whether items may move between them (a
     halving's mover runs on one of their keys). Their maps are read in one round trip."""
     metas = store.counts.get_many([participant_meta(account, p) for p in participants])
     in_state = page.window.sort_range(f"{state.value}#")
     streams = [
-        Stream(
+        PartitionStream(
             store.table_name,
             GSI1.partition_key,
             pk,
@@ -122,7 +122,7 @@ def _participant_streams(
 
 
 def _participations_page(
-    store: Store, streams: list[Stream], binding: str, page: PageRequest, *, moving: bool
+    store: Store, streams: list[PartitionStream], binding: str, page: PageRequest, *, moving: bool
 ) -> IncidentPage:
     return fanout_page(
         store,

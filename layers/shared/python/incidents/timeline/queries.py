@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from dynashard import InvalidCursorError, SortKeyRange, Stream
+from dynashard import InvalidCursorError, PartitionStream, SortKeyRange
 from dynashard.query import Item
 from incidents.keys import event_key, timeline_prefix
 from incidents.models import EventType, TimelineEvent, timestamp
@@ -46,7 +46,7 @@ class EventRequest:
     types: tuple[EventType, ...] = ()
 
     def stream_options(self) -> dict[str, Any]:
-        """`Stream` fields keeping only `types` (a filter expression: DynamoDB reads, and
+        """`PartitionStream` fields keeping only `types` (a filter expression: DynamoDB reads, and
         bills, every event of the range and returns the matching ones)."""
         if not self.types:
             return {}
@@ -132,7 +132,9 @@ def account_event_items(
     )
 
 
-def _page(store: Store, streams: Sequence[Stream], binding: str, page: PageRequest) -> EventPage:
+def _page(
+    store: Store, streams: Sequence[PartitionStream], binding: str, page: PageRequest
+) -> EventPage:
     return fanout_page(store, streams, binding, page, identity=_event_id, convert=event_from_item)
 
 

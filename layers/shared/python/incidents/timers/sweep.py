@@ -25,7 +25,7 @@ from enum import Enum
 
 from botocore.exceptions import ClientError
 
-from dynashard import SortKeyRange, Stream, shard_keys
+from dynashard import PartitionStream, SortKeyRange, shard_keys
 from dynashard.query import Item, PageStats
 from incidents.keys import due_bucket_base, schedule_meta, sweep_marker_key
 from incidents.models import timestamp
@@ -118,7 +118,7 @@ class _Run:
         count = store.due.get(schedule_meta()).read_count
         due_by = SortKeyRange.less_than(f"{timestamp(self.now)}$")  # "<due_at>#..." to now
         streams = [
-            Stream(
+            PartitionStream(
                 store.table_name,
                 GSI3.partition_key,
                 key,
