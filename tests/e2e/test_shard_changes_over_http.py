@@ -23,7 +23,7 @@ from tests.e2e.conftest import LocalApi
 pytestmark = pytest.mark.integration
 FAMILIES = (Family.OPEN, Family.SUMMARIES, Family.EVENTS)
 UNHURRIED = Pace(10_000)
-"""This test is about exactness, not pace (`tests/integration/test_mover_pace.py`): the
+"""This test is about exactness, not pace (`packages/dynashard/tests/test_mover_pace.py`): the
 default 100 write units a second would make the account's events take most of the wait."""
 SERVERS_VIEW_SECONDS = GrowthPolicy().cache_seconds + 3
 """How long make dev's servers may act on a map they read: their cache, and a request

@@ -4,11 +4,10 @@ import boto3
 
 from dynashard import (
     CursorCodec,
-    FanOutEngine,
     FanOutQuery,
     IndexSchema,
-    PartitionStream,
     SortKeyRange,
+    Table,
     TableSchema,
     calculated_shard,
     client_config,
@@ -18,11 +17,12 @@ from dynashard import (
 
 SHARDS = 4
 schema = TableSchema("PK", "SK", (IndexSchema("GSI1", "GSI1PK", "GSI1SK"),))
-table = f"fanout-{uuid.uuid4().hex[:8]}"
+name = f"fanout-{uuid.uuid4().hex[:8]}"
 # a connection pool sized to the engine's workers
 client = boto3.client("dynamodb", config=client_config(16))
-client.create_table(**schema.create_table_request(table))
-client.get_waiter("table_exists").wait(TableName=table)
+table = Table(client, name, schema)
+client.create_table(**schema.create_table_request(name))
+client.get_waiter("table_exists").wait(TableName=name)
 
 # Incidents listed under each team they involve (a copy per team),
 # sharded per team.
@@ -42,23 +42,22 @@ for n in range(60):
             "GSI1SK": {"S": f"{state}#2026-11-{1 + n % 28:02d}#{incident}"},
             "IncidentId": {"S": incident},
         }
-        client.put_item(TableName=table, Item=item)
+        client.put_item(TableName=name, Item=item)
 
-engine = FanOutEngine(
-    client, CursorCodec(b"a-secret-from-your-config-32-b!!"), max_workers=16
+engine = table.engine(
+    CursorCodec(b"a-secret-from-your-config-32-b!!"), max_workers=16
 )
-streams = [
-    PartitionStream(
-        table_name=table,
-        index_name="GSI1",
-        partition_key="GSI1PK",
-        partition_value=pk,
-        sort_key="GSI1SK",
-        sort_range=SortKeyRange.begins_with("CLOSED#"),
-    )
-    for team in my_teams
-    for pk in shard_keys(f"{account}#{team}#incpart", SHARDS)
-]
+# one stream a shard of each team, on the index (its key attributes from
+# the schema)
+streams = table.streams(
+    [
+        pk
+        for team in my_teams
+        for pk in shard_keys(f"{account}#{team}#incpart", SHARDS)
+    ],
+    SortKeyRange.begins_with("CLOSED#"),
+    index="GSI1",
+)
 listed: list[str] = []
 cursor = None  # None for page 1
 while True:
@@ -81,4 +80,5 @@ while True:
 
 assert len(listed) == len(set(listed)) == 40, "each closed incident once"
 print(f"{len(listed)} closed incidents over {len(streams)} streams, each once")
-client.delete_table(TableName=table)
+engine.close()
+client.delete_table(TableName=name)

@@ -42,7 +42,7 @@ from dynashard.resharding import (
     registered_moves,
     run_moves,
 )
-from incidents.table import TABLE_SCHEMA
+from dynashard.testing.dynamodb_local import SINGLE_TABLE
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -52,7 +52,7 @@ ITEMS, BEFORE, AFTER = 12, 8, 4
 POLICY = GrowthPolicy(
     default_count=BEFORE, max_count=64, cooldown_seconds=0, max_jitter_seconds=0, cache_seconds=0
 )
-PK, SK = TABLE_SCHEMA.partition_key, TABLE_SCHEMA.sort_key
+PK, SK = SINGLE_TABLE.partition_key, SINGLE_TABLE.sort_key
 tenants = itertools.count()
 
 
@@ -211,7 +211,7 @@ def test_a_halving_moves_every_item_once_and_nothing_reads_a_stale_copy(
     picks: Any,
 ) -> None:
     tenant = f"tenant_{next(tenants)}"
-    counts = ShardCounts(Table(dynamodb, halving_table, TABLE_SCHEMA), policy=POLICY)
+    counts = ShardCounts(Table(dynamodb, halving_table, SINGLE_TABLE), policy=POLICY)
     key = Key(dynamodb, halving_table, counts, ShardMetaKey.for_tenant(tenant, f"{tenant}#k"))
     for n in range(ITEMS):
         key.create(f"item{n:03d}")
@@ -220,14 +220,14 @@ def test_a_halving_moves_every_item_once_and_nothing_reads_a_stale_copy(
     counts.shrink(key.key)
     created = itertools.count(ITEMS)
     mover = ShardMover(
-        counts, Table(dynamodb, halving_table, TABLE_SCHEMA), "version", page_size=2,
+        counts, Table(dynamodb, halving_table, SINGLE_TABLE), "version", page_size=2,
         move_after_seconds=0,
     )  # fmt: skip
     racing_client = cast(
         "DynamoDBClient", UpdateBetweenCopyAndDelete(dynamodb, key.update_where_it_was)
     )
     racing = ShardMover(
-        counts, Table(racing_client, halving_table, TABLE_SCHEMA), "version", page_size=1,
+        counts, Table(racing_client, halving_table, SINGLE_TABLE), "version", page_size=1,
         move_after_seconds=0,
     )  # fmt: skip
     for operation in operations:
@@ -258,13 +258,13 @@ def test_a_halving_moves_every_item_once_and_nothing_reads_a_stale_copy(
 def test_a_count_of_one_or_a_halving_still_moving_is_not_halved(
     dynamodb: DynamoDBClient, halving_table: str
 ) -> None:
-    counts = ShardCounts(Table(dynamodb, halving_table, TABLE_SCHEMA), policy=POLICY)
+    counts = ShardCounts(Table(dynamodb, halving_table, SINGLE_TABLE), policy=POLICY)
     key = ShardMetaKey.for_tenant("tenant_x", "tenant_x#k")
     counts.shrink(key)
     with pytest.raises(ShardMetadataError, match="still moving"):
         counts.shrink(key)
     single = ShardCounts(
-        Table(dynamodb, halving_table, TABLE_SCHEMA), policy=GrowthPolicy(default_count=1)
+        Table(dynamodb, halving_table, SINGLE_TABLE), policy=GrowthPolicy(default_count=1)
     )
     with pytest.raises(ShardMetadataError, match="count of 1"):
         single.shrink(ShardMetaKey.for_tenant("tenant_y", "tenant_y#k"))
@@ -279,11 +279,11 @@ def test_nothing_moves_or_settles_until_every_cached_map_has_lapsed(
     later run."""
     now = [1_800_000_000.0]
     counts = ShardCounts(
-        Table(dynamodb, halving_table, TABLE_SCHEMA), policy=POLICY, clock=lambda: now[0]
+        Table(dynamodb, halving_table, SINGLE_TABLE), policy=POLICY, clock=lambda: now[0]
     )
     key = ShardMetaKey.for_tenant("tenant_w", "tenant_w#k")
     counts.shrink(key)
-    mover = ShardMover(counts, Table(dynamodb, halving_table, TABLE_SCHEMA), clock=lambda: now[0])
+    mover = ShardMover(counts, Table(dynamodb, halving_table, SINGLE_TABLE), clock=lambda: now[0])
     early = mover.step(key)
     assert (early.settled, early.waiting) == (False, True)
     assert run_moves(mover, registered(dynamodb, halving_table, key), lambda: 60.0, _ignored) == [
@@ -296,7 +296,7 @@ def test_nothing_moves_or_settles_until_every_cached_map_has_lapsed(
 
 def registered(dynamodb: DynamoDBClient, table: str, key: ShardMetaKey) -> list[RegisteredMove]:
     return [
-        move for move in registered_moves(Table(dynamodb, table, TABLE_SCHEMA)) if move.key == key
+        move for move in registered_moves(Table(dynamodb, table, SINGLE_TABLE)) if move.key == key
     ]
 
 
@@ -305,7 +305,7 @@ def _ignored(move: RegisteredMove, report: MoveReport) -> None:
 
 
 def test_doubling_back_during_a_move_ends_it(dynamodb: DynamoDBClient, halving_table: str) -> None:
-    counts = ShardCounts(Table(dynamodb, halving_table, TABLE_SCHEMA), policy=POLICY)
+    counts = ShardCounts(Table(dynamodb, halving_table, SINGLE_TABLE), policy=POLICY)
     key = ShardMetaKey.for_tenant("tenant_z", "tenant_z#k")
     halved = counts.shrink(key)
     grown = counts.grow(key, halved)
@@ -327,7 +327,7 @@ def halving_table(module_table: str) -> str:
 def test_the_admin_command_halves_a_key_and_moves_its_items(
     dynamodb: DynamoDBClient, halving_table: str, dynamodb_endpoint: str, capsys: Any
 ) -> None:
-    counts = ShardCounts(Table(dynamodb, halving_table, TABLE_SCHEMA), policy=POLICY)
+    counts = ShardCounts(Table(dynamodb, halving_table, SINGLE_TABLE), policy=POLICY)
     key = Key(dynamodb, halving_table, counts, ShardMetaKey.for_tenant("tenant_c", "tenant_c#k"))
     for n in range(ITEMS):
         key.create(f"item{n:03d}")
@@ -349,8 +349,8 @@ class DoubledBackMeanwhile(ShardCounts):
     """A mover's counts whose second read of the map finds it doubled back by a writer."""
 
     def __init__(self, client: DynamoDBClient, table: str) -> None:
-        super().__init__(Table(client, table, TABLE_SCHEMA), policy=POLICY)
-        self.writer = ShardCounts(Table(client, table, TABLE_SCHEMA), policy=POLICY)
+        super().__init__(Table(client, table, SINGLE_TABLE), policy=POLICY)
+        self.writer = ShardCounts(Table(client, table, SINGLE_TABLE), policy=POLICY)
         self.reads = 0
 
     def refresh(self, key: ShardMetaKey) -> ShardMeta:
@@ -372,7 +372,7 @@ def test_a_step_stops_at_the_next_shard_once_a_doubling_back_ended_its_move(
         key.create(f"item{n:03d}")
     counts.shrink(key.key)
     counts.reads = 0
-    mover = ShardMover(counts, Table(dynamodb, halving_table, TABLE_SCHEMA), move_after_seconds=0)
+    mover = ShardMover(counts, Table(dynamodb, halving_table, SINGLE_TABLE), move_after_seconds=0)
     report = mover.step(key.key)
     first = [s for s in key.versions if calculated_shard(key.key.base, s, BEFORE) == AFTER]
     assert 0 < len(first) < len(key.versions) - 1, "items in the first shard and the others"

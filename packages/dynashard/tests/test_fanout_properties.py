@@ -9,12 +9,16 @@ The engines differ where it matters to the merge (``LastEvaluatedKey`` at ``Limi
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import pytest
+from aiobotocore.session import get_session
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,11 +31,10 @@ from dynashard import (
     SortKeyRange,
     Strategy,
 )
+from dynashard.aio import AsyncFanOutEngine, client_config
 from dynashard.query import Item, PageBudget
-from local.engines.clients import local_client
-from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, MOTO, Engine, backend_from_env
-from tests.helpers.async_fanout import BlockingAsyncEngine
-from tests.helpers.fanout_data import (
+from dynashard.testing.dynamodb_local import REGION, local_client
+from dynashard.testing.fanout_data import (
     SECRET,
     Entity,
     expected_order,
@@ -45,6 +48,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
+T = TypeVar("T")
 REQUEST_BUDGET = 300
 """Requests one example may make: the server answers ~100/s, so pages*streams is capped."""
 PROPERTY_SETTINGS = settings(
@@ -101,12 +105,9 @@ def scenarios(draw: st.DrawFn) -> Scenario:
     return Scenario(streams, entities, draw(RANGES), draw(st.booleans()))
 
 
+DYNAMODB_LOCAL, MOTO = "dynamodb-local", "moto"
 THREADS, ASYNCIO = "threads", "asyncio"
-SETUPS = (
-    [(DYNAMODB_LOCAL, THREADS), (DYNAMODB_LOCAL, ASYNCIO), (MOTO, THREADS)]
-    if backend_from_env() == DYNAMODB_LOCAL
-    else [(MOTO, THREADS), (MOTO, ASYNCIO)]
-)
+SETUPS = [(DYNAMODB_LOCAL, THREADS), (DYNAMODB_LOCAL, ASYNCIO), (MOTO, THREADS)]
 
 
 class Pager(Protocol):
@@ -120,10 +121,13 @@ class Pager(Protocol):
 
 
 @pytest.fixture(scope="module", params=SETUPS, ids="-".join)
-def setup(request: pytest.FixtureRequest, engine: Engine, moto_endpoint: str) -> tuple[str, str]:
-    """The session's engine read by both engines (threads and asyncio), then moto by threads."""
+def setup(request: pytest.FixtureRequest) -> tuple[str, str]:
+    """DynamoDB Local read by both engines (threads and asyncio), then moto by threads."""
     backend, driver = request.param
-    return (engine.endpoint if backend == engine.backend else moto_endpoint), driver
+    endpoint = request.getfixturevalue(
+        "dynamodb_endpoint" if backend == DYNAMODB_LOCAL else "moto_endpoint"
+    )
+    return endpoint, driver
 
 
 @pytest.fixture(scope="module")
@@ -141,6 +145,56 @@ def fanout(setup: tuple[str, str], dynamodb: DynamoDBClient) -> Iterator[Pager]:
     else:
         with FanOutEngine(dynamodb, CursorCodec(SECRET), max_workers=16) as threads:
             yield threads
+
+
+class BlockingAsyncEngine:
+    """`dynashard.aio.AsyncFanOutEngine` behind `FanOutEngine`'s blocking ``page``, so the
+    properties run unchanged on both engines: an event loop on a thread of its own, with an
+    aiobotocore client entered on it."""
+
+    def __init__(self, endpoint: str, codec: CursorCodec, max_concurrency: int = 16) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        self._stack = AsyncExitStack()
+        self._engine = self._run(self._open(endpoint, codec, max_concurrency))
+
+    async def _open(
+        self, endpoint: str, codec: CursorCodec, max_concurrency: int
+    ) -> AsyncFanOutEngine:
+        client = await self._stack.enter_async_context(
+            get_session().create_client(
+                "dynamodb",
+                endpoint_url=endpoint,
+                region_name=REGION,
+                config=client_config(max_concurrency),
+                aws_access_key_id="local",
+                aws_secret_access_key="local",
+            )
+        )
+        return AsyncFanOutEngine(client, codec, max_concurrency=max_concurrency)
+
+    def _run(self, work: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(work, self._loop).result()
+
+    def page(self, query: FanOutQuery) -> Page:
+        """One page of `query`, read by the async engine."""
+        return self._run(self._engine.page(query))
+
+    def read_all(self, streams: Sequence[PartitionStream], page_size: int = 1000) -> Iterator[Item]:
+        """Every item of every stream, read by the async engine (collected, then handed out)."""
+
+        async def collect() -> list[Item]:
+            return [item async for item in self._engine.read_all(streams, page_size)]
+
+        return iter(self._run(collect()))
+
+    def close(self) -> None:
+        """Close the client, then stop the loop and its thread."""
+        self._run(self._stack.aclose())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
 
 
 def stored_query(

@@ -17,20 +17,13 @@ import pytest
 
 from dynashard import CursorCodec, FanOutEngine, FanOutQuery, PartitionStream
 from dynashard.query import query_read_units
-from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, Engine
-from tests.helpers.fanout_data import SECRET, make_streams, new_prefix
+from dynashard.testing.fanout_data import SECRET, make_streams, new_prefix
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 pytestmark = pytest.mark.integration
 STREAMS, ITEMS_PER_STREAM, PAGE = 4, 15, 7
-
-
-@pytest.fixture(autouse=True)
-def _real_engine_only(engine: Engine) -> None:
-    if engine.backend != DYNAMODB_LOCAL:
-        pytest.skip("moto reports constant ConsumedCapacity; this compares DynamoDB Local's")
 
 
 def write_sized_items(client: DynamoDBClient, table: str, prefix: str) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 pytestmark = pytest.mark.integration
-LIBRARY = Path(__file__).resolve().parents[2] / "packages" / "dynashard"
+LIBRARY = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
 
@@ -62,8 +62,8 @@ def test_the_wheel_and_sdist_pass_twine_check(built: dict[str, Path]) -> None:
 
 @pytest.fixture(scope="module")
 def installed(built: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv with the wheel alone installed, with its ``async`` extra (and what they
-    depend on, from the package index): its python."""
+    """A fresh venv with the wheel alone installed, with the README's extras (``types``)
+    and ``async``, what they depend on (from the package index) and mypy: its python."""
     home = tmp_path_factory.mktemp("venv")
     venv.create(home, with_pip=True)
     python = home / "bin" / "python"
@@ -71,7 +71,7 @@ def installed(built: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) 
     # isolated, and without the suite's PYTHONPATH: pip would find the repository's copy
     # there (its editable install's metadata) and install nothing
     subprocess.run(
-        [*install, f"{built['wheel']}[async]"],
+        [*install, f"{built['wheel']}[async,types]", "mypy"],
         check=True,
         capture_output=True,
         env=clean_environment(),
@@ -137,3 +137,34 @@ def test_every_documented_example_runs_from_the_wheel(
     ran = run_isolated(installed, example, dynamodb_endpoint)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.strip(), "each example prints what it showed"
+
+
+def test_a_user_program_type_checks_strictly_with_the_types_extra(
+    installed: Path, tmp_path: Path
+) -> None:
+    """``mypy --strict`` over the quick start and the async example, in the fresh venv and
+    with no configuration: the ``types`` extra's stubs type boto3's and aiobotocore's
+    clients, so a wrong argument to them would be an error, not ``Any``."""
+    for example in ("quickstart.py", "async_fanout.py"):
+        shutil.copy(LIBRARY / "examples" / example, tmp_path / example)
+    wrong = "import boto3\n\nboto3.client('dynamodb').query(TableName=1)\n"
+    (tmp_path / "wrong.py").write_text(wrong)
+    mypy = [str(installed), "-I", "-m", "mypy", "--strict", "--no-incremental"]
+    checked = subprocess.run(
+        [*mypy, "quickstart.py", "async_fanout.py"],
+        cwd=tmp_path,
+        env=clean_environment(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    refused = subprocess.run(
+        [*mypy, "wrong.py"],
+        cwd=tmp_path,
+        env=clean_environment(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert 'Argument "TableName"' in refused.stdout, refused.stdout

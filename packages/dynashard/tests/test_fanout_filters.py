@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from dynashard import CursorCodec, FanOutEngine, FanOutQuery, PartitionStream
-from tests.helpers.fanout_data import SECRET, Entity, new_prefix, write_entities
+from dynashard.testing.fanout_data import SECRET, Entity, new_prefix, write_entities
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

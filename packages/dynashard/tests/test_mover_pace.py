@@ -16,13 +16,13 @@ from dynashard import GrowthPolicy, ShardCounts, ShardMetaKey, ShardMover, Table
 from dynashard.keys.shards import calculated_shard
 from dynashard.resharding import Pace
 from dynashard.testing import PartitionCapacity
-from incidents.table import TABLE_SCHEMA
+from dynashard.testing.dynamodb_local import SINGLE_TABLE
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 pytestmark = pytest.mark.integration
-PK, SK = TABLE_SCHEMA.partition_key, TABLE_SCHEMA.sort_key
+PK, SK = SINGLE_TABLE.partition_key, SINGLE_TABLE.sort_key
 POLICY = GrowthPolicy(
     default_count=2, max_count=64, cooldown_seconds=0, max_jitter_seconds=0, cache_seconds=0
 )
@@ -72,7 +72,7 @@ class HalvedKey:
     @classmethod
     def make(cls, client: DynamoDBClient, table: str) -> HalvedKey:
         tenant = f"paced_{next(tenants)}"
-        counts = ShardCounts(Table(client, table, TABLE_SCHEMA), policy=POLICY)
+        counts = ShardCounts(Table(client, table, SINGLE_TABLE), policy=POLICY)
         halved = cls(client, table, counts, ShardMetaKey.for_tenant(tenant, f"{tenant}#k"))
         for n in range(ITEMS):
             halved.put(client, f"item{n:03d}", count=2)
@@ -97,7 +97,7 @@ class HalvedKey:
 
     def mover(self, client: object, pace: Pace, page_size: int = 10) -> ShardMover:
         return ShardMover(
-            self.counts, Table(client, self.table, TABLE_SCHEMA), page_size=page_size,  # type: ignore[arg-type]
+            self.counts, Table(client, self.table, SINGLE_TABLE), page_size=page_size,  # type: ignore[arg-type]
             move_after_seconds=0, pace=pace,
         )  # fmt: skip
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from dynashard import build_key, calculated_shard, shard_keys, sharded_key
-from incidents.table import TABLE_SCHEMA
+from dynashard.testing.dynamodb_local import SINGLE_TABLE
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -29,7 +29,7 @@ def test_table_has_the_shared_schema(dynamodb: DynamoDBClient, table_name: str) 
     }
     assert indexes == {f"GSI{n}": [f"GSI{n}PK", f"GSI{n}SK"] for n in (1, 2, 3)}
     ttl = dynamodb.describe_time_to_live(TableName=table_name)["TimeToLiveDescription"]
-    assert ttl.get("AttributeName") == TABLE_SCHEMA.ttl_attribute
+    assert ttl.get("AttributeName") == SINGLE_TABLE.ttl_attribute
 
 
 def test_point_reads_and_fan_out_find_every_item_once(

@@ -29,8 +29,8 @@ from dynashard import (
     write_growing,
 )
 from dynashard.resharding import GrowthEvent
+from dynashard.testing.dynamodb_local import SINGLE_TABLE
 from dynashard.throttling import RetryPolicy
-from incidents.table import TABLE_SCHEMA
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -96,7 +96,7 @@ def test_concurrent_hot_writes_grow_by_doubling_and_lose_nothing(
     events: list[GrowthEvent] = []
     client = cast("DynamoDBClient", throttling)
     counts = ShardCounts(
-        Table(client, table_name, TABLE_SCHEMA), policy=POLICY, on_growth=events.append
+        Table(client, table_name, SINGLE_TABLE), policy=POLICY, on_growth=events.append
     )
     retry = RetryPolicy(max_attempts=12, base_delay=0.005, max_delay=0.05)
 
