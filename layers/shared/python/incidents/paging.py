@@ -180,6 +180,7 @@ def fanout_page(
         cursor=page.cursor,
         budget=page.budget,
         items_moving=items_moving,
+        streams_may_change=True,  # "my teams" are read anew each page; the binding ties it
     )
     result = store.engine.page(query)
     return ListPage(

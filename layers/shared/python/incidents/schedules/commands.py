@@ -82,8 +82,6 @@ class PastOverrideError(ConflictError):
 class TooManyOverridesError(ConflictError):
     """A schedule holds `MAX_FUTURE_OVERRIDES` overrides not yet ended."""
 
-    code = "too_many_overrides"
-
 
 def create_schedule(store: Store, caller: Caller, request: ScheduleRequest) -> Schedule:
     """The schedule, each layer with one version from its start, in one transaction with the

@@ -85,6 +85,10 @@ class FanOutQuery:
     """Items may move between the streams (a halving's mover runs: `ShardMeta.moving_from`):
     what a cursor learned of each stream is not trusted, only its last key (ordered pages;
     pass an `identity`, since an item and its copy can both be read)."""
+    streams_may_change: bool = False
+    """The list's set of streams may differ between its pages (a list over whatever a
+    caller belongs to when each page is read): a cursor is tied to the list by its binding
+    alone, not refused for naming another set of streams."""
 
     def __post_init__(self) -> None:
         if not self.streams:
@@ -113,7 +117,11 @@ def page_steps(
     stats = PageStats(streams=len(query.streams))
     binding = query.cursor_binding()
     family = streams_family(query.streams)
-    state = None if query.cursor is None else _resumed(codec, query.cursor, binding, family)
+    state = (
+        None
+        if query.cursor is None
+        else _resumed(codec, query.cursor, binding, b"" if query.streams_may_change else family)
+    )
     if query.strategy is Strategy.ORDERED:
         items, has_more, next_state = yield from _ordered_steps(query, state, stats, clock())
     elif query.strategy is Strategy.ROUND_ROBIN:
@@ -140,7 +148,7 @@ def _resumed(codec: CursorCodec, cursor: str, binding: str, family: bytes) -> by
     version, state = codec.decode_versioned(cursor, binding)
     if version == LEGACY_CURSOR_VERSION:
         return state
-    if state[:FAMILY_BYTES] != family:
+    if family and state[:FAMILY_BYTES] != family:
         raise InvalidCursorError(
             "the cursor was made for another set of streams (other partitions, table, index "
             "or key attributes): start the list again without it"
