@@ -9,6 +9,7 @@ reason in `stacks.permissions.GRANTED_FOR_THE_RUNTIME`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,11 +25,11 @@ pytestmark = [pytest.mark.integration, pytest.mark.after_suites]
 
 NAMED = {
     "CursorSecret": "cursor-secret",
-    "EventsOutDeliveriesC": "queue",
+    "EventsOutDeliveries": "queue",
     "EventsOutStreamFailures": "stream-failures",
     "EventsOutBus": "bus",
 }
-"""Logical id prefixes of the resources policies name, as the call log names them."""
+"""Logical ids (without CDK's hash) of the resources policies name, as the call log names them."""
 
 
 def resource_name(resource: Any) -> str:
@@ -44,9 +45,9 @@ def resource_name(resource: Any) -> str:
     logical = resource.get("Ref") or resource.get("Fn::GetAtt", [""])[0]
     if "logs" in logical:
         return "log-group"
-    for prefix, name in NAMED.items():
-        if logical.startswith(prefix):
-            return name
+    name = NAMED.get(re.sub(r"[0-9A-F]{8}$", "", logical))
+    if name is not None:
+        return name
     raise AssertionError(f"a policy resource this test does not know: {resource}")
 
 
