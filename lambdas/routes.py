@@ -10,13 +10,14 @@ from enum import StrEnum
 class Group(StrEnum):
     """A handler group: one Lambda function, one module in `lambdas` (``teams`` serves
     people too: teams, memberships and profiles; ``alerts`` serves machine access:
-    integrations, alerts and API keys)."""
+    integrations, alerts and API keys; ``schedules`` serves who is on call too)."""
 
     INCIDENT_COMMANDS = "incident_commands"
     INCIDENT_QUERIES = "incident_queries"
     TEAMS = "teams"
     WEBHOOKS = "webhooks"
     ALERTS = "alerts"
+    SCHEDULES = "schedules"
 
     @property
     def handler(self) -> str:
@@ -374,6 +375,71 @@ ROUTES: dict[str, Route] = {
     "my_teams": Route("GET", "/me/teams", Group.TEAMS, "My teams"),
     "save_profile": Route("PUT", "/me", Group.TEAMS, "Save my profile", errors=CREATE),
     "get_profile": Route("GET", "/users/{user_id}", Group.TEAMS, "A user's profile", errors=LOOKUP),
+    "list_users": Route("GET", "/users", Group.TEAMS, "The account's users", errors=LIST),
+    "update_user": Route(
+        "PATCH", "/users/{user_id}", Group.TEAMS, "Change a user's profile", errors=(*WRITE, 403)
+    ),
+    "create_schedule": Route(
+        "POST", "/schedules", Group.SCHEDULES, "Create a schedule", 201, (*CREATE, 404)
+    ),
+    "list_schedules": Route(
+        "GET", "/schedules", Group.SCHEDULES, "The account's schedules", errors=LIST
+    ),
+    "preview_schedule": Route(
+        "POST",
+        "/schedules/preview",
+        Group.SCHEDULES,
+        "Render a schedule without saving it",
+        errors=(400, 413, 415),
+    ),
+    "get_schedule": Route(
+        "GET",
+        "/schedules/{schedule_id}",
+        Group.SCHEDULES,
+        "Get a schedule, rendered over a range",
+        errors=LOOKUP,
+    ),
+    "update_schedule": Route(
+        "PUT",
+        "/schedules/{schedule_id}",
+        Group.SCHEDULES,
+        "Change a schedule from a time on",
+        errors=WRITE,
+    ),
+    "delete_schedule": Route(
+        "DELETE", "/schedules/{schedule_id}", Group.SCHEDULES, "Delete a schedule", 204, ACTION
+    ),
+    "create_override": Route(
+        "POST",
+        "/schedules/{schedule_id}/overrides",
+        Group.SCHEDULES,
+        "Create an override",
+        201,
+        WRITE,
+    ),
+    "list_overrides": Route(
+        "GET",
+        "/schedules/{schedule_id}/overrides",
+        Group.SCHEDULES,
+        "A schedule's overrides over a range",
+        errors=LOOKUP,
+    ),
+    "delete_override": Route(
+        "DELETE",
+        "/schedules/{schedule_id}/overrides/{override_id}",
+        Group.SCHEDULES,
+        "Delete an override not yet ended",
+        204,
+        ACTION,
+    ),
+    "list_oncalls": Route("GET", "/oncalls", Group.SCHEDULES, "Who is on call", errors=LIST),
+    "user_oncalls": Route(
+        "GET",
+        "/users/{user_id}/oncalls",
+        Group.SCHEDULES,
+        "Where a user is on call",
+        errors=LOOKUP,
+    ),
     "add_member": Route(
         "POST", "/teams/{team_id}/members", Group.TEAMS, "Add a member", 201, (*WRITE, 403)
     ),
@@ -407,6 +473,9 @@ SUBJECTS = {
     "users": "teams",
 }
 """The first segment of a path, and the scope subject (``:read`` or ``:write``) it needs."""
+READ_OR_MANAGE = {"schedules": "schedules", "oncalls": "schedules"}
+"""Path segments whose scope is ``:read`` for reads and ``:manage`` for changes (anywhere in
+the path: one user's on-call shifts are a schedules read)."""
 MANAGED = {
     "webhooks": "webhooks",
     "integrations": "integrations",
@@ -443,6 +512,9 @@ def scope_of(route: Route) -> str | None:
     parts = route.path.split("/")[1:]
     if route.integration_key:
         return None
+    subject = next((READ_OR_MANAGE[p] for p in parts if p in READ_OR_MANAGE), None)
+    if subject is not None:
+        return f"{subject}:{'read' if route.method == 'GET' else 'manage'}"
     if parts[0] in MANAGED:
         return f"{MANAGED[parts[0]]}:manage"
     if parts[0] not in SUBJECTS:

@@ -1,8 +1,8 @@
 """The scheduled sweep (`incidents.timers.sweep`): each minute it fires every timer that has
 come due (heartbeat expiries, incidents' auto-resolves and acknowledgement timeouts,
-maintenance windows' ends), once, until its invocation runs short of time (the next run
-goes on from where it stopped). One log line a run, and how many timers fired and how late
-they were as metrics.
+maintenance windows' ends, schedules' handoffs), once, until its invocation runs short of
+time (the next run goes on from where it stopped). One log line a run, and how many timers
+fired and how late they were as metrics.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from incidents.alerts.lifecycle import acknowledgement_timeout, auto_resolve
 from incidents.heartbeats.commands import expire_heartbeat
 from incidents.maintenance.commands import resolve_at_end
+from incidents.schedules.handoffs import hand_off
 from incidents.timers.schedule import TimerKind
 from incidents.timers.sweep import Fire, SweepReport, sweep
 from lambdas.runtime import logger, metrics, store_without_cursors, tracer
@@ -25,6 +26,7 @@ HANDLERS: dict[TimerKind, Fire] = {
     TimerKind.AUTO_RESOLVE: auto_resolve,
     TimerKind.ACKNOWLEDGEMENT: acknowledgement_timeout,
     TimerKind.MAINTENANCE_END: resolve_at_end,
+    TimerKind.HANDOFF: hand_off,
 }
 """What firing each kind of timer does."""
 STOP_SECONDS = 10.0

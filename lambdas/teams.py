@@ -1,4 +1,5 @@
-"""Teams and people over HTTP: create teams, list mine, members, profiles."""
+"""Teams and people over HTTP: create teams, list mine, members, the account's users and
+their profiles."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from incidents import team_commands as commands
 from incidents import users
-from incidents.models import TEAM_ID, USER_ID, Membership, Team, TeamList, User
-from incidents.requests import AddMember, CreateTeam, SaveProfile
+from incidents.models import TEAM_ID, USER_ID, Membership, Team, TeamList, User, UserList
+from incidents.paging import DEFAULT_LIMIT, PageRequest
+from incidents.requests import AddMember, CreateTeam, SaveProfile, UserPatch
 from lambdas.http.admission import caller
 from lambdas.http.api import answer, lambda_handler, new_resolver, no_content, route
+from lambdas.http.params import Cursor, Limit
 from lambdas.runtime import store
 
 TeamId = Annotated[str, Path(pattern=TEAM_ID)]
@@ -58,6 +61,20 @@ def save_profile(body: SaveProfile) -> User:
 def get_profile(user_id: UserId) -> User:
     """A user's profile in my account."""
     return users.get_profile(store(), caller(), user_id)
+
+
+@route(app, "list_users")
+def list_users(*, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> UserList:
+    """The account's users, by id."""
+    page = users.list_users(store(), caller(), PageRequest(limit, cursor, descending=False))
+    return UserList(items=page.items, next_cursor=page.next_cursor, has_more=page.has_more)
+
+
+@route(app, "update_user")
+def update_user(user_id: UserId, body: UserPatch) -> User:
+    """Change a user's name, time zone (mine, or anyone's as an owner or admin) or role (as
+    an owner or admin)."""
+    return users.update_user(store(), caller(), user_id, body)
 
 
 handler = lambda_handler(app)

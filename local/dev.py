@@ -57,6 +57,7 @@ from local.demo.integration import (
     demo_integration,
     demo_windows,
 )
+from local.demo.schedules import DemoSchedules, demo_schedules
 from local.demo.webhooks import DemoWebhook, receiver_webhook
 from local.engines.clients import create_table, local_client, use_local_credentials
 from local.engines.embedded_dynamodb import MOTO, Engine, backend_from_env, local_engine
@@ -136,13 +137,14 @@ def example_incident(store: Store, account: DemoAccount) -> str:
 @dataclasses.dataclass(frozen=True)
 class Examples:
     """What the examples name in the first demo account: an open incident, its webhook, an
-    integration's key, an API key and its maintenance windows."""
+    integration's key, an API key, its maintenance windows and its schedules."""
 
     incident: str
     webhook: DemoWebhook
     integration: DemoKey
     api_key: DemoKey
     windows: DemoWindows
+    schedules: DemoSchedules
 
 
 def example_variables(url: str, account: DemoAccount, examples: Examples) -> dict[str, str]:
@@ -277,6 +279,7 @@ def _serve(stack: ExitStack) -> None:
         demo_integration(store, accounts[0]),
         demo_api_key(store, accounts[0]),
         demo_windows(store, accounts[0]),
+        demo_schedules(store, accounts[0]),
     )
     demo_heartbeat(store, accounts[0], examples.integration)
     store.engine.close()  # the master holds no threads or clients into the fork
@@ -345,6 +348,9 @@ def worker_gateway(
             "name": DEMO_HEARTBEAT,
             "window_id": examples.windows.ongoing,
             "scheduled_window_id": examples.windows.scheduled,
+            "schedule_id": examples.schedules.schedule,
+            "scratch_schedule_id": examples.schedules.scratch,
+            "override_id": examples.schedules.override,
         }
         if examples
         else None

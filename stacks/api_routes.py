@@ -34,7 +34,7 @@ SUBJECTS: Mapping[str, tuple[str, ...]] = {
     "People": ("me", "teams", "users"),
     "Webhooks": ("webhooks",),
     "Machines": ("alerts", "v2", "integrations", "api-keys"),
-    "OnCall": ("heartbeats", "maintenance-windows"),
+    "OnCall": ("heartbeats", "maintenance-windows", "schedules", "oncalls"),
 }
 """Each nested stack's subject and the first path parts whose routes it holds."""
 

@@ -63,8 +63,9 @@ MEMORY_MB = {
     Group.TEAMS: 512,
     Group.WEBHOOKS: 512,
     Group.ALERTS: 512,
+    Group.SCHEDULES: 1024,
 }
-"""Lists fan out over up to 16 threads: more memory buys the CPU to merge them."""
+"""Lists fan out over up to 16 threads, schedules render shifts: more memory buys the CPU."""
 GATEWAY_ERRORS: dict[apigw.ResponseType, tuple[ErrorCode, str | None]] = {
     apigw.ResponseType.UNAUTHORIZED: (ErrorCode.UNAUTHORIZED, None),
     apigw.ResponseType.EXPIRED_TOKEN: (ErrorCode.UNAUTHORIZED, None),

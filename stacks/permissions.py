@@ -34,6 +34,14 @@ TABLE_ACTIONS: dict[Group, tuple[str, ...]] = {
         "dynamodb:Query",
         "dynamodb:UpdateItem",
     ),
+    Group.SCHEDULES: (
+        "dynamodb:BatchGetItem",
+        "dynamodb:ConditionCheckItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:Query",
+    ),
     Group.ALERTS: (
         "dynamodb:BatchGetItem",
         "dynamodb:ConditionCheckItem",
@@ -109,7 +117,9 @@ heartbeat and its integration and opens an incident as a create does (its number
 summary, details, copies and event, the team's check) with the heartbeat's move; an
 auto-resolve resolves an incident as an update does (its summary and event, then its
 participants' copies, queried); a maintenance window's end queries its suppressed alerts
-and resolves each still triggered (an update) before its claim."""
+and resolves each still triggered (an update) before its claim; a schedule's handoff reads
+the schedule (its item, versions and overrides, a query) and writes its current and next
+shift and its next timer with the claim and a check of the schedule's version."""
 SWEEPER_INDEXES = ("GSI3",)
 """The due index: each minute's timers, sharded."""
 

@@ -29,7 +29,7 @@ from incidents.schedules.model import (
     Restriction,
     RestrictionType,
 )
-from incidents.schedules.zones import instant_of, zone
+from incidents.time_zones import instant_of, zone
 from tools.bench_charts import STYLE
 
 FOLDER = "schedules"

@@ -37,13 +37,14 @@ from incidents.models import (
     Team,
     TimelineEvent,
     User,
+    UserRole,
     timestamp,
 )
 from incidents.store import Caller, Store, condition_failed
 from incidents.table import PK, SK, item_key, key_of
 from incidents.team_commands import membership_item, team_item
 from incidents.timeline.events import change_event, created_event, plain_event
-from incidents.users import profile_item
+from incidents.users import listed_item, owner_item, profile_item
 
 START = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
 BATCH = 25
@@ -59,6 +60,8 @@ SYMPTOMS = [
     "certificate expiring", "disk 95% full", "replica lag", "memory leak after deploy",
     "elevated throttling", "health checks flapping", "stale cache", "timeouts to upstream",
 ]  # fmt: skip
+DEMO_TIME_ZONES = ["Europe/London", "America/Chicago", "Asia/Kolkata", "Australia/Sydney"]
+"""The demo users' time zones, in turn: a follow-the-sun team."""
 TEAM_NAMES = ["SRE", "Payments", "Platform", "Search", "Identity", "Data", "Mobile", "Edge"]
 FIRST_NAMES = ["Ada", "Grace", "Linus", "Barbara", "Ken", "Margaret", "Dennis", "Radia",
                "Guido", "Frances", "Edsger", "Hedy", "Alan", "Katherine"]  # fmt: skip
@@ -172,7 +175,9 @@ def _account(ids: _Ids, rng: random.Random, size: DemoSize, n: int) -> DemoAccou
         name = f"{FIRST_NAMES[(u + 3 * n) % len(FIRST_NAMES)]} {chr(65 + n)}."
         user_id = ids.new("user", START - timedelta(days=20, minutes=u))
         email = f"{name.split(maxsplit=1)[0].lower()}.{n}@example.com"
-        account.users.append(User(id=user_id, name=name, email=email))
+        role = UserRole.OWNER if u == 0 else UserRole.USER
+        zone = DEMO_TIME_ZONES[u % len(DEMO_TIME_ZONES)]
+        account.users.append(User(id=user_id, name=name, email=email, time_zone=zone, role=role))
         digest = hashlib.sha256(f"{size.seed}:{user_id}".encode()).hexdigest()
         account.tokens[f"dev-{digest[:24]}"] = user_id
     for t in range(size.teams_per_account):
@@ -193,7 +198,9 @@ def _account(ids: _Ids, rng: random.Random, size: DemoSize, n: int) -> DemoAccou
 
 
 def _people_items(account: DemoAccount) -> list[Item]:
-    items = [profile_item(account.account_id, user) for user in account.users]
+    items = [owner_item(account.account_id, account.users[0].id)]
+    for user in account.users:
+        items += [profile_item(account.account_id, user), listed_item(account.account_id, user)]
     for team in account.teams:
         items.append(team_item(account.account_id, team, members=len(account.members[team.id])))
         items += [

@@ -21,6 +21,7 @@ from incidents.events_out.webhook_models import NOTHING_YET
 from lambdas.http.responses import QUOTA_HEADERS, RETRY_AFTER
 from lambdas.routes import ROUTES, Group
 from local.demo.data import DemoSize, demo_accounts
+from local.demo.schedules import override_body, schedule_body
 from local.engines.clients import use_local_credentials
 from local.openapi.webhooks import WEBHOOK, add_webhooks
 from local.webhook_receiver import RECEIVER_URL
@@ -289,11 +290,17 @@ DEMO_SINCE, DEMO_UNTIL = "2026-01-05T00:00:00Z", "2026-02-01T00:00:00+01:00"
 DEMO_LAST_DAY = "2026-01-31"
 """The window's last day, for the insights' days (their `until` is a day, not an instant)."""
 MAINTENANCE_FROM, MAINTENANCE_TO = "2099-01-06T22:00:00Z", "2099-01-07T02:00:00Z"
+EDIT_FROM = "2099-01-01T00:00:00Z"
+"""A schedule edit's example takes effect far ahead: trying it changes nothing you see."""
 """A maintenance window's example: far ahead, as `NOTHING_YET` is, so trying it schedules
 one that suppresses nothing (and that can be deleted)."""
-OPERATION_EXAMPLES = {"delete_maintenance_window": {"window_id": "scheduled_window_id"}}
+OPERATION_EXAMPLES = {
+    "delete_maintenance_window": {"window_id": "scheduled_window_id"},
+    "delete_schedule": {"schedule_id": "scratch_schedule_id"},
+}
 """Path parameters whose example differs for one operation, and the `known` value it takes:
-``make dev``'s demo window is ongoing (it can be ended), its scheduled one can be deleted."""
+``make dev``'s demo window is ongoing (it can be ended), its scheduled one can be deleted;
+its scratch schedule is there to be deleted."""
 
 
 def _demo_examples(document: dict[str, Any], known: Mapping[str, str]) -> None:
@@ -366,6 +373,11 @@ def _demo_examples(document: dict[str, Any], known: Mapping[str, str]) -> None:
         "integration_id": known.get("integration_id", "intg_…"),
     }
     bodies["update_heartbeat"] = {"interval": 12, "interval_unit": "hours"}
+    bodies["create_schedule"] = schedule_body(account, "Search on-call")
+    bodies["preview_schedule"] = schedule_body(account, "Search on-call")
+    bodies["update_schedule"] = {**schedule_body(account), "effective_at": EDIT_FROM}
+    bodies["create_override"] = override_body(account)
+    bodies["update_user"] = {"time_zone": "America/Chicago"}
     bodies["create_maintenance_window"] = {
         "team_id": team,
         "start_time": MAINTENANCE_FROM,

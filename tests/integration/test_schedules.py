@@ -13,13 +13,20 @@ import pytest
 
 from dynashard import GrowthPolicy
 from incidents.errors import NotFoundError
+from incidents.keys import sweep_marker_key
 from incidents.requests import CreateTeam, SaveProfile
 from incidents.schedules import commands
 from incidents.schedules.commands import PastOverrideError, ScheduleTimesError
 from incidents.schedules.engine import on_call_at
+from incidents.schedules.handoffs import hand_off
 from incidents.schedules.models import OverrideRequest, Schedule, ScheduleChange, ScheduleRequest
+from incidents.schedules.oncalls import OnCallFilter, on_call
+from incidents.schedules.reads import overrides_between, read_known, read_schedule
 from incidents.store import Caller, Store, build_store, new_id
+from incidents.table import item_key
 from incidents.team_commands import create_team
+from incidents.timers.schedule import Timer, TimerKind, minute_of
+from incidents.timers.sweep import SweepReport
 from incidents.users import save_profile
 from tests.helpers.clock import ClockedAccount
 
@@ -188,3 +195,97 @@ def test_a_deleted_schedule_leaves_nothing(account: ClockedAccount) -> None:
         commands.get_schedule(store, owner, created.id)
     left = store.query_partition(f"{owner.account_id}#team")
     assert [item["SK"]["S"] for item in left] == []
+
+
+def sweep_from(account: ClockedAccount, due: datetime, moment: datetime) -> SweepReport:
+    """The sweep at `moment`, its marker at `due`'s minute: as if it ran every minute
+    before with nothing due (a walk over days of empty minutes is the sweep's own test)."""
+    pk, sk = sweep_marker_key()
+    marker = {**item_key(pk, sk), "Type": {"S": "sweep_marker"}, "minute": {"S": minute_of(due)}}
+    account.store.client.put_item(TableName=account.store.table_name, Item=marker)
+    return account.sweep_at(moment, {TimerKind.HANDOFF: hand_off})
+
+
+def on_call_now(account: ClockedAccount) -> dict[str, str | None]:
+    """Each schedule's user on call now, as ``GET /oncalls`` answers (gaps as None)."""
+    answer = on_call(account.store, account.owner, OnCallFilter())
+    return {entry.schedule.id: entry.user.id for entry in answer.oncalls}
+
+
+def engine_now(account: ClockedAccount, schedule_id: str) -> str | None:
+    store, owner = account.store, account.owner
+    stored = read_schedule(store, owner.account_id, schedule_id)
+    at = store.clock()
+    overrides = overrides_between(store, owner.account_id, schedule_id, at, at + DAY)
+    return on_call_at(stored.layers(), overrides, at)
+
+
+def test_the_materialized_now_equals_the_engine_at_every_handoff(
+    account: ClockedAccount,
+) -> None:
+    """Eight-hour turns clipped to 09:00-17:00 on weekdays in Chicago, across the spring
+    change (8 March 2026) and an override: after each sweep and between them."""
+    store, owner = account.store, account.owner
+    users = [owner.user_id, colleague(account, "Bob"), colleague(account, "Cyd")]
+    start = datetime(2026, 3, 5, 12, tzinfo=UTC)
+    account.at(start)
+    request = body(users, time_zone="America/Chicago")
+    request["schedule_layers"][0].update(
+        start="2026-03-01T00:00:00Z", rotation_virtual_start="2026-03-01T06:00:00Z",
+        rotation_turn_length_seconds=8 * 3600,
+        restrictions=[{"type": "weekly_restriction", "start_time_of_day": "09:00:00",
+                       "duration_seconds": 8 * 3600, "start_day_of_week": day}
+                      for day in range(1, 6)],
+    )  # fmt: skip
+    created = commands.create_schedule(store, owner, ScheduleRequest.model_validate(request))
+    commands.create_override(
+        store, owner, created.id,
+        OverrideRequest(start=start + 2 * DAY, end=start + 2 * DAY + timedelta(hours=5),
+                        user_id=users[2]),
+    )  # fmt: skip
+    fired, moment = 0, start
+    while moment < start + 7 * DAY:
+        known = read_known(store, owner.account_id, created.id)
+        assert known is not None
+        for probe in (known.handoff_at - timedelta(seconds=1), known.handoff_at):
+            account.at(probe)  # before the sweep fires the handoff, and as it comes due
+            assert on_call_now(account).get(created.id) == engine_now(account, created.id)
+        moment = known.handoff_at + timedelta(seconds=30)
+        assert sweep_from(account, known.handoff_at, moment).failed == 0
+        moved = read_known(store, owner.account_id, created.id)
+        assert moved is not None
+        assert moved.handoff_at > known.handoff_at
+        assert on_call_now(account).get(created.id) == engine_now(account, created.id)
+        fired += 1
+    assert fired >= 10
+
+
+def test_an_edit_racing_a_handoff_and_a_sweep_that_died_lose_nothing(
+    account: ClockedAccount,
+) -> None:
+    store, owner = account.store, account.owner
+    bob, cyd = colleague(account, "Bob"), colleague(account, "Cyd")
+    created = commands.create_schedule(
+        store, owner, ScheduleRequest.model_validate(body([owner.user_id, bob]))
+    )
+    known = read_known(store, owner.account_id, created.id)
+    assert known is not None
+    due = known.handoff_at
+    account.at(due + timedelta(seconds=5))  # due, not yet fired: an edit comes first
+    commands.update_schedule(
+        store, owner, created.id, ScheduleChange.model_validate(body([cyd, bob]))
+    )
+    edited = read_known(store, owner.account_id, created.id)
+    assert edited is not None
+    assert edited.handoff_at > due
+    report = sweep_from(account, due, due + timedelta(seconds=20))
+    assert report.failed == 0
+    later = read_known(store, owner.account_id, created.id)
+    assert later == edited  # the sweep found nothing of it due
+    assert on_call_now(account)[created.id] == engine_now(account, created.id)
+    account.at(later.handoff_at + 3 * DAY)  # no sweep for three days: still exact
+    assert on_call_now(account)[created.id] == engine_now(account, created.id)
+    timer = Timer(owner.account_id, TimerKind.HANDOFF, created.id, later.handoff_at)
+    assert hand_off(store, timer)  # the next run fires it, three days late
+    assert not hand_off(store, timer)  # once
+    assert on_call_now(account)[created.id] == engine_now(account, created.id)

@@ -21,7 +21,7 @@ from incidents.schedules.model import (
     Restriction,
     RestrictionType,
 )
-from incidents.schedules.zones import UnknownTimeZoneError, instant_of, wall_clock, zone
+from incidents.time_zones import UnknownTimeZoneError, instant_of, wall_clock, zone
 
 ZONES = ("America/Chicago", "Europe/London", "Australia/Lord_Howe", "Asia/Kolkata")
 USERS = ("ada", "bob", "cyd", "dee")

@@ -21,8 +21,15 @@ EXPECTED = {
         "create_incident", "update_incident", "resolve_incident", "add_participant",
         "remove_participant", "add_note",
     },
-    "teams:read": {"get_profile"},
-    "teams:write": {"create_team", "add_member", "remove_member"},
+    "teams:read": {"get_profile", "list_users"},
+    "teams:write": {"create_team", "add_member", "remove_member", "update_user"},
+    "schedules:read": {
+        "list_schedules", "get_schedule", "list_overrides", "list_oncalls", "user_oncalls",
+    },
+    "schedules:manage": {
+        "create_schedule", "preview_schedule", "update_schedule", "delete_schedule",
+        "create_override", "delete_override",
+    },
     "webhooks:manage": {
         "create_webhook", "list_webhooks", "get_webhook", "update_webhook", "delete_webhook",
         "rotate_webhook_secret", "list_deliveries", "replay_webhook", "test_webhook",

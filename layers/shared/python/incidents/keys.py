@@ -107,6 +107,18 @@ def teams_partition(account: str) -> str:
     return build_key(account, "team")
 
 
+def users_partition(account: str) -> str:
+    """``<acct>#user``: the account's users, one item each by id (seed 002's user list),
+    and the item naming its owner."""
+    return build_key(account, "user")
+
+
+USER_PREFIX = "user_"
+"""The sort-key prefix of the user items of `users_partition` (their ids)."""
+OWNER_SK = "owner"
+"""The item of `users_partition` written once, by the account's first user."""
+
+
 def user_partition(account: str, user_id: str) -> str:
     """``<acct>#<user id>``: the user's profile and memberships."""
     return build_key(account, user_id)
@@ -348,6 +360,16 @@ def schedule_override_sort_key(schedule_id: str, end: str, override_id: str) -> 
     """``schedule_override#<id>#<end>#<override id>``: by end, so a range's overrides are
     those from its start on (the ones that started before its end)."""
     return build_key("schedule_override", schedule_id, end, override_id, kind="sort")
+
+
+def oncall_sort_key(schedule_id: str) -> str:
+    """``oncall#<schedule id>``: a schedule's materialized current and next shift."""
+    return build_key("oncall", schedule_id, kind="sort")
+
+
+def oncalls_prefix() -> str:
+    """The prefix of every materialized shift item of an account's teams partition."""
+    return build_key("oncall", kind="sort") + SEPARATOR
 
 
 def schedule_overrides_prefix(schedule_id: str) -> str:

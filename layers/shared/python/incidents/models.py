@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -20,6 +21,8 @@ from pydantic import (
     TypeAdapter,
     computed_field,
 )
+
+from incidents.time_zones import zone
 
 KSUID = r"[0-9A-Za-z]{27}"
 INCIDENT_ID = rf"^inc_{KSUID}$"
@@ -204,6 +207,39 @@ class Membership(BaseModel):
     added_at: Timestamp
 
 
+def _known_zone(name: str) -> str:
+    zone(name)  # UnknownTimeZoneError (a ValueError) names it
+    return name
+
+
+TimeZoneName = Annotated[
+    str,
+    AfterValidator(_known_zone),
+    Field(
+        description="An IANA time zone name, such as America/Chicago", examples=["Europe/London"]
+    ),
+]
+DEFAULT_TIME_ZONE = "UTC"
+
+
+class UserRole(StrEnum):
+    """A user's role in the account, in PagerDuty's names: the account's first user is its
+    owner; owners and admins change others' profiles and roles, everyone else their own
+    profile."""
+
+    OWNER = "owner"
+    ADMIN = "admin"
+    USER = "user"
+    LIMITED_USER = "limited_user"
+    OBSERVER = "observer"
+    READ_ONLY_USER = "read_only_user"
+
+    @property
+    def manages_users(self) -> bool:
+        """Whether it may change other users' profiles and roles."""
+        return self in (UserRole.OWNER, UserRole.ADMIN)
+
+
 class User(BaseModel):
     """A user of one account; identity comes from the authorizer, this is the profile."""
 
@@ -212,6 +248,10 @@ class User(BaseModel):
     id: UserId
     name: Name
     email: Annotated[str, StringConstraints(max_length=EMAIL_MAX)] | None = None
+    time_zone: Annotated[
+        str, Field(description="the IANA time zone the user's times are shown in")
+    ] = DEFAULT_TIME_ZONE
+    role: UserRole = UserRole.USER
 
 
 class Page(BaseModel, Generic[P]):
@@ -223,6 +263,10 @@ class Page(BaseModel, Generic[P]):
     items: list[P]
     next_cursor: str | None
     has_more: bool
+
+
+class UserList(Page[User]):
+    """One page of the account's users, by id."""
 
 
 class IncidentList(Page[IncidentSummary]):

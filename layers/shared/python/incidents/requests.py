@@ -27,7 +27,9 @@ from incidents.models import (
     Severity,
     Status,
     TeamId,
+    TimeZoneName,
     UserId,
+    UserRole,
 )
 from incidents.text import CLEAN_CHARACTERS, REFUSED_CLASS, TEXT_RULES, clean_text
 
@@ -125,23 +127,27 @@ def _changes_only(schema: dict[str, Any]) -> None:
     schema["minProperties"] = 1
 
 
-class UpdateIncident(BaseModel):
-    """Fields to change: at least one (an empty object is a 400), none null."""
+class FieldChanges(BaseModel):
+    """A body of fields to change: at least one (an empty object is a 400), none null."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=_changes_only)
-
-    title: CleanTitle | None = None
-    status: Status | None = None
-    severity: Severity | None = None
 
     @model_validator(mode="after")
     def _not_empty(self) -> Self:
         if not self.model_fields_set:
-            raise ValueError("give at least one of title, status, severity")
+            raise ValueError(f"give at least one of {', '.join(type(self).model_fields)}")
         nulls = sorted(name for name in self.model_fields_set if getattr(self, name) is None)
         if nulls:
             raise ValueError(f"{', '.join(nulls)} cannot be null")
         return self
+
+
+class UpdateIncident(FieldChanges):
+    """Fields to change: at least one (an empty object is a 400), none null."""
+
+    title: CleanTitle | None = None
+    status: Status | None = None
+    severity: Severity | None = None
 
 
 JoinRole = Literal[Role.ASSIGNEE, Role.RESPONDER, Role.TEAM]
@@ -234,3 +240,11 @@ class SaveProfile(BaseModel):
 
     name: CleanName
     email: Email | None = None
+
+
+class UserPatch(FieldChanges):
+    """A user's fields to change: at least one (an empty object is a 400), none null."""
+
+    name: CleanName | None = None
+    time_zone: TimeZoneName | None = None
+    role: UserRole | None = None

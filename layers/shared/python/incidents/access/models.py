@@ -17,9 +17,12 @@ Scope = Literal[
     "teams:write",
     "webhooks:manage",
     "integrations:manage",
+    "schedules:read",
+    "schedules:manage",
 ]
 """What a key may call: reads (GET) or changes of incidents (and the account's events and
-lists), of teams and profiles; webhooks and integrations, whole. ``/me`` and ``/api-keys``
+lists), of teams and profiles, of schedules (who is on call: a read); webhooks and
+integrations, whole. ``/me`` and ``/api-keys``
 are for people only."""
 SCOPES: tuple[str, ...] = Scope.__args__  # type: ignore[attr-defined]
 

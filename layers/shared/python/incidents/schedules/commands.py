@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 
 from dynashard import FanOutQuery, SortKeyRange
 from dynashard.query import Item
+from dynashard.resharding import Transaction
 from incidents.errors import ConflictError, DomainError, NotFoundError
 from incidents.items import deserialize
 from incidents.keys import (
@@ -36,6 +37,7 @@ from incidents.keys import (
 from incidents.models import timestamp
 from incidents.paging import DEFAULT_LIMIT, partition_stream
 from incidents.schedules.engine import version_at
+from incidents.schedules.handoffs import cleared, transact_with_now, work_out
 from incidents.schedules.model import Layer, LayerVersion, Override
 from incidents.schedules.models import (
     MAX_RENDER,
@@ -49,17 +51,23 @@ from incidents.schedules.models import (
     ScheduleSummary,
     UserReference,
 )
+from incidents.schedules.on_call_now import OverridesIn
+from incidents.schedules.reads import (
+    future_override_count,
+    overrides_between,
+    overrides_reader,
+    read_schedule,
+)
 from incidents.schedules.rendering import render_range
 from incidents.schedules.stored import (
     LayerSpan,
     StoredSchedule,
     override_from,
     override_item,
-    schedule_from,
     schedule_item,
     version_item,
 )
-from incidents.store import Caller, Store, new_id
+from incidents.store import Caller, Failure, Store, labelled, new_id
 from incidents.table import TABLE_SCHEMA, item_key
 
 DEFAULT_RANGE = timedelta(days=7)
@@ -86,7 +94,8 @@ class TooManyOverridesError(ConflictError):
 def create_schedule(store: Store, caller: Caller, request: ScheduleRequest) -> Schedule:
     """The schedule, each layer with one version from its start, in one transaction with the
     checks that its teams are the account's; its users must be the account's too."""
-    account, now = caller.account_id, timestamp(store.clock())
+    account, clock = caller.account_id, store.clock()
+    now = timestamp(clock)
     _require_users(store, account, request)
     schedule = StoredSchedule(
         id=new_id("sched"),
@@ -105,7 +114,9 @@ def create_schedule(store: Store, caller: Caller, request: ScheduleRequest) -> S
     operations = [store.put_operation(schedule_item(account, schedule), new=True)]
     operations += _version_puts(store, account, schedule.id, schedule.versions)
     checks, failures = _team_checks(store, account, request.team_ids)
-    store.transact([*operations, *checks], [None] * len(operations) + failures)
+    no_overrides: OverridesIn = lambda since, until: []  # noqa: E731
+    _commit(store, account, (schedule, no_overrides, clock), [*operations, *checks],
+            [None] * len(operations) + failures)  # fmt: skip
     return get_schedule(store, caller, schedule.id)
 
 
@@ -119,8 +130,8 @@ def get_schedule(
     """The schedule rendered over [since, until) (now and a week on by default)."""
     since = since or store.clock()
     until = until or since + DEFAULT_RANGE
-    stored = _read(store, caller.account_id, schedule_id)
-    overrides = _overrides(store, caller.account_id, schedule_id, since, until)
+    stored = read_schedule(store, caller.account_id, schedule_id)
+    overrides = overrides_between(store, caller.account_id, schedule_id, since, until)
     request = _as_request(stored, store.clock())
     shown = render_range(request.schedule_layers, stored.layers(), overrides, since, until)
     return Schedule(
@@ -168,7 +179,7 @@ def update_schedule(
     if at < now:
         raise ScheduleTimesError("effective_at: must not be in the past (the past is read-only)")
     _require_users(store, account, change)
-    stored = _read(store, account, schedule_id)
+    stored = read_schedule(store, account, schedule_id)
     spans, versions, operations = _edited_layers(store, account, stored, change, at)
     edited = replace(
         stored,
@@ -183,7 +194,9 @@ def update_schedule(
     )
     checks, failures = _team_checks(store, account, change.team_ids)
     head = _conditioned(store, schedule_item(account, edited), stored.version)
-    store.transact([head, *operations, *checks], [None] * (1 + len(operations)) + failures)
+    overrides = overrides_reader(store, account, schedule_id)
+    _commit(store, account, (edited, overrides, now), [head, *operations, *checks],
+            [None] * (1 + len(operations)) + failures)  # fmt: skip
     return get_schedule(store, caller, schedule_id)
 
 
@@ -191,10 +204,12 @@ def delete_schedule(store: Store, caller: Caller, schedule_id: str) -> None:
     """The schedule, then its versions and overrides (the schedule first: from then on it
     is not found, whatever is left to delete)."""
     account = caller.account_id
-    stored = _read(store, account, schedule_id)
+    stored = read_schedule(store, account, schedule_id)
     key = (teams_partition(account), schedule_sort_key(schedule_id))
     head = _conditioned(store, {**item_key(*key)}, stored.version, delete=True)
-    store.transact([head], [None])
+    store.transact_growing(
+        lambda: Transaction([labelled(head), *cleared(store, account, schedule_id)], None)
+    )
     parts = [
         *store.query_partition(key[0], prefix=schedule_versions_prefix(schedule_id)),
         *store.query_partition(key[0], prefix=schedule_overrides_prefix(schedule_id)),
@@ -218,8 +233,8 @@ def create_override(
     account, now = caller.account_id, store.clock()
     if request.end <= now:
         raise ScheduleTimesError("end: must be in the future (the past is read-only)")
-    stored = _read(store, account, schedule_id)
-    if _future_override_count(store, account, schedule_id, now) >= MAX_FUTURE_OVERRIDES:
+    stored = read_schedule(store, account, schedule_id)
+    if future_override_count(store, account, schedule_id, now) >= MAX_FUTURE_OVERRIDES:
         raise TooManyOverridesError(
             f"a schedule holds at most {MAX_FUTURE_OVERRIDES:,} overrides not yet ended: delete one"
         )
@@ -235,7 +250,9 @@ def create_override(
         user_check,
     ]
     missing = NotFoundError(f"user {request.user_id} not found in this account")
-    store.transact(operations, [None, None, None, missing])
+    overrides = _adjusted(overrides_reader(store, account, schedule_id), override)
+    _commit(store, account, (_moved(stored, now), overrides, now), operations,
+            [None, None, None, missing])  # fmt: skip
     return _shown_override(override)
 
 
@@ -245,8 +262,8 @@ def list_overrides(
     """The schedule's overrides that meet [since, until), by end."""
     if since >= until or until - since > MAX_RENDER:
         raise ScheduleTimesError(f"since must be before until, at most {MAX_RENDER.days} days")
-    _read(store, caller.account_id, schedule_id)
-    found = _overrides(store, caller.account_id, schedule_id, since, until)
+    read_schedule(store, caller.account_id, schedule_id)
+    found = overrides_between(store, caller.account_id, schedule_id, since, until)
     return OverrideList(overrides=[_shown_override(o) for o in found])
 
 
@@ -254,7 +271,7 @@ def delete_override(store: Store, caller: Caller, schedule_id: str, override_id:
     """The override, if it has not ended (409 if it has); one under way ends now, the part
     that was on call kept."""
     account, now = caller.account_id, store.clock()
-    stored = _read(store, account, schedule_id)
+    stored = read_schedule(store, account, schedule_id)
     pointer = store.get(
         teams_partition(account), schedule_override_id_sort_key(schedule_id, override_id)
     )
@@ -274,8 +291,8 @@ def delete_override(store: Store, caller: Caller, schedule_id: str, override_id:
         _conditioned(store, schedule_item(account, _moved(stored, now)), stored.version),
         store.delete_operation(*old),
     ]
-    if override.start < now:  # under way: it ends now
-        ended = replace(override, end=now)
+    ended = replace(override, end=now) if override.start < now else None
+    if ended is not None:  # under way: it ends now
         operations += [
             store.put_operation(override_item(account, schedule_id, ended)),
             store.put_operation(_override_pointer(account, schedule_id, ended)),
@@ -286,57 +303,41 @@ def delete_override(store: Store, caller: Caller, schedule_id: str, override_id:
                 teams_partition(account), schedule_override_id_sort_key(schedule_id, override_id)
             )
         )
-    store.transact(operations, [None] * len(operations))
+    overrides = _adjusted(overrides_reader(store, account, schedule_id), ended, override_id)
+    _commit(store, account, (_moved(stored, now), overrides, now), operations, [])
 
 
-def _read(store: Store, account: str, schedule_id: str) -> StoredSchedule:
-    head = store.get(teams_partition(account), schedule_sort_key(schedule_id))
-    if head is None:
-        raise NotFoundError(f"schedule {schedule_id} not found")
-    versions = store.query_partition(
-        teams_partition(account), prefix=schedule_versions_prefix(schedule_id)
-    )
-    return schedule_from(head, versions)
+def _commit(
+    store: Store,
+    account: str,
+    after: tuple[StoredSchedule, OverridesIn, datetime],
+    operations: Sequence[Item],
+    failures: Sequence[Failure],
+) -> None:
+    """`operations` (operation i failing with `failures[i]`, None past its end) in one
+    transaction with the schedule's current and next shift as `after` has them: the
+    schedule, its overrides and the time, once the change commits."""
+    schedule, overrides, at = after
+    known = work_out(store, account, schedule, overrides, at)
+    fixed = [
+        labelled(operation, failures[index] if index < len(failures) else None)
+        for index, operation in enumerate(operations)
+    ]
+    transact_with_now(store, fixed, account, known)
 
 
-def _overrides(
-    store: Store, account: str, schedule_id: str, since: datetime, until: datetime
-) -> list[Override]:
-    """The overrides ending after `since` that start before `until` (read from the first
-    that ends after `since`)."""
-    items = _overrides_ending(store, account, schedule_id, since)
-    found = [override_from(item) for item in items]
-    return [o for o in found if o.end > since and o.start < until]
+def _adjusted(read: OverridesIn, added: Override | None, removed: str | None = None) -> OverridesIn:
+    """`read` as it will be once the change commits: `added` in (replacing an override of
+    its id), `removed` out."""
 
+    def overrides(since: datetime, until: datetime) -> list[Override]:
+        gone = {removed, None if added is None else added.id}
+        kept = [o for o in read(since, until) if o.id not in gone]
+        if added is not None and added.start < until and added.end > since:
+            kept.append(added)
+        return kept
 
-def _future_override_count(store: Store, account: str, schedule_id: str, now: datetime) -> int:
-    return len(_overrides_ending(store, account, schedule_id, now, projection=True))
-
-
-def _overrides_ending(
-    store: Store, account: str, schedule_id: str, after: datetime, *, projection: bool = False
-) -> list[Item]:
-    """The schedule's override items (by end) from the first ending after `after`; with
-    `projection`, their keys only."""
-    table = TABLE_SCHEMA
-    low = schedule_overrides_prefix(schedule_id) + timestamp(after)
-    options = (
-        {"ProjectionExpression": f"{table.partition_key}, {table.sort_key}"} if projection else {}
-    )
-    pages = store.client.get_paginator("query").paginate(
-        TableName=store.table_name,
-        KeyConditionExpression=(
-            f"{table.partition_key} = :pk AND {table.sort_key} BETWEEN :low AND :high"
-        ),
-        ExpressionAttributeValues={
-            ":pk": {"S": teams_partition(account)},
-            ":low": {"S": low},
-            ":high": {"S": schedule_overrides_prefix(schedule_id) + "~"},
-        },
-        ConsistentRead=True,
-        **options,  # type: ignore[arg-type]
-    )
-    return [item for page in pages for item in page.get("Items", [])]
+    return overrides
 
 
 def _override_pointer(account: str, schedule_id: str, override: Override) -> Item:

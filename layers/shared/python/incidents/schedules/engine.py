@@ -17,7 +17,7 @@ from itertools import pairwise
 from incidents.schedules.model import Entry, Layer, LayerVersion, Override
 from incidents.schedules.restrictions import covers, windows
 from incidents.schedules.rotation import turn_at, turns, user_of
-from incidents.schedules.zones import zone
+from incidents.time_zones import zone
 
 
 def version_at(layer: Layer, instant: datetime) -> LayerVersion:

@@ -3,7 +3,7 @@ restrictions, each layer a list of versions (an edit is a new version from the t
 takes effect, so no edit rewrites who was on call before it), and overrides.
 
 Instants are aware UTC datetimes; times of day and anchors are read on the wall clock of the
-version's time zone (`incidents.schedules.zones`)."""
+version's time zone (`incidents.time_zones`)."""
 
 from __future__ import annotations
 

@@ -8,14 +8,24 @@ import re
 from datetime import datetime, time, timedelta
 from typing import Annotated, Self
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from incidents.models import KSUID, RESPONSE, Instant, Page, TeamId, Timestamp, UserId, timestamp
+from incidents.models import (
+    KSUID,
+    RESPONSE,
+    Instant,
+    Page,
+    TeamId,
+    Timestamp,
+    TimeZoneName,
+    UserId,
+    timestamp,
+)
 from incidents.requests import CleanName, CleanTitle
 from incidents.schedules.model import Entry, Layer, LayerVersion, Restriction, RestrictionType
-from incidents.schedules.zones import zone
 
 SCHEDULE_ID = rf"^sched_{KSUID}$"
+OVERRIDE_ID = rf"^ovr_{KSUID}$"
 MAX_LAYERS = 10
 MAX_LAYER_USERS = 100
 MAX_RESTRICTIONS = 21
@@ -32,18 +42,6 @@ MAX_TEAMS = 10
 ScheduleId = Annotated[str, Field(pattern=SCHEDULE_ID)]
 
 
-def _known_zone(name: str) -> str:
-    zone(name)  # UnknownTimeZoneError (a ValueError) names it
-    return name
-
-
-TimeZoneName = Annotated[
-    str,
-    AfterValidator(_known_zone),
-    Field(
-        description="An IANA time zone name, such as America/Chicago", examples=["Europe/London"]
-    ),
-]
 TIME_OF_DAY = r"^([01]\d|2[0-3]):[0-5]\d:[0-5]\d$"
 
 
@@ -292,3 +290,33 @@ class OverrideList(BaseModel):
     model_config = RESPONSE
 
     overrides: list[ScheduleOverride]
+
+
+class ScheduleReference(BaseModel):
+    """A schedule as an on-call entry names it (PagerDuty's ``schedule_reference``)."""
+
+    model_config = RESPONSE
+
+    id: str
+    summary: str = Field(description="the schedule's name")
+    type: str = "schedule_reference"
+
+
+class OnCall(BaseModel):
+    """`user` on call for `schedule` from `start` to `end` (PagerDuty's on-call entry; an
+    entry of the final schedule, so a gap is no entry)."""
+
+    model_config = RESPONSE
+
+    user: UserReference
+    schedule: ScheduleReference
+    start: Timestamp
+    end: Timestamp
+
+
+class OnCallList(BaseModel):
+    """Who is on call: an entry per schedule and shift, by schedule then start."""
+
+    model_config = RESPONSE
+
+    oncalls: list[OnCall]

@@ -8,7 +8,7 @@ from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from incidents.schedules.model import Restriction, RestrictionType
-from incidents.schedules.zones import instant_of, wall_clock
+from incidents.time_zones import instant_of, wall_clock
 
 DAY = timedelta(days=1)
 WEEK = timedelta(days=7)

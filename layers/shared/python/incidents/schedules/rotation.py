@@ -9,7 +9,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from incidents.schedules.model import LayerVersion
-from incidents.schedules.zones import instant_of, wall_clock, zone
+from incidents.time_zones import instant_of, wall_clock, zone
 
 
 def anchor(version: LayerVersion) -> tuple[ZoneInfo, datetime]:

@@ -13,7 +13,7 @@ not fired again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
@@ -41,6 +41,8 @@ class TimerKind(StrEnum):
     MAINTENANCE_END = "maintenance_end"
     """A maintenance window with ``resolve_on_end`` ended: its suppressed alerts still
     triggered are resolved."""
+    HANDOFF = "handoff"
+    """A schedule's current shift ended: who is on call now and next is worked out again."""
 
 
 class TimerMovedError(DomainError):
@@ -112,6 +114,16 @@ def claim(store: Store, timer: Timer) -> Item:
             "ExpressionAttributeValues": {":due": {"S": timestamp(timer.due_at)}},
         }
     }
+
+
+def refire(store: Store, fired: Timer, due_at: datetime, failure: Failure) -> Operation[Failure]:
+    """The Put that fires `fired` and sets it again, due at `due_at`: a claim and a set in
+    one (a transaction touches an item once), only while it is as the sweep read it."""
+    operation = set_timer(store, replace(fired, due_at=due_at))
+    put = operation.request["Put"]
+    put["ConditionExpression"] = "due_at = :due"
+    put["ExpressionAttributeValues"] = {":due": {"S": timestamp(fired.due_at)}}
+    return labelled(operation.request, failure, operation.sharded)
 
 
 def timer_from_item(item: Item) -> Timer:

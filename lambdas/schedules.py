@@ -1,0 +1,159 @@
+"""On-call schedules over HTTP, in PagerDuty's REST v2 names: schedules (create, list, read
+rendered over a range, edit from a time on, delete, preview), their overrides, and who is
+on call (``/oncalls``, and one user's)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+
+from incidents.models import USER_ID, TeamId, UserId
+from incidents.paging import DEFAULT_LIMIT
+from incidents.requests import MAX_LIST
+from incidents.schedules import commands
+from incidents.schedules.models import (
+    OVERRIDE_ID,
+    SCHEDULE_ID,
+    OnCallList,
+    OverrideList,
+    OverrideRequest,
+    Schedule,
+    ScheduleChange,
+    ScheduleList,
+    ScheduleOverride,
+    SchedulePreview,
+    ScheduleRequest,
+)
+from incidents.schedules.models import ScheduleId as ScheduleIdValue
+from incidents.schedules.oncalls import OnCallFilter, on_call
+from incidents.schedules.rendering import preview
+from incidents.users import get_profile
+from lambdas.http.admission import caller
+from lambdas.http.api import answer, lambda_handler, new_resolver, no_content, route
+from lambdas.http.params import Cursor, Limit, instant_query, parse_instant
+from lambdas.runtime import store
+
+ScheduleId = Annotated[str, Path(pattern=SCHEDULE_ID)]
+OverrideId = Annotated[str, Path(pattern=OVERRIDE_ID)]
+PathUserId = Annotated[str, Path(pattern=USER_ID)]
+Since = Annotated[str | None, instant_query("from", "2026-03-01T00:00:00Z")]
+Until = Annotated[str | None, instant_query("until", "2026-03-08T00:00:00Z")]
+
+app = new_resolver()
+
+
+def _ids(what: str) -> Query:
+    """A list filter as PagerDuty's clients send it: ``schedule_ids[]=…`` repeated."""
+    return Query(
+        alias=f"{what}_ids[]",
+        max_length=MAX_LIST,
+        description=f"only these {what}s (repeat the parameter)",
+    )
+
+
+@route(app, "create_schedule")
+def create_schedule(body: ScheduleRequest) -> Response[Schedule]:
+    """A new schedule, rendered over the coming week."""
+    created = commands.create_schedule(store(), caller(), body)
+    return answer(app, created, status=201, location=f"/schedules/{created.id}")
+
+
+@route(app, "list_schedules")
+def list_schedules(*, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> ScheduleList:
+    """The account's schedules, by id."""
+    return commands.list_schedules(store(), caller(), limit=limit, cursor=cursor)
+
+
+@route(app, "preview_schedule")
+def preview_schedule(
+    body: ScheduleRequest, *, since: Since = None, until: Until = None
+) -> SchedulePreview:
+    """A schedule rendered over [since, until) (the coming week) without saving it."""
+    start = parse_instant(since, "since") or store().clock()
+    end = parse_instant(until, "until") or start + commands.DEFAULT_RANGE
+    return preview(body, [], start, end)
+
+
+@route(app, "get_schedule")
+def get_schedule(schedule_id: ScheduleId, *, since: Since = None, until: Until = None) -> Schedule:
+    """A schedule rendered over [since, until) (the coming week): the final schedule, each
+    layer and the overrides, at most 90 days."""
+    return commands.get_schedule(
+        store(), caller(), schedule_id, parse_instant(since, "since"), parse_instant(until, "until")
+    )
+
+
+@route(app, "update_schedule")
+def update_schedule(schedule_id: ScheduleId, body: ScheduleChange) -> Schedule:
+    """The schedule as the body has it from ``effective_at`` (now) on; before, unchanged."""
+    return commands.update_schedule(store(), caller(), schedule_id, body)
+
+
+@route(app, "delete_schedule")
+def delete_schedule(schedule_id: ScheduleId) -> Response[None]:
+    """Delete a schedule with its layers and overrides."""
+    commands.delete_schedule(store(), caller(), schedule_id)
+    return no_content()
+
+
+@route(app, "create_override")
+def create_override(schedule_id: ScheduleId, body: OverrideRequest) -> Response[ScheduleOverride]:
+    """Someone on call in place of whoever the layers say, from start to end."""
+    created = commands.create_override(store(), caller(), schedule_id, body)
+    return answer(
+        app, created, status=201, location=f"/schedules/{schedule_id}/overrides/{created.id}"
+    )
+
+
+@route(app, "list_overrides")
+def list_overrides(
+    schedule_id: ScheduleId, *, since: Since = None, until: Until = None
+) -> OverrideList:
+    """The schedule's overrides that meet [since, until), at most 90 days."""
+    start, end = parse_instant(since, "since"), parse_instant(until, "until")
+    now = store().clock()
+    return commands.list_overrides(
+        store(), caller(), schedule_id, start or now, end or (start or now) + commands.DEFAULT_RANGE
+    )
+
+
+@route(app, "delete_override")
+def delete_override(schedule_id: ScheduleId, override_id: OverrideId) -> Response[None]:
+    """Delete an override not yet ended (one under way ends now)."""
+    commands.delete_override(store(), caller(), schedule_id, override_id)
+    return no_content()
+
+
+@route(app, "list_oncalls")
+def list_oncalls(
+    *,
+    since: Since = None,
+    until: Until = None,
+    earliest: Annotated[bool, Query(description="each user's earliest-ending entry only")] = False,
+    schedule_ids: Annotated[list[ScheduleIdValue] | None, _ids("schedule")] = None,
+    user_ids: Annotated[list[UserId] | None, _ids("user")] = None,
+    team_ids: Annotated[list[TeamId] | None, _ids("team")] = None,
+) -> OnCallList:
+    """Who is on call now across the account (one read), or over [since, until)."""
+    selected = OnCallFilter(
+        frozenset(schedule_ids or ()), frozenset(user_ids or ()), frozenset(team_ids or ()),
+        earliest,
+    )  # fmt: skip
+    return on_call(
+        store(), caller(), selected, parse_instant(since, "since"), parse_instant(until, "until")
+    )
+
+
+@route(app, "user_oncalls")
+def user_oncalls(user_id: PathUserId, *, since: Since = None, until: Until = None) -> OnCallList:
+    """Where one user of the account is on call now, or over [since, until)."""
+    get_profile(store(), caller(), user_id)  # 404 for a user the account does not have
+    selected = OnCallFilter(user_ids=frozenset({user_id}))
+    return on_call(
+        store(), caller(), selected, parse_instant(since, "since"), parse_instant(until, "until")
+    )
+
+
+handler = lambda_handler(app)
