@@ -432,7 +432,14 @@ ROUTES: dict[str, Route] = {
         204,
         ACTION,
     ),
-    "list_oncalls": Route("GET", "/oncalls", Group.SCHEDULES, "Who is on call", errors=LIST),
+    "list_oncalls": Route(
+        "GET",
+        "/oncalls",
+        Group.SCHEDULES,
+        "Who is on call",
+        errors=LIST,
+        bad_request="since must not be after until, at most 90 days apart",
+    ),
     "user_oncalls": Route(
         "GET",
         "/users/{user_id}/oncalls",

@@ -17,6 +17,7 @@ from incidents.events_out.webhook_models import WEBHOOK_ID
 from incidents.heartbeats.models import HEARTBEAT_NAME
 from incidents.maintenance.models import WINDOW_ID
 from incidents.models import INCIDENT_ID, PARTICIPANT_ID, TEAM_ID, USER_ID
+from incidents.schedules.models import OVERRIDE_ID, SCHEDULE_ID
 from lambdas.routes import Route
 
 
@@ -198,6 +199,8 @@ PATH_PATTERNS = {
     "key_id": API_KEY_ID,
     "name": HEARTBEAT_NAME,
     "window_id": WINDOW_ID,
+    "schedule_id": SCHEDULE_ID,
+    "override_id": OVERRIDE_ID,
 }
 """The pattern of each id (or name) in a path, for the example of a malformed one."""
 

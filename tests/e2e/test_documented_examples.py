@@ -1,7 +1,7 @@
-"""Every curl example in the README and the API, timeline, events, alerts, on-call and
-insights pages runs as printed against ``make dev``'s demo data, with the variables ``make
-dev`` prints (``export API=… TOKEN=… TEAM=…``): each command must succeed (a 4xx or 5xx
-fails it, curl's ``--fail-with-body``) and answer JSON.
+"""Every curl example in the README and the API, timeline, events, alerts, on-call,
+insights and schedules pages runs as printed against ``make dev``'s demo data, with the
+variables ``make dev`` prints (``export API=… TOKEN=… TEAM=…``): each command must succeed
+(a 4xx or 5xx fails it, curl's ``--fail-with-body``) and answer JSON.
 The README's receiver line runs as printed too, and prints the test delivery it verified."""
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ PAGES = [
     "docs/alerts.md",
     "docs/on-call.md",
     "docs/insights.md",
+    "docs/schedules.md",
 ]
 SHELL_BLOCK = re.compile(r"```(?:bash|sh)\n(.*?)```", re.DOTALL)
 MARK = "-----8<-----"

@@ -44,6 +44,8 @@ def test_each_route_belongs_to_exactly_one_subject() -> None:
 
 
 def test_a_route_no_subject_holds_fails_the_synth_naming_it() -> None:
-    stray = Route("GET", "/schedules", Group.TEAMS, "List schedules")
-    with pytest.raises(ValueError, match=r"list_schedules \(GET /schedules\).*under /schedules"):
-        routes_by_subject({**ROUTES, "list_schedules": stray})
+    stray = Route("GET", "/escalation-policies", Group.TEAMS, "List escalation policies")
+    with pytest.raises(
+        ValueError, match=r"list_policies \(GET /escalation-policies\).*under /escalation-policies"
+    ):
+        routes_by_subject({**ROUTES, "list_policies": stray})

@@ -269,7 +269,8 @@ def test_profile_routes(api: Api, alice: Caller) -> None:
     assert (missing.status, missing.body["code"]) == (404, "not_found")
     saved = api.call("save_profile", alice, body={"name": "Alice", "email": "a@example.com"})
     assert saved.status == 200
-    assert saved.body == {"id": alice.user_id, "name": "Alice", "email": "a@example.com"}
+    assert saved.body == {"id": alice.user_id, "name": "Alice", "email": "a@example.com",
+                          "time_zone": "UTC", "role": "owner"}  # fmt: skip
     bob = Caller(alice.account_id, new_id("user"))
     assert api.call("get_profile", bob, {"user_id": alice.user_id}).body["name"] == "Alice"
     bad = api.call("save_profile", alice, body={"name": "A", "email": "not an email"})

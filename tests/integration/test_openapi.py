@@ -115,6 +115,8 @@ ID_PREFIXES = {
     "integration_id": "intg",
     "key_id": "key",
     "window_id": "mw",
+    "schedule_id": "sched",
+    "override_id": "ovr",
 }
 
 
@@ -145,7 +147,8 @@ def commonest_mistake(name: str, key: str) -> dict[str, Any]:
 
 
 UNPAGED_MISTAKES = {
-    "/insights/incidents": {"query": {"from": ["2027-03-02"], "until": ["2027-03-01"]}}
+    "/insights/incidents": {"query": {"from": ["2027-03-02"], "until": ["2027-03-01"]}},
+    "/oncalls": {"query": {"since": ["2027-03-02T00:00:00Z"], "until": ["2027-03-01T00:00:00Z"]}},
 }
 """Reads that take days, not a page: their commonest mistake is a range the wrong way round."""
 
