@@ -37,7 +37,7 @@ from incidents.keys import (
 from incidents.models import timestamp
 from incidents.paging import DEFAULT_LIMIT, partition_stream
 from incidents.schedules.engine import version_at
-from incidents.schedules.handoffs import cleared, transact_with_now, work_out
+from incidents.schedules.handoffs import cleared, transact_with_now
 from incidents.schedules.model import Layer, LayerVersion, Override
 from incidents.schedules.models import (
     MAX_RENDER,
@@ -51,7 +51,7 @@ from incidents.schedules.models import (
     ScheduleSummary,
     UserReference,
 )
-from incidents.schedules.on_call_now import OverridesIn
+from incidents.schedules.on_call_now import OverridesIn, known_at
 from incidents.schedules.reads import (
     future_override_count,
     overrides_between,
@@ -318,7 +318,7 @@ def _commit(
     transaction with the schedule's current and next shift as `after` has them: the
     schedule, its overrides and the time, once the change commits."""
     schedule, overrides, at = after
-    known = work_out(store, account, schedule, overrides, at)
+    known = known_at(schedule, overrides, at)
     fixed = [
         labelled(operation, failures[index] if index < len(failures) else None)
         for index, operation in enumerate(operations)

@@ -13,13 +13,12 @@ worked out at the time it fires, so a sweep that died costs lateness, never a wr
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 
 from dynashard.query import Item
 from dynashard.resharding import Operation, Transaction
 from incidents.keys import oncall_sort_key, schedule_sort_key, teams_partition
-from incidents.schedules.on_call_now import Known, OverridesIn, known_at, known_item
-from incidents.schedules.reads import find_schedule, overrides_reader, read_known
+from incidents.schedules.on_call_now import Known, known_at, known_item
+from incidents.schedules.reads import find_schedule, overrides_reader
 from incidents.schedules.stored import StoredSchedule
 from incidents.store import Failure, Store, labelled
 from incidents.table import item_key
@@ -32,15 +31,6 @@ from incidents.timers.schedule import (
     refire,
     set_timer,
 )
-
-
-def work_out(
-    store: Store, account: str, schedule: StoredSchedule, overrides: OverridesIn, at: datetime
-) -> Known:
-    """`schedule`'s current and next shift from `at` (as it will be once the change being
-    made commits: `overrides` as they will be), its handoffs counted on from the item's."""
-    before = read_known(store, account, schedule.id)
-    return known_at(schedule, overrides, at, before.handoffs if before else 0)
 
 
 def now_writes(
@@ -87,7 +77,7 @@ def hand_off(store: Store, timer: Timer) -> bool:
             store.transact([claim(store, timer)], [moved])
             return True
         overrides = overrides_reader(store, account, schedule.id)
-        known = work_out(store, account, schedule, overrides, store.clock())
+        known = known_at(schedule, overrides, store.clock())
         checked = labelled(_version_check(store, account, schedule), moved)
         transact_with_now(store, [checked], account, known, fired=timer)
     except TimerMovedError:

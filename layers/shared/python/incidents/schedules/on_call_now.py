@@ -50,7 +50,7 @@ class Shift:
 class Known:
     """A schedule's materialized current and next shift (`next` is None when nothing
     changes within the horizon: `current` is cut at the horizon, where it is worked out
-    again), as of the schedule's `version`, with the handoffs counted so far."""
+    again), as of the schedule's `version`."""
 
     schedule_id: str
     name: str
@@ -58,7 +58,6 @@ class Known:
     version: int
     current: Shift
     next: Shift | None
-    handoffs: int = 0
 
     def answers(self, instant: datetime) -> Shift | None:
         """The shift in force at `instant`, if the item knows it (None: `instant` is past
@@ -91,9 +90,7 @@ def _shift(entry: Entry) -> Shift:
     return Shift(entry.user_id, entry.start, entry.end)
 
 
-def known_at(
-    schedule: StoredSchedule, overrides: OverridesIn, at: datetime, handoffs: int = 0
-) -> Known:
+def known_at(schedule: StoredSchedule, overrides: OverridesIn, at: datetime) -> Known:
     """`schedule`'s current and next shift at `at`."""
     shifts = shifts_from(schedule.layers(), overrides, at)
     current = shifts[0]
@@ -105,35 +102,7 @@ def known_at(
         version=schedule.version,
         current=current,
         next=following,
-        handoffs=handoffs,
     )
-
-
-@dataclass(frozen=True)
-class HandOff:
-    """The final schedule passing from one user (or a gap) to another at `at`."""
-
-    at: datetime
-    from_user: str | None
-    to_user: str | None
-
-
-def handoffs_since(
-    layers: Sequence[Layer], overrides: OverridesIn, before: Known, at: datetime
-) -> list[HandOff]:
-    """Every handoff from the end of `before`'s current shift to `at`, in order (more than
-    one only when the sweep was later than a shift)."""
-    since = before.current.end
-    if at < since:
-        return []
-    until = at + timedelta(seconds=1)
-    handoffs: list[HandOff] = []
-    previous = before.current.user_id
-    for entry in render(layers, overrides(since, until), since, until).final:
-        if entry.user_id != previous:
-            handoffs.append(HandOff(entry.start, previous, entry.user_id))
-        previous = entry.user_id
-    return handoffs
 
 
 def known_item(account: str, known: Known) -> Item:
@@ -149,7 +118,6 @@ def known_item(account: str, known: Known) -> Item:
             "version": known.version,
             "current": _shift_values(known.current),
             "next": None if known.next is None else _shift_values(known.next),
-            "handoffs": known.handoffs,
         },
     )
 
@@ -169,7 +137,6 @@ def known_from(item: Item) -> Known:
         version=int(values["version"]),
         current=_shift_from(values["current"]),
         next=None if following is None else _shift_from(following),
-        handoffs=int(values.get("handoffs", 0)),
     )
 
 
