@@ -203,7 +203,7 @@ def handoffs_for_an_hour(store: Store, units: Units) -> dict[str, Any]:
 
 def main() -> None:
     """Measure on a fresh DynamoDB Local; print the table; save the JSON."""
-    with local_engine(DYNAMODB_LOCAL) as engine, recording_tables():
+    with local_engine(DYNAMODB_LOCAL) as engine:
         client = local_client(engine.endpoint, max_pool_connections=32)
         create_table(client, TABLE_SCHEMA, TABLE)
         store = build_store(client, TABLE, b"bench-oncall-cursor-secret-32byte")
@@ -224,37 +224,53 @@ def main() -> None:
         _, render = measured(units, lambda: commands.get_schedule(store, owner, ids[0], T0, far))
         floor = item_floor(store, owner.account_id)
         hour = handoffs_for_an_hour(store, units)
-    per_handoff = {k: hour[k] / max(1, hour["handoffs"]) for k in ("read_units", "write_units")}
+    figures = {
+        "schedules": SCHEDULES,
+        "overrides": OVERRIDES,
+        "setup_seconds": setup,
+        "engine": engine.description,
+        "now": now,
+        "naive": naive,
+        "floor_read_units": floor,
+        "render_90_days": render,
+        "handoff_hour": hour,
+    }
+    with recording_tables():
+        report(figures)
+        save("oncall", figures)
+
+
+def report(figures: dict[str, Any]) -> None:
+    """The run's table and lines."""
+    now, naive, floor, hour = (figures[k] for k in ("now", "naive", "floor_read_units",
+                                                     "handoff_hour"))  # fmt: skip
     print(
         f"one account: {SCHEDULES:,} schedules x {LAYERS} layers x {USERS} users, "
-        f"{OVERRIDES:,} overrides, on {engine.description} (setup {setup:.0f} s)\n"
+        f"{OVERRIDES:,} overrides, on {figures['engine']} "
+        f"(setup {figures['setup_seconds']:.0f} s)\n"
     )
     print("| who is on call now | requests | read units (floor, x) | median latency | vs naive |")
     print("|---|---|---|---|---|")
-    for name, figures in (
-        ("materialized (one Query)", now),
-        ("naive (read and render each)", naive),
-    ):
+    for name, row in (("materialized (one Query)", now), ("naive (read and render each)", naive)):
         print(
-            f"| {name} | {figures['requests']:,.0f} | {figures['read_units']:,.1f} "
-            f"({floor:,.0f}, {figures['read_units'] / floor:.1f}x) "
-            f"| {figures['seconds'] * 1000:,.0f} ms | {figures['seconds'] / now['seconds']:.1f}x |"
+            f"| {name} | {row['requests']:,.0f} | {row['read_units']:,.1f} "
+            f"({floor:,.0f}, {row['read_units'] / floor:.1f}x) "
+            f"| {row['seconds'] * 1000:,.0f} ms | {row['seconds'] / now['seconds']:.1f}x |"
         )
+    render = figures["render_90_days"]
     print(
         f"\n90-day render of one schedule: {render['seconds'] * 1000:,.0f} ms, "
         f"{render['requests']:.0f} requests, {render['read_units']:.1f} read units\n"
     )
+    handoffs = max(1, hour["handoffs"])
     print(
         f"handoffs in an hour: {hour['handoffs']:,}; per handoff "
-        f"{per_handoff['write_units']:.1f} write units (floor 1: the schedule's one item; a "
-        "transaction bills its item, the timer and the version check twice) and "
-        f"{per_handoff['read_units']:.1f} read units (the schedule, its versions and "
+        f"{hour['write_units'] / handoffs:.1f} write units (floor 1: the schedule's one item; "
+        "a transaction bills its item, the timer and the version check twice) and "
+        f"{hour['read_units'] / handoffs:.1f} read units (the schedule, its versions and "
         "overrides); the sweep's own Queries of the due index: "
         f"{hour['sweep_read_units']:,.0f} read units an hour, whatever is due"
     )
-    save("oncall", {"schedules": SCHEDULES, "overrides": OVERRIDES, "setup_seconds": setup,
-                    "now": now, "naive": naive, "floor_read_units": floor, "render_90_days": render,
-                    "handoff_hour": hour, "per_handoff": per_handoff})  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -43,6 +43,8 @@ MAX_TRANSACTION_ITEMS = 100
 DUE_POLICY = GrowthPolicy(default_count=16, max_count=256)
 """Shards of each minute of the due-time index: a busy minute's timers spread over 16
 partitions from the start, and a throttled bucket doubles its count, up to 256."""
+BATCH_GET_KEYS = 100
+"""Keys one BatchGetItem takes at most."""
 Failure = DomainError | None
 """A transaction operation's label: the error its failed condition raises (None: a
 version conflict)."""
@@ -116,6 +118,25 @@ class Store:
         )
         item: Item | None = response.get("Item")
         return item
+
+    def batch_get(
+        self, keys: Sequence[tuple[str, str]], *, projection: str | None = None
+    ) -> list[Item]:
+        """The items of `keys` that exist, in any order: 100 keys a BatchGetItem, each
+        request's unprocessed keys asked again (`projection`: only those attributes)."""
+        found: list[Item] = []
+        for start in range(0, len(keys), BATCH_GET_KEYS):
+            asked: dict[str, Any] = {
+                "Keys": [item_key(*k) for k in keys[start : start + BATCH_GET_KEYS]]
+            }
+            if projection:
+                asked["ProjectionExpression"] = projection
+            pending: Any = {self.table_name: asked}
+            while pending:
+                response = self.client.batch_get_item(RequestItems=pending)
+                found += response["Responses"][self.table_name]
+                pending = response.get("UnprocessedKeys") or {}
+        return found
 
     def query_partition(self, pk: str, *, prefix: str | None = None) -> list[Item]:
         """Every item of one table partition (strongly consistent), optionally by SK prefix."""

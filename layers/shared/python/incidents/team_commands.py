@@ -14,7 +14,7 @@ from incidents.keys import (
 from incidents.models import Membership, Team, timestamp
 from incidents.requests import AddMember, CreateTeam
 from incidents.store import Caller, Store, new_id
-from incidents.table import GSI1, PK, SK, item_key
+from incidents.table import GSI1, PK, SK
 from incidents.users import user_exists_check
 
 MEMBER_PREFIX = "member#"
@@ -133,19 +133,9 @@ def my_team_ids(store: Store, caller: Caller) -> list[str]:
 
 def my_teams(store: Store, caller: Caller) -> list[Team]:
     """The caller's teams (one query and one batch read per 100 teams)."""
-    ids = my_team_ids(store, caller)
-    teams: list[Team] = []
-    for start in range(0, len(ids), 100):
-        keys = [
-            item_key(teams_partition(caller.account_id), team_id)
-            for team_id in ids[start : start + 100]
-        ]
-        request = {store.table_name: {"Keys": keys}}
-        while request:
-            response = store.client.batch_get_item(RequestItems=request)  # type: ignore[arg-type]
-            teams += [from_item(Team, item) for item in response["Responses"][store.table_name]]
-            request = response.get("UnprocessedKeys") or {}  # type: ignore[assignment]
-    return sorted(teams, key=lambda team: team.name)
+    partition = teams_partition(caller.account_id)
+    items = store.batch_get([(partition, team_id) for team_id in my_team_ids(store, caller)])
+    return sorted((from_item(Team, item) for item in items), key=lambda team: team.name)
 
 
 def require_member(store: Store, caller: Caller, team_id: str) -> None:

@@ -73,7 +73,6 @@ from incidents.table import TABLE_SCHEMA, item_key
 DEFAULT_RANGE = timedelta(days=7)
 """What a schedule's read renders when no range is asked for: the coming week."""
 MAX_FUTURE_OVERRIDES = 10_000
-BATCH = 100
 
 
 class ScheduleTimesError(DomainError):
@@ -497,17 +496,8 @@ def _require_users(store: Store, account: str, request: ScheduleRequest) -> None
     wanted = list(
         dict.fromkeys(u.user_id for layer in request.schedule_layers for u in layer.users)
     )
-    found: set[str] = set()
-    for start in range(0, len(wanted), BATCH):
-        keys = [
-            item_key(user_partition(account, user), PROFILE_SK)
-            for user in wanted[start : start + BATCH]
-        ]
-        pending = {store.table_name: {"Keys": keys, "ProjectionExpression": "id"}}
-        while pending:
-            response = store.client.batch_get_item(RequestItems=pending)  # type: ignore[arg-type]
-            found |= {item["id"]["S"] for item in response["Responses"][store.table_name]}
-            pending = response.get("UnprocessedKeys") or {}  # type: ignore[assignment]
+    keys = [(user_partition(account, user), PROFILE_SK) for user in wanted]
+    found = {item["id"]["S"] for item in store.batch_get(keys, projection="id")}
     missing = next((user for user in wanted if user not in found), None)
     if missing is not None:
         raise NotFoundError(f"user {missing} not found in this account")
