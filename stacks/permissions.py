@@ -36,6 +36,7 @@ TABLE_ACTIONS: dict[Group, tuple[str, ...]] = {
     ),
     Group.SCHEDULES: (
         "dynamodb:BatchGetItem",
+        "dynamodb:BatchWriteItem",
         "dynamodb:ConditionCheckItem",
         "dynamodb:DeleteItem",
         "dynamodb:GetItem",
@@ -59,7 +60,10 @@ webhooks write webhooks with the account's count and read their delivery log; al
 integrations with their keys' lookup items, open incidents (as commands do), count alerts
 (an add to a counter shard, all shards batch-read) and move incidents by their keys, and
 query the account's live maintenance windows for each alert (keeping a suppressed one with
-an update and a counter shard's add)."""
+an update and a counter shard's add); schedules write a schedule with its versions, its
+overrides and its current and next shift and timer (transactions checking its teams and
+users, whose profiles a batch reads), query its versions and overrides, and delete a
+deleted schedule's items in batches."""
 
 QUOTA_KEYS = "*#ratelimit#*"
 """The partition keys of the accounts' quota buckets (`dynashard.limits.rate_limit`): each request
