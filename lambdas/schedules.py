@@ -28,7 +28,7 @@ from incidents.schedules.models import (
 )
 from incidents.schedules.models import ScheduleId as ScheduleIdValue
 from incidents.schedules.oncalls import OnCallFilter, on_call
-from incidents.schedules.rendering import preview
+from incidents.schedules.rendering import asked_range, preview
 from incidents.users import get_profile
 from lambdas.http.admission import caller
 from lambdas.http.api import answer, lambda_handler, new_resolver, no_content, route
@@ -71,8 +71,9 @@ def preview_schedule(
     body: ScheduleRequest, *, since: Since = None, until: Until = None
 ) -> SchedulePreview:
     """A schedule rendered over [since, until) (the coming week) without saving it."""
-    start = parse_instant(since, "since") or store().clock()
-    end = parse_instant(until, "until") or start + commands.DEFAULT_RANGE
+    start, end = asked_range(
+        parse_instant(since, "since"), parse_instant(until, "until"), store().clock()
+    )
     return preview(body, [], start, end)
 
 
@@ -112,10 +113,8 @@ def list_overrides(
     schedule_id: ScheduleId, *, since: Since = None, until: Until = None
 ) -> OverrideList:
     """The schedule's overrides that meet [since, until), at most 90 days."""
-    start, end = parse_instant(since, "since"), parse_instant(until, "until")
-    now = store().clock()
     return commands.list_overrides(
-        store(), caller(), schedule_id, start or now, end or (start or now) + commands.DEFAULT_RANGE
+        store(), caller(), schedule_id, parse_instant(since, "since"), parse_instant(until, "until")
     )
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from dynashard import FanOutQuery, SortKeyRange
 from dynashard.query import Item
@@ -40,7 +40,6 @@ from incidents.schedules.engine import version_at
 from incidents.schedules.handoffs import cleared, transact_with_now
 from incidents.schedules.model import Layer, LayerVersion, Override
 from incidents.schedules.models import (
-    MAX_RENDER,
     OverrideList,
     OverrideRequest,
     Schedule,
@@ -58,7 +57,7 @@ from incidents.schedules.reads import (
     overrides_reader,
     read_schedule,
 )
-from incidents.schedules.rendering import render_range
+from incidents.schedules.rendering import asked_range, render_range
 from incidents.schedules.stored import (
     LayerSpan,
     StoredSchedule,
@@ -70,8 +69,6 @@ from incidents.schedules.stored import (
 from incidents.store import Caller, Failure, Store, labelled, new_id
 from incidents.table import TABLE_SCHEMA, item_key
 
-DEFAULT_RANGE = timedelta(days=7)
-"""What a schedule's read renders when no range is asked for: the coming week."""
 MAX_FUTURE_OVERRIDES = 10_000
 
 
@@ -127,8 +124,7 @@ def get_schedule(
     until: datetime | None = None,
 ) -> Schedule:
     """The schedule rendered over [since, until) (now and a week on by default)."""
-    since = since or store.clock()
-    until = until or since + DEFAULT_RANGE
+    since, until = asked_range(since, until, store.clock())
     stored = read_schedule(store, caller.account_id, schedule_id)
     overrides = overrides_between(store, caller.account_id, schedule_id, since, until)
     request = _as_request(stored, store.clock())
@@ -256,11 +252,15 @@ def create_override(
 
 
 def list_overrides(
-    store: Store, caller: Caller, schedule_id: str, since: datetime, until: datetime
+    store: Store,
+    caller: Caller,
+    schedule_id: str,
+    since: datetime | None = None,
+    until: datetime | None = None,
 ) -> OverrideList:
-    """The schedule's overrides that meet [since, until), by end."""
-    if since >= until or until - since > MAX_RENDER:
-        raise ScheduleTimesError(f"since must be before until, at most {MAX_RENDER.days} days")
+    """The schedule's overrides that meet [since, until) (now and a week on by default),
+    by end."""
+    since, until = asked_range(since, until, store.clock())
     read_schedule(store, caller.account_id, schedule_id)
     found = overrides_between(store, caller.account_id, schedule_id, since, until)
     return OverrideList(overrides=[_shown_override(o) for o in found])

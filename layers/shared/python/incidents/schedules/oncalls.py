@@ -21,6 +21,7 @@ from incidents.schedules.models import (
 )
 from incidents.schedules.on_call_now import Known, Shift, known_at, known_from
 from incidents.schedules.reads import find_schedule, overrides_between, overrides_reader
+from incidents.schedules.rendering import bounded
 from incidents.schedules.stored import StoredSchedule
 from incidents.store import Caller, Store
 
@@ -58,9 +59,8 @@ def on_call(
     until: datetime | None = None,
 ) -> OnCallList:
     """Who is on call now (no range, or an empty one at now), or over [since, until)."""
-    now = store.clock()
-    since = since or now
-    until = until or since
+    since = bounded("since", since) or store.clock()
+    until = bounded("until", until) or since
     if until < since or until - since > MAX_RENDER:
         raise InvalidFilterError(
             f"since must not be after until, at most {MAX_RENDER.days} days apart"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from incidents.errors import InvalidFilterError
 from incidents.models import timestamp
@@ -20,6 +20,30 @@ from incidents.schedules.models import (
     ScheduleRequest,
     SubSchedule,
 )
+
+DEFAULT_RANGE = timedelta(days=7)
+"""What a read renders when no range is asked for: the coming week."""
+EARLIEST, LATEST = datetime(1970, 1, 1, tzinfo=UTC), datetime(9000, 1, 1, tzinfo=UTC)
+"""The instants a range may name: clocks read in any zone, a range's default added, never
+leave the calendar Python holds."""
+
+
+def bounded(name: str, instant: datetime | None) -> datetime | None:
+    """`instant` if a range may name it (a 400 naming `name` if not)."""
+    if instant is not None and not EARLIEST <= instant <= LATEST:
+        raise InvalidFilterError(f"{name}: must be between 1970 and 9000")
+    return instant
+
+
+def asked_range(
+    since: datetime | None, until: datetime | None, now: datetime
+) -> tuple[datetime, datetime]:
+    """The range a read renders: [since, until) as asked, `since` now and `until` a week
+    on unless given, checked."""
+    start = bounded("since", since) or now
+    end = bounded("until", until) or start + DEFAULT_RANGE
+    checked_range(start, end)
+    return start, end
 
 
 def checked_range(since: datetime, until: datetime) -> None:
