@@ -179,3 +179,23 @@ def test_who_is_on_call_now_across_the_account_and_for_one_user(api: Api, owner:
     too_long = {"since": ["2026-01-01T00:00:00Z"], "until": ["2026-06-01T00:00:00Z"]}
     refused = api.call("list_oncalls", owner, query=too_long)
     assert (refused.status, refused.body["code"]) == (400, "validation_error")
+
+
+@pytest.mark.parametrize(
+    ("name", "query"),
+    [
+        ("get_schedule", {"since": ["9999-12-31T00:00:00Z"]}),
+        ("list_overrides", {"until": ["0001-01-01T00:00:00+01:00"]}),
+        ("list_oncalls", {"since": ["0001-01-01T00:00:00-01:00"]}),
+        ("preview_schedule", {"since": ["9999-12-31T23:59:59-01:00"]}),
+    ],
+)
+def test_a_range_at_the_calendar_s_ends_is_a_400_naming_it(
+    api: Api, owner: Caller, name: str, query: dict[str, list[str]]
+) -> None:
+    made = api.call("create_schedule", owner, body=schedule_body([owner.user_id])).body
+    body = schedule_body([owner.user_id]) if name == "preview_schedule" else None
+    path = None if name in ("list_oncalls", "preview_schedule") else {"schedule_id": made["id"]}
+    refused = api.call(name, owner, path, query=query, body=body)
+    assert (refused.status, refused.body["code"]) == (400, "validation_error")
+    assert next(iter(query)) in refused.body["message"]
