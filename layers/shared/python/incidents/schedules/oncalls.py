@@ -58,9 +58,11 @@ def on_call(
     since: datetime | None = None,
     until: datetime | None = None,
 ) -> OnCallList:
-    """Who is on call now (no range, or an empty one at now), or over [since, until)."""
-    since = bounded("since", since) or store.clock()
-    until = bounded("until", until) or since
+    """Who is on call now (no range), at an instant (since alone, or until before now
+    alone), or over [since, until)."""
+    until = bounded("until", until)
+    since = bounded("since", since) or min(store.clock(), until or store.clock())
+    until = until or since
     if until < since or until - since > MAX_RENDER:
         raise InvalidFilterError(
             f"since must not be after until, at most {MAX_RENDER.days} days apart"

@@ -38,10 +38,11 @@ def bounded(name: str, instant: datetime | None) -> datetime | None:
 def asked_range(
     since: datetime | None, until: datetime | None, now: datetime
 ) -> tuple[datetime, datetime]:
-    """The range a read renders: [since, until) as asked, `since` now and `until` a week
-    on unless given, checked."""
-    start = bounded("since", since) or now
-    end = bounded("until", until) or start + DEFAULT_RANGE
+    """The range a read renders: [since, until) as asked, checked; without `since`, from now
+    (or a week before `until`, if that is earlier), without `until`, a week on."""
+    end = bounded("until", until)
+    start = bounded("since", since) or (now if end is None else min(now, end - DEFAULT_RANGE))
+    end = end or start + DEFAULT_RANGE
     checked_range(start, end)
     return start, end
 
