@@ -28,7 +28,7 @@ from incidents.schedules.models import (
 )
 from incidents.schedules.models import ScheduleId as ScheduleIdValue
 from incidents.schedules.oncalls import OnCallFilter, on_call
-from incidents.schedules.rendering import asked_range, preview
+from incidents.schedules.rendering import asked_range, longest_range, preview
 from incidents.users import get_profile
 from lambdas.http.admission import caller
 from lambdas.http.api import answer, lambda_handler, new_resolver, no_content, route
@@ -72,7 +72,10 @@ def preview_schedule(
 ) -> SchedulePreview:
     """A schedule rendered over [since, until) (the coming week) without saving it."""
     start, end = asked_range(
-        parse_instant(since, "since"), parse_instant(until, "until"), store().clock()
+        parse_instant(since, "since"),
+        parse_instant(until, "until"),
+        store().clock(),
+        longest_range(body.layers()),
     )
     return preview(body, [], start, end)
 

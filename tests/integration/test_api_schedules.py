@@ -199,3 +199,17 @@ def test_a_range_at_the_calendar_s_ends_is_a_400_naming_it(
     refused = api.call(name, owner, path, query=query, body=body)
     assert (refused.status, refused.body["code"]) == (400, "validation_error")
     assert next(iter(query)) in refused.body["message"]
+
+
+def test_minute_turns_render_as_far_as_an_answer_may_hold(api: Api, owner: Caller) -> None:
+    """Ten layers of one-minute turns: the schedule is made and shown over the range an
+    answer may hold; a longer range is a 400 saying how long one may be."""
+    body = {**schedule_body([]), "schedule_layers": [layer([owner.user_id], turn=60)] * 10}
+    created = api.call("create_schedule", owner, body=body)
+    assert created.status == 201, created.body
+    shown = created.body["final_schedule"]["rendered_schedule_entries"]
+    assert 0 < len(shown) <= 25_000
+    week = {"since": ["2026-03-01T00:00:00Z"], "until": ["2026-03-08T00:00:00Z"]}
+    refused = api.call("get_schedule", owner, {"schedule_id": created.body["id"]}, query=week)
+    assert (refused.status, refused.body["code"]) == (400, "validation_error")
+    assert "ask for at most 0.87 days" in refused.body["message"]

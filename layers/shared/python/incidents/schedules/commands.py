@@ -57,7 +57,7 @@ from incidents.schedules.reads import (
     overrides_reader,
     read_schedule,
 )
-from incidents.schedules.rendering import asked_range, render_range
+from incidents.schedules.rendering import asked_range, longest_range, render_range
 from incidents.schedules.stored import (
     LayerSpan,
     StoredSchedule,
@@ -123,12 +123,14 @@ def get_schedule(
     since: datetime | None = None,
     until: datetime | None = None,
 ) -> Schedule:
-    """The schedule rendered over [since, until) (now and a week on by default)."""
-    since, until = asked_range(since, until, store.clock())
+    """The schedule rendered over [since, until) (now and a week on by default, or as long
+    as a render may be at its turns)."""
     stored = read_schedule(store, caller.account_id, schedule_id)
+    layers = stored.layers()
+    since, until = asked_range(since, until, store.clock(), longest_range(layers))
     overrides = overrides_between(store, caller.account_id, schedule_id, since, until)
     request = _as_request(stored, store.clock())
-    shown = render_range(request.schedule_layers, stored.layers(), overrides, since, until)
+    shown = render_range(request.schedule_layers, layers, overrides, since, until)
     return Schedule(
         id=stored.id,
         name=stored.name,

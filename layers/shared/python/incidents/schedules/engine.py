@@ -9,6 +9,7 @@ that version's restriction windows.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -108,7 +109,8 @@ def render(
     layers: Sequence[Layer], overrides: Sequence[Override], since: datetime, until: datetime
 ) -> Rendered:
     """[since, until) of a schedule: each layer rendered, then the final schedule composed
-    from those entries and the overrides, piece by piece between their edges."""
+    from those entries and the overrides, piece by piece between their edges, in one pass
+    over the edges (each layer's entries and the overrides are walked in order)."""
     rendered = [render_layer(layer, since, until) for layer in layers]
     clipped = sorted(
         (o for o in overrides if o.start < until and o.end > since), key=lambda o: o.start
@@ -118,21 +120,63 @@ def render(
         | {t for entries in rendered for e in entries for t in (e.start, e.end)}
         | {t for o in clipped for t in (o.start, o.end) if since < t < until}
     )
-    final = [
-        Entry(start, end, _final_user(rendered, clipped, start)) for start, end in pairwise(edges)
-    ]
+    walks = [_Walk(entries) for entries in rendered]
+    active = _ActiveOverrides(clipped)
+    final = []
+    for start, end in pairwise(edges):
+        override = active.at(start)
+        user = override.user_id if override is not None else _top_user(walks, start)
+        final.append(Entry(start, end, user))
     shown = [Entry(max(o.start, since), min(o.end, until), o.user_id) for o in clipped]
     return Rendered(joined(final), rendered, shown)
 
 
-def _final_user(
-    rendered: Sequence[Sequence[Entry]], overrides: Sequence[Override], instant: datetime
-) -> str | None:
-    override = override_at(overrides, instant)
-    if override is not None:
-        return override.user_id
-    for entries in reversed(rendered):
-        for entry in entries:
-            if entry.start <= instant < entry.end:
-                return entry.user_id
+def _top_user(walks: Sequence[_Walk], instant: datetime) -> str | None:
+    """The highest layer's user at `instant`, if any layer has one."""
+    for walk in reversed(walks):
+        user = walk.at(instant)
+        if user is not None:
+            return user
     return None
+
+
+class _Walk:
+    """One layer's entries (in order, apart), asked at instants that never go back."""
+
+    def __init__(self, entries: Sequence[Entry]) -> None:
+        self.entries, self.index = entries, 0
+
+    def at(self, instant: datetime) -> str | None:
+        while self.index < len(self.entries) and self.entries[self.index].end <= instant:
+            self.index += 1
+        if self.index < len(self.entries) and self.entries[self.index].start <= instant:
+            return self.entries[self.index].user_id
+        return None
+
+
+class _ActiveOverrides:
+    """Overrides (by start) asked at instants that never go back: those begun are held in
+    a heap by precedence, the ended ones dropped as they reach its top."""
+
+    def __init__(self, overrides: Sequence[Override]) -> None:
+        self.pending, self.index = overrides, 0
+        self.heap: list[_Latest] = []
+
+    def at(self, instant: datetime) -> Override | None:
+        while self.index < len(self.pending) and self.pending[self.index].start <= instant:
+            override = self.pending[self.index]
+            heapq.heappush(self.heap, _Latest(override))
+            self.index += 1
+        while self.heap and self.heap[0].override.end <= instant:
+            heapq.heappop(self.heap)
+        return self.heap[0].override if self.heap else None
+
+
+@dataclass(frozen=True)
+class _Latest:
+    """An override in a heap whose top is the latest created."""
+
+    override: Override
+
+    def __lt__(self, other: _Latest) -> bool:
+        return self.override.precedence > other.override.precedence

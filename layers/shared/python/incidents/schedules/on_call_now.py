@@ -23,11 +23,13 @@ from incidents.models import parse_timestamp, timestamp
 from incidents.schedules.engine import render
 from incidents.schedules.model import Entry, Layer, Override
 from incidents.schedules.models import MAX_RENDER
+from incidents.schedules.rendering import longest_range
 from incidents.schedules.stored import StoredSchedule, keyed
 
 HORIZONS = (timedelta(days=1), timedelta(days=7), MAX_RENDER)
-"""How far ahead a materialization renders, tried in turn until it sees the next shift's
-end: most rotations hand off within a day, and none is rendered past `MAX_RENDER`."""
+"""How far ahead (and back) a materialization renders, tried in turn until it sees the
+next shift's end: most rotations hand off within a day, and none is rendered past
+`MAX_RENDER`, nor past what a render of its turns may hold (`longest_range`)."""
 
 OverridesIn = Callable[[datetime, datetime], Sequence[Override]]
 """The schedule's overrides that meet [since, until)."""
@@ -77,11 +79,13 @@ def shifts_from(layers: Sequence[Layer], overrides: OverridesIn, at: datetime) -
     """The final schedule's shifts from the one holding `at` on: each exact over its span,
     the first from when it began (or a horizon back) and the last cut at the horizon ahead;
     three or more when the next shift's end is within the horizon."""
-    for horizon in HORIZONS:
+    furthest = longest_range(layers) / 2  # a render of turns that short stays bounded
+    horizons = [h for h in HORIZONS if h < furthest] + [min(furthest, HORIZONS[-1])]
+    for horizon in horizons:
         since, until = at - horizon, at + horizon
         final = render(layers, overrides(since, until), since, until).final
         shifts = [_shift(entry) for entry in final if entry.end > at]
-        if (len(shifts) > 2 and shifts[0].start > since) or horizon == HORIZONS[-1]:
+        if (len(shifts) > 2 and shifts[0].start > since) or horizon == horizons[-1]:
             return shifts
     raise AssertionError("unreachable: the last horizon returns")
 

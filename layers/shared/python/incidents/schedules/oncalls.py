@@ -21,7 +21,7 @@ from incidents.schedules.models import (
 )
 from incidents.schedules.on_call_now import Known, Shift, known_at, known_from
 from incidents.schedules.reads import find_schedule, overrides_between, overrides_reader
-from incidents.schedules.rendering import bounded
+from incidents.schedules.rendering import bounded, checked_size
 from incidents.schedules.stored import StoredSchedule
 from incidents.store import Caller, Store
 
@@ -118,6 +118,7 @@ def _rendered(
     store: Store, account: str, schedule: StoredSchedule, since: datetime, until: datetime
 ) -> list[Shift]:
     """The final schedule's shifts over [since, until)."""
+    checked_size(schedule.layers(), since, until)
     overrides = overrides_between(store, account, schedule.id, since, until)
     final = render(schedule.layers(), overrides, since, until).final
     return [Shift(e.user_id, e.start, e.end) for e in final]

@@ -36,15 +36,47 @@ def bounded(name: str, instant: datetime | None) -> datetime | None:
 
 
 def asked_range(
-    since: datetime | None, until: datetime | None, now: datetime
+    since: datetime | None,
+    until: datetime | None,
+    now: datetime,
+    longest: timedelta = DEFAULT_RANGE,
 ) -> tuple[datetime, datetime]:
     """The range a read renders: [since, until) as asked, checked; without `since`, from now
-    (or a week before `until`, if that is earlier), without `until`, a week on."""
+    (or a default before `until`, if that is earlier), without `until`, a default on: a
+    week, or `longest` if shorter."""
+    default = min(DEFAULT_RANGE, longest)
     end = bounded("until", until)
-    start = bounded("since", since) or (now if end is None else min(now, end - DEFAULT_RANGE))
-    end = end or start + DEFAULT_RANGE
+    start = bounded("since", since) or (now if end is None else min(now, end - default))
+    end = end or start + default
     checked_range(start, end)
     return start, end
+
+
+MAX_RENDERED_ENTRIES = 25_000
+"""Entries a render answers at most (every layer's and the final schedule's): an answer
+stays a few megabytes, inside what a Lambda function may return."""
+
+
+def longest_range(layers: Sequence[Layer]) -> timedelta:
+    """The longest range whose render stays within `MAX_RENDERED_ENTRIES`: each layer's
+    turns over it (at its shortest turn), and as many again for the final schedule."""
+    turns_a_second = sum(
+        1 / min(v.turn_length for v in layer.versions).total_seconds() for layer in layers
+    )
+    if not turns_a_second:
+        return MAX_RENDER
+    return min(MAX_RENDER, timedelta(seconds=MAX_RENDERED_ENTRIES / 2 / turns_a_second))
+
+
+def checked_size(layers: Sequence[Layer], since: datetime, until: datetime) -> None:
+    """A range whose render stays within `MAX_RENDERED_ENTRIES` (a 400 saying how long one
+    may be)."""
+    longest = longest_range(layers)
+    if until - since > longest:
+        raise InvalidFilterError(
+            f"a render holds at most {MAX_RENDERED_ENTRIES:,} entries: at this schedule's "
+            f"turns, ask for at most {longest.total_seconds() / 86_400:.2f} days"
+        )
 
 
 def checked_range(since: datetime, until: datetime) -> None:
@@ -90,6 +122,7 @@ def render_range(
     """`layers` (with all their versions) and `overrides` over [since, until), each layer
     shown as `shown` describes it."""
     checked_range(since, until)
+    checked_size(layers, since, until)
     rendered = render(layers, overrides, since, until)
     return RenderedRange(
         layers=[
