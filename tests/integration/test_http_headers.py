@@ -104,6 +104,22 @@ def test_every_201_says_where_what_it_created_is(api: Api, alice: Caller) -> Non
         alice,
         body={"integration_id": integration.body.get("id"), "description": "upgrade", **times},
     )
+    layer = {
+        "name": "Primary",
+        "start": MAINTENANCE_FROM,
+        "users": [{"user_id": alice.user_id}],
+        "rotation_virtual_start": MAINTENANCE_FROM,
+        "rotation_turn_length_seconds": 86400,
+    }
+    schedule = api.call("create_schedule", alice, body={
+        "name": "Ops", "time_zone": "Europe/London", "schedule_layers": [layer]})  # fmt: skip
+    schedule_id = schedule.body.get("id")
+    override = api.call(
+        "create_override",
+        alice,
+        {"schedule_id": schedule_id},
+        body={"start": MAINTENANCE_FROM, "end": MAINTENANCE_TO, "user_id": alice.user_id},
+    )
     created = {
         "create_incident": (incident, f"/incidents/{incident_id}"),
         "add_note": (note, f"/incidents/{incident_id}/timeline"),
@@ -114,6 +130,11 @@ def test_every_201_says_where_what_it_created_is(api: Api, alice: Caller) -> Non
         "create_api_key": (api_key, f"/api-keys/{api_key.body.get('id')}"),
         "create_heartbeat": (heartbeat, "/heartbeats/nightly"),
         "create_maintenance_window": (window, f"/maintenance-windows/{window.body.get('id')}"),
+        "create_schedule": (schedule, f"/schedules/{schedule_id}"),
+        "create_override": (
+            override,
+            f"/schedules/{schedule_id}/overrides/{override.body.get('id')}",
+        ),
     }
     assert set(created) == {name for name, route in ROUTES.items() if route.status == 201}
     for name, (reply, location) in created.items():
