@@ -66,12 +66,20 @@ class Route:
     integration_key: bool = False
     """Called by machines with an integration key (checked by its handler), not by users
     through the Cognito authorizer."""
+    feed_token: bool = False
+    """Read by calendar apps at a secret URL: the token in its path is the credential
+    (checked by its handler), so it is called without the authorizer."""
     max_body: int | None = None
     """Bytes of body it takes at most (a 413 above, before anything is parsed); None: the
     gateway's and Lambda's own limits."""
     bad_request: str | None = None
     """The message of its commonest 400, where its shape does not tell it (a read of days
     takes a range, not a limit); None: derived from its shape."""
+
+    @property
+    def gateway_authorized(self) -> bool:
+        """Whether the gateway's authorizer admits its callers (else its handler does)."""
+        return not (self.integration_key or self.feed_token)
 
 
 ROUTES: dict[str, Route] = {
@@ -447,6 +455,36 @@ ROUTES: dict[str, Route] = {
         "Where a user is on call",
         errors=LOOKUP,
     ),
+    "rotate_schedule_feed": Route(
+        "POST",
+        "/schedules/{schedule_id}/rotate-feed-url",
+        Group.SCHEDULES,
+        "A new calendar feed URL for a schedule",
+        errors=ACTION,
+    ),
+    "schedule_feed": Route(
+        "GET",
+        "/schedules/{schedule_id}/ical/{token}",
+        Group.SCHEDULES,
+        "A schedule's calendar feed",
+        errors=LOOKUP,
+        feed_token=True,
+    ),
+    "rotate_user_feed": Route(
+        "POST",
+        "/users/{user_id}/rotate-feed-url",
+        Group.SCHEDULES,
+        "A new calendar feed URL for a user's shifts",
+        errors=(*ACTION, 403),
+    ),
+    "user_feed": Route(
+        "GET",
+        "/users/{user_id}/ical/{token}",
+        Group.SCHEDULES,
+        "A user's shifts as a calendar feed",
+        errors=LOOKUP,
+        feed_token=True,
+    ),
     "add_member": Route(
         "POST", "/teams/{team_id}/members", Group.TEAMS, "Add a member", 201, (*WRITE, 403)
     ),
@@ -480,9 +518,14 @@ SUBJECTS = {
     "users": "teams",
 }
 """The first segment of a path, and the scope subject (``:read`` or ``:write``) it needs."""
-READ_OR_MANAGE = {"schedules": "schedules", "oncalls": "schedules"}
+READ_OR_MANAGE = {
+    "schedules": "schedules",
+    "oncalls": "schedules",
+    "rotate-feed-url": "schedules",
+}
 """Path segments whose scope is ``:read`` for reads and ``:manage`` for changes (anywhere in
-the path: one user's on-call shifts are a schedules read)."""
+the path: one user's on-call shifts are a schedules read, a URL to their calendar feed a
+schedules change)."""
 MANAGED = {
     "webhooks": "webhooks",
     "integrations": "integrations",
@@ -517,7 +560,7 @@ def scope_of(route: Route) -> str | None:
     ``/api-keys``: people only; ``/alerts`` and pings: integration keys). A list of incidents under
     another subject (``/teams/{id}/incidents``) is an incidents read."""
     parts = route.path.split("/")[1:]
-    if route.integration_key:
+    if not route.gateway_authorized:
         return None
     subject = next((READ_OR_MANAGE[p] for p in parts if p in READ_OR_MANAGE), None)
     if subject is not None:

@@ -1,21 +1,21 @@
 """On-call schedules over HTTP, in PagerDuty's REST v2 names: schedules (create, list, read
-rendered over a range, edit from a time on, delete, preview), their overrides, and who is
-on call (``/oncalls``, and one user's)."""
+rendered over a range, edit from a time on, delete, preview), their overrides, who is on
+call (``/oncalls``, and one user's) and calendar feeds (a schedule's, a user's)."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import APIGatewayRestResolver
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from incidents.models import USER_ID, TeamId, UserId
+from incidents.models import FEED_TOKEN, OVERRIDE_ID, SCHEDULE_ID, USER_ID, TeamId, UserId
 from incidents.paging import DEFAULT_LIMIT
 from incidents.requests import MAX_LIST
-from incidents.schedules import commands
+from incidents.schedules import commands, feeds
 from incidents.schedules.models import (
-    OVERRIDE_ID,
-    SCHEDULE_ID,
+    CalendarFeedUrls,
     OnCallList,
     OverrideList,
     OverrideRequest,
@@ -31,13 +31,22 @@ from incidents.schedules.oncalls import OnCallFilter, on_call
 from incidents.schedules.rendering import asked_range, longest_range, preview
 from incidents.users import get_profile
 from lambdas.http.admission import caller
-from lambdas.http.api import answer, lambda_handler, new_resolver, no_content, route
+from lambdas.http.api import (
+    answer,
+    lambda_handler,
+    new_resolver,
+    no_content,
+    public_url,
+    route,
+)
 from lambdas.http.params import Cursor, Limit, instant_query, parse_instant
 from lambdas.runtime import store
 
 ScheduleId = Annotated[str, Path(pattern=SCHEDULE_ID)]
 OverrideId = Annotated[str, Path(pattern=OVERRIDE_ID)]
 PathUserId = Annotated[str, Path(pattern=USER_ID)]
+FeedToken = Annotated[str, Path(pattern=FEED_TOKEN, description="the feed's secret")]
+CALENDAR = "text/calendar; charset=utf-8"
 Since = Annotated[str | None, instant_query("from", "2026-03-01T00:00:00Z")]
 Until = Annotated[str | None, instant_query("until", "2026-03-08T00:00:00Z")]
 
@@ -155,6 +164,48 @@ def user_oncalls(user_id: PathUserId, *, since: Since = None, until: Until = Non
     selected = OnCallFilter(user_ids=frozenset({user_id}))
     return on_call(
         store(), caller(), selected, parse_instant(since, "since"), parse_instant(until, "until")
+    )
+
+
+@route(app, "rotate_schedule_feed")
+def rotate_schedule_feed(schedule_id: ScheduleId) -> CalendarFeedUrls:
+    """A new secret URL of the schedule's calendar feed; the previous one stops working."""
+    token = feeds.rotate_schedule_feed(store(), caller(), schedule_id)
+    return _urls(app, f"/schedules/{schedule_id}/ical/{token}")
+
+
+@route(app, "schedule_feed")
+def schedule_feed(schedule_id: ScheduleId, token: FeedToken) -> Response[str]:
+    """The schedule's shifts, a week back and 90 days on, as an iCalendar feed."""
+    return _calendar(feeds.schedule_feed(store(), token, schedule_id))
+
+
+@route(app, "rotate_user_feed")
+def rotate_user_feed(user_id: PathUserId) -> CalendarFeedUrls:
+    """A new secret URL of a user's calendar feed (theirs, or an owner's or admin's)."""
+    token = feeds.rotate_user_feed(store(), caller(), user_id)
+    return _urls(app, f"/users/{user_id}/ical/{token}")
+
+
+@route(app, "user_feed")
+def user_feed(user_id: PathUserId, token: FeedToken) -> Response[str]:
+    """The user's shifts on every schedule, a week back and 90 days on, as a feed."""
+    return _calendar(feeds.user_feed(store(), token, user_id))
+
+
+def _urls(resolver: APIGatewayRestResolver, path: str) -> CalendarFeedUrls:
+    return CalendarFeedUrls(
+        http_cal_url=public_url(resolver, path), web_cal_url=public_url(resolver, path, "webcal")
+    )
+
+
+def _calendar(feed: bytes) -> Response[str]:
+    """A feed as calendar apps fetch it: private (a URL is one subscriber's credential)."""
+    return Response(
+        status_code=200,
+        content_type=CALENDAR,
+        body=feed.decode(),
+        headers={"Cache-Control": "private, max-age=300"},
     )
 
 

@@ -351,6 +351,8 @@ def worker_gateway(
             "schedule_id": examples.schedules.schedule,
             "scratch_schedule_id": examples.schedules.scratch,
             "override_id": examples.schedules.override,
+            "schedule_feed_token": examples.schedules.schedule_feed,
+            "user_feed_token": examples.schedules.user_feed,
         }
         if examples
         else None

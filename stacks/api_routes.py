@@ -22,6 +22,7 @@ from constructs import Construct
 
 from lambdas.routes import ROUTES, Group, Route
 from stacks.nag import (
+    FEED_TOKEN_REASON,
     INTEGRATION_KEY_REASON,
     PREFLIGHT_AUTH,
     PREFLIGHT_COGNITO,
@@ -107,16 +108,18 @@ class RouteStack(NestedStack):
             method = resource.add_method(
                 route.method,
                 integrations[route.group],
-                authorizer=None if route.integration_key else mount.authorizer,
+                authorizer=mount.authorizer if route.gateway_authorized else None,
                 authorization_type=(
-                    apigw.AuthorizationType.NONE
-                    if route.integration_key
-                    else apigw.AuthorizationType.CUSTOM
+                    apigw.AuthorizationType.CUSTOM
+                    if route.gateway_authorized
+                    else apigw.AuthorizationType.NONE
                 ),
                 request_validator=mount.validator,
                 request_parameters={f"method.request.path.{p}": True for p in parameters},
             )
             if route.integration_key:  # its handler checks the key
                 accept(method, PREFLIGHT_AUTH, PREFLIGHT_COGNITO, reason=INTEGRATION_KEY_REASON)
+            elif route.feed_token:  # its handler checks the token in the path
+                accept(method, PREFLIGHT_AUTH, PREFLIGHT_COGNITO, reason=FEED_TOKEN_REASON)
             else:
                 accept(method, PREFLIGHT_COGNITO, reason=REQUEST_AUTHORIZER_REASON)

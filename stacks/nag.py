@@ -24,6 +24,10 @@ INTEGRATION_KEY_REASON = (
     "Monitoring tools send alerts with an integration key, not a Cognito user's token: the "
     "handler checks the key (stored hashed, revocable) before anything else."
 )
+FEED_TOKEN_REASON = (
+    "Calendar apps subscribe to a feed by URL alone, without headers: the token in the path "
+    "is the credential, which the handler checks (stored hashed, replaced by a rotation)."
+)
 REQUEST_AUTHORIZER_REASON = (
     "The API's REQUEST authorizer verifies the pool's ID tokens itself (Powertools' JWT "
     "verifier against the pool's keys) and accepts the account's API keys beside them: "

@@ -22,8 +22,8 @@ from typing import Any
 from incidents.access.models import API_KEY_ID
 from incidents.alerts.integrations import KEY_PREFIX, authenticate
 from incidents.alerts.models import Integration
-from incidents.errors import ForbiddenError, UnauthorizedError
-from incidents.models import ACCOUNT_ID, USER_ID
+from incidents.errors import ForbiddenError, NotFoundError, UnauthorizedError
+from incidents.models import ACCOUNT_ID, FEED_TOKEN, USER_ID
 from incidents.store import Caller
 from lambdas.http.cors import request_header
 from lambdas.http.principal import ACCOUNT, PRINCIPAL, SCOPES
@@ -34,6 +34,7 @@ from lambdas.runtime import store
 
 _ACCOUNT_PATTERN = re.compile(ACCOUNT_ID)
 _PRINCIPAL_PATTERN = re.compile(rf"{USER_ID}|{API_KEY_ID}")
+_FEED_TOKEN = re.compile(FEED_TOKEN)
 BEARER = "bearer "
 API_QUOTA = "api"
 ALERTS_QUOTA = "alerts"
@@ -67,7 +68,13 @@ def admit_request(event: Mapping[str, Any]) -> Token[Admission | None]:
     route = ROUTE_OF.get((str(event.get("httpMethod")), str(event.get("resource"))))
     admission = None
     if route is not None:
-        admission = _integration(event, route) if route.integration_key else _person(event, route)
+        admission = (
+            _integration(event, route)
+            if route.integration_key
+            else _feed(event)
+            if route.feed_token
+            else _person(event, route)
+        )
     return _ADMITTED.set(admission)
 
 
@@ -131,6 +138,20 @@ def _integration(event: Mapping[str, Any], route: Route) -> Admission | None:
         who.account_id, [(integration.id, limits.integration), (ALERTS_QUOTA, limits.alerts)]
     )
     return Admission(who, headers, integration)
+
+
+def _feed(event: Mapping[str, Any]) -> Admission:
+    """A calendar app reading a feed: the token in the path names the account whose API
+    quota it draws on (its handler checks the token's secret); 404 for one that cannot be a
+    token, as for one that is not."""
+    parameters = event.get("pathParameters") or {}
+    token = str(parameters.get("token", ""))
+    if not _FEED_TOKEN.match(token):
+        raise NotFoundError("no calendar feed at this URL (it may have been rotated)")
+    account = token.partition(".")[0]
+    subject = str(parameters.get("schedule_id") or parameters.get("user_id"))
+    headers = admit(account, [(API_QUOTA, quotas().api)])
+    return Admission(Caller(account_id=account, user_id=subject), headers)
 
 
 def _bearer(event: Mapping[str, Any]) -> str | None:

@@ -89,6 +89,16 @@ def _stage_prefix(app: APIGatewayRestResolver) -> str:
     return called[: -len(path)] if path and called.endswith(path) else ""
 
 
+def public_url(app: APIGatewayRestResolver, path: str, scheme: str | None = None) -> str:
+    """`path` of this API as a client outside reaches it: the scheme it called with (API
+    Gateway says which), its host and the stage's prefix; `scheme` in place of the first."""
+    event = app.current_event
+    headers = event.headers or {}
+    called = scheme or request_header(headers, "X-Forwarded-Proto") or "https"
+    host = request_header(headers, "Host") or event.request_context.domain_name
+    return f"{called}://{host}{_stage_prefix(app)}{path}"
+
+
 def no_content() -> Response[None]:
     """A 204: no body, no Content-Type, as HTTP has it (a JSON ``null`` would be a body)."""
     return Response(status_code=204, body=None, content_type=None)

@@ -16,8 +16,15 @@ from incidents.alerts.models import INTEGRATION_ID
 from incidents.events_out.webhook_models import WEBHOOK_ID
 from incidents.heartbeats.models import HEARTBEAT_NAME
 from incidents.maintenance.models import WINDOW_ID
-from incidents.models import INCIDENT_ID, PARTICIPANT_ID, TEAM_ID, USER_ID
-from incidents.schedules.models import OVERRIDE_ID, SCHEDULE_ID
+from incidents.models import (
+    FEED_TOKEN,
+    INCIDENT_ID,
+    OVERRIDE_ID,
+    PARTICIPANT_ID,
+    SCHEDULE_ID,
+    TEAM_ID,
+    USER_ID,
+)
 from lambdas.routes import Route
 
 
@@ -201,6 +208,7 @@ PATH_PATTERNS = {
     "window_id": WINDOW_ID,
     "schedule_id": SCHEDULE_ID,
     "override_id": OVERRIDE_ID,
+    "token": FEED_TOKEN,
 }
 """The pattern of each id (or name) in a path, for the example of a malformed one."""
 
@@ -214,7 +222,7 @@ def documented_responses(route: Route) -> dict[int, OpenAPIResponse]:
             "description": "If-None-Match names the current version: not changed, no body",
             "headers": {"ETag": tag, **QUOTA_HEADERS},
         }
-    authorized = () if route.integration_key else (403,)  # a key without its scope
+    authorized = (403,) if route.gateway_authorized else ()  # a key without its scope
     for status in sorted({*route.errors, *EVERY_ROUTE, *authorized}):
         example = {
             "code": ERROR_STATUSES[status].code.value,

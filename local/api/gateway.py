@@ -114,8 +114,8 @@ class LocalGateway:
         if found is None:
             return _error(HTTPStatus.NOT_FOUND, "not_found", "no such route")
         _, route, parameters = found
-        context = None if route.integration_key else self._authorize(headers)
-        if context is None and not route.integration_key:  # its handler checks the key
+        context = self._authorize(headers) if route.gateway_authorized else None
+        if context is None and route.gateway_authorized:  # else its handler checks the key
             return _error(HTTPStatus.UNAUTHORIZED, "unauthorized", "missing or invalid token")
         try:
             text = body.decode() if body else None
@@ -126,7 +126,7 @@ class LocalGateway:
             route,
             {name: unquote(value) for name, value in parameters.items()},
             query=parse_qs(url.query, keep_blank_values=True),
-            headers=headers,
+            headers={**headers, "X-Forwarded-Proto": "http"},  # as API Gateway adds it
             body=text,
             authorizer=context,
         )

@@ -1,7 +1,8 @@
 """``make dev``'s on-call schedules for the first demo account: a schedule of its first team
 (a weekly primary, business hours above it) with an override ahead, and a scratch schedule
-the document's delete example removes. On a kept table the schedule (found by its name) is
-kept; the scratch schedule and the override are made anew."""
+the document's delete example removes; calendar feeds of the schedule and of the second
+user. On a kept table the schedule (found by its name) is kept; the scratch schedule, the
+override and the feeds' tokens are made anew."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from incidents.schedules import commands
+from incidents.schedules import commands, feeds
 from incidents.schedules.models import OverrideRequest, ScheduleRequest
 from incidents.store import Caller, Store
 from local.demo.data import START, DemoAccount
@@ -20,12 +21,14 @@ SCRATCH = "make dev scratch"
 
 @dataclass(frozen=True)
 class DemoSchedules:
-    """The ids the document's examples name: the kept schedule, one to delete and an
-    override of the kept one (ahead, so it can be deleted)."""
+    """The ids the document's examples name: the kept schedule, one to delete, an
+    override of the kept one (ahead, so it can be deleted) and the feeds' tokens."""
 
     schedule: str
     scratch: str
     override: str
+    schedule_feed: str
+    user_feed: str
 
 
 def schedule_body(account: DemoAccount, name: str = DEMO_SCHEDULE) -> dict[str, Any]:
@@ -79,4 +82,6 @@ def demo_schedules(store: Store, account: DemoAccount) -> DemoSchedules:
     override = commands.create_override(
         store, caller, schedule, OverrideRequest.model_validate(override_body(account))
     ).id
-    return DemoSchedules(schedule, scratch, override)
+    schedule_feed = feeds.rotate_schedule_feed(store, caller, schedule)
+    user_feed = feeds.rotate_user_feed(store, caller, account.users[1].id)
+    return DemoSchedules(schedule, scratch, override, schedule_feed, user_feed)

@@ -143,6 +143,7 @@ def openapi_document(examples: Mapping[str, str] | None = None) -> dict[str, Any
     merged["components"]["securitySchemes"] = SECURITY_SCHEME
     merged["security"] = [{"Authorization": []}]
     _integration_key_routes(merged)
+    _feed_routes(merged)
     _shared_headers(merged)
     _name_inline_bodies(merged)
     _add_links(merged)
@@ -165,6 +166,33 @@ def _integration_key_routes(document: dict[str, Any]) -> None:
             operation = document["paths"][route.path][route.method.lower()]
             in_body = route.method == "POST" and "{" not in route.path  # routing_key
             operation["security"] = [{"IntegrationKey": []}, *([{}] if in_body else [])]
+
+
+FEED_EXAMPLE = """BEGIN:VCALENDAR
+PRODID:-//dynashard-incidents//on-call schedules//EN
+VERSION:2.0
+NAME:Payments on-call
+BEGIN:VEVENT
+UID:3f0c2a7d9b1e4c5a8d6f0e2b4a6c8e0d@sched_2pRkZ3xq0t8lV1uJ9cY4bWmN7sE
+DTSTART:20260105T090000Z
+DTEND:20260112T090000Z
+SUMMARY:On call: Ada Lovelace
+END:VEVENT
+END:VCALENDAR
+"""
+
+
+def _feed_routes(document: dict[str, Any]) -> None:
+    """A calendar feed's URL is its credential (no header: calendar apps send none), and
+    it answers iCalendar, not JSON."""
+    for route in ROUTES.values():
+        if route.feed_token:
+            operation = document["paths"][route.path][route.method.lower()]
+            operation["security"] = [{}]
+            success = operation["responses"][str(route.status)]
+            success["content"] = {
+                "text/calendar": {"schema": {"type": "string"}, "example": FEED_EXAMPLE}
+            }
 
 
 SHARED_HEADERS = {**QUOTA_HEADERS, "Retry-After": RETRY_AFTER}
@@ -297,6 +325,8 @@ one that suppresses nothing (and that can be deleted)."""
 OPERATION_EXAMPLES = {
     "delete_maintenance_window": {"window_id": "scheduled_window_id"},
     "delete_schedule": {"schedule_id": "scratch_schedule_id"},
+    "schedule_feed": {"token": "schedule_feed_token"},
+    "user_feed": {"token": "user_feed_token"},
 }
 """Path parameters whose example differs for one operation, and the `known` value it takes:
 ``make dev``'s demo window is ongoing (it can be ended), its scheduled one can be deleted;

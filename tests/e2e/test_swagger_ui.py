@@ -21,6 +21,8 @@ WAIT_MS = 120_000
 """An upper bound on waiting for an answer, never reached when the page works: under load a
 render can take long, and the wait ends as soon as the status shows."""
 LAST = (
+    "rotate_schedule_feed",
+    "rotate_user_feed",
     "end_maintenance_window",
     "delete_maintenance_window",
     "delete_heartbeat",
@@ -29,7 +31,8 @@ LAST = (
     "revoke_api_key",
     "delete_webhook",
 )
-"""Executed after the others, in this order: they end the demo's ongoing maintenance window
+"""Executed after the others, in this order: they rotate the demo feeds' URLs (which the
+feeds' reads are prefilled with), end the demo's ongoing maintenance window
 (which the window's reads name) and delete its scheduled one, delete the demo heartbeat
 (which the pings name), rotate the demo integration's key (which the alert is prefilled
 with) and delete it, the demo API key and the demo webhook (as a user clicking them would;

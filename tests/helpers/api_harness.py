@@ -19,7 +19,8 @@ from local.api.proxy_events import LocalLambdaContext, json_body, proxy_event
 
 @dataclass(frozen=True)
 class Reply:
-    """A handler's answer: status, parsed JSON body (None if empty) and headers."""
+    """A handler's answer: status, parsed JSON body (None if empty or not JSON) and
+    headers."""
 
     status: int
     body: Any
@@ -76,4 +77,6 @@ class Api:
         headers = dict(response.get("headers") or {})
         for header, values in (response.get("multiValueHeaders") or {}).items():
             headers[header] = ", ".join(values)
-        return Reply(response["statusCode"], json.loads(text) if text else None, headers, text)
+        is_json = "json" in headers.get("Content-Type", "application/json")
+        return Reply(response["statusCode"], json.loads(text) if text and is_json else None,
+                     headers, text)  # fmt: skip

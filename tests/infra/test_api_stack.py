@@ -64,7 +64,7 @@ def test_one_function_per_group_on_python_313_arm64_with_the_layer(dev: Synthesi
         assert log_group["Properties"]["RetentionInDays"] == 30
 
 
-def test_every_route_has_the_request_authorizer_but_the_integration_key_routes(
+def test_every_route_has_the_request_authorizer_but_the_key_and_feed_routes(
     dev: Synthesized,
 ) -> None:
     methods = resources(dev, "AWS::ApiGateway::Method").values()
@@ -73,12 +73,17 @@ def test_every_route_has_the_request_authorizer_but_the_integration_key_routes(
     (authorizer_id,) = resources(dev, "AWS::ApiGateway::Authorizer")
     keyed = [m for m in routed if m["AuthorizationType"] == "NONE"]
     pings = ["GET", "POST", "PUT", "PATCH"]
-    assert sorted(m["HttpMethod"] for m in keyed) == sorted(["POST"] * 3 + pings)
+    feeds = ["GET"] * 2
+    assert sorted(m["HttpMethod"] for m in keyed) == sorted(["POST"] * 3 + pings + feeds)
     assert [r.path for r in ROUTES.values() if r.integration_key] == [
         "/alerts",
         "/v2/enqueue",
         "/v2/change/enqueue",
         *["/heartbeats/{name}/ping"] * 4,
+    ]
+    assert [r.path for r in ROUTES.values() if r.feed_token] == [
+        "/schedules/{schedule_id}/ical/{token}",
+        "/users/{user_id}/ical/{token}",
     ]
     for method in routed:
         assert method["RequestValidatorId"]

@@ -5,12 +5,15 @@ answered from the materialized shifts; nothing crosses accounts."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import pytest
+from icalendar import Calendar
 
+from incidents.models import parse_timestamp as parse
 from incidents.store import Caller, new_id
-from tests.helpers.api_harness import Api
+from tests.helpers.api_harness import Api, Reply
 from tests.helpers.people import new_api_user
 
 pytestmark = pytest.mark.integration
@@ -213,3 +216,67 @@ def test_minute_turns_render_as_far_as_an_answer_may_hold(api: Api, owner: Calle
     refused = api.call("get_schedule", owner, {"schedule_id": created.body["id"]}, query=week)
     assert (refused.status, refused.body["code"]) == (400, "validation_error")
     assert "ask for at most 0.87 days" in refused.body["message"]
+
+
+def feed_events(reply: Reply) -> list[tuple[datetime, datetime, str]]:
+    """Each event of a feed as a calendar app reads it: start, end (UTC) and title."""
+    assert (reply.status, reply.headers["Content-Type"]) == (200, "text/calendar; charset=utf-8")
+    calendar = Calendar.from_ical(reply.text)
+    return [
+        (e.decoded("DTSTART"), e.decoded("DTEND"), str(e["SUMMARY"]))
+        for e in calendar.walk("VEVENT")
+    ]
+
+
+def feed_path(urls: dict[str, str]) -> dict[str, str]:
+    """The path parameters of a feed's URL (``…/{id}/ical/{token}``)."""
+    assert urls["web_cal_url"].startswith("webcal://"), urls
+    subject, _, token = urls["http_cal_url"].split("/")[-3:]
+    return {"id": subject, "token": token}
+
+
+def test_calendar_feeds_at_secret_urls(api: Api, owner: Caller) -> None:
+    bob, cyd = colleague(api, owner, "Bob"), colleague(api, owner, "Cyd")
+    users = [owner.user_id, bob.user_id]
+    made = [
+        api.call("create_schedule", owner, body=schedule_body(users, name=name)).body["id"]
+        for name in ("Payments primary", "Search primary")
+    ]
+    rotated = api.call("rotate_schedule_feed", owner, {"schedule_id": made[0]})
+    assert rotated.status == 200, rotated.body
+    assert rotated.body["http_cal_url"].startswith("https://127.0.0.1/schedules/")
+    token = feed_path(rotated.body)["token"]
+    events = feed_events(api.call("schedule_feed", None, {"schedule_id": made[0], "token": token}))
+    assert 13 <= len(events) <= 15, events  # a week back, 90 days on, weekly turns
+    span = {"since": [events[0][0].isoformat()], "until": [events[-1][1].isoformat()]}
+    rendered = api.call("get_schedule", owner, {"schedule_id": made[0]}, query=span).body
+    names = {owner.user_id: "Ada", bob.user_id: "Bob"}
+    assert events == [
+        (parse(e["start"]), parse(e["end"]), f"On call: {names[e['user']['id']]}")
+        for e in rendered["final_schedule"]["rendered_schedule_entries"]
+    ]
+    again = api.call("rotate_schedule_feed", owner, {"schedule_id": made[0]}).body
+    stale = api.call("schedule_feed", None, {"schedule_id": made[0], "token": token})
+    assert (stale.status, stale.body["code"]) == (404, "not_found")  # rotated away
+    other = api.call("schedule_feed", None, {"schedule_id": made[1], **_token(again)})
+    assert other.status == 404  # a token is one feed's, not the account's
+    assert api.call("schedule_feed", None, {"schedule_id": made[0], **_token(again)}).status == 200
+    for forged in (token[:-1] + "A", "acct_x.y", token.replace("acct_", "acct_0", 1)[:-1]):
+        bad = api.call("schedule_feed", None, {"schedule_id": made[0], "token": forged})
+        assert (bad.status, bad.body["code"]) == (404, "not_found"), forged
+
+    refused = api.call("rotate_user_feed", cyd, {"user_id": bob.user_id})
+    assert (refused.status, refused.body["code"]) == (403, "forbidden")
+    mine = api.call("rotate_user_feed", bob, {"user_id": bob.user_id}).body
+    bobs = feed_events(api.call("user_feed", None, {"user_id": bob.user_id, **_token(mine)}))
+    titles = {title for _, _, title in bobs}
+    assert titles == {"On call: Payments primary", "On call: Search primary"}
+    assert len(bobs) == 2 * len([e for e in events if e[2] == "On call: Bob"])
+    nothing = api.call("rotate_user_feed", owner, {"user_id": cyd.user_id}).body  # an admin's
+    cyds = api.call("user_feed", None, {"user_id": cyd.user_id, **_token(nothing)})
+    assert feed_events(cyds) == []
+    assert api.call("user_feed", None, {"user_id": cyd.user_id, **_token(mine)}).status == 404
+
+
+def _token(urls: dict[str, str]) -> dict[str, str]:
+    return {"token": feed_path(urls)["token"]}

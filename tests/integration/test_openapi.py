@@ -128,6 +128,8 @@ def commonest_mistake(name: str, key: str) -> dict[str, Any]:
     path = {n: new_id(ID_PREFIXES[n]) for n in names if n in ID_PREFIXES}
     if "name" in names:  # a heartbeat's
         path["name"] = "nightly"
+    if "token" in names:  # a calendar feed's: well formed, so the id is what is wrong
+        path["token"] = f"{new_id('acct')}.{'A' * 32}"
     if route.integration_key and path:  # a ping: the key, and a malformed name
         return {"path": {"name": "-x"}, "headers": {"Authorization": f"Bearer {key}"}}
     if route.integration_key:
@@ -166,7 +168,7 @@ def sender(api: Api) -> str:
 
 @pytest.mark.parametrize("name", BAD_REQUEST_ROUTES)
 def test_every_routes_400_example_is_what_it_answers(api: Api, sender: str, name: str) -> None:
-    who = None if ROUTES[name].integration_key else Caller(new_id("acct"), new_id("user"))
+    who = Caller(new_id("acct"), new_id("user")) if ROUTES[name].gateway_authorized else None
     reply = api.call(name, who, **commonest_mistake(name, sender))
     assert (reply.status, reply.body) == (400, _example(name, 400))
 

@@ -28,7 +28,7 @@ EXPECTED = {
     },
     "schedules:manage": {
         "create_schedule", "preview_schedule", "update_schedule", "delete_schedule",
-        "create_override", "delete_override",
+        "create_override", "delete_override", "rotate_schedule_feed", "rotate_user_feed",
     },
     "webhooks:manage": {
         "create_webhook", "list_webhooks", "get_webhook", "update_webhook", "delete_webhook",
@@ -47,6 +47,7 @@ EXPECTED = {
         "enqueue_event", "enqueue_change", "ping_heartbeat_get", "ping_heartbeat_post",
         "ping_heartbeat_put", "ping_heartbeat_patch",
         "create_api_key", "list_api_keys", "get_api_key", "revoke_api_key",
+        "schedule_feed", "user_feed",
     },
 }  # fmt: skip
 

@@ -386,3 +386,9 @@ def schedule_override_id_sort_key(schedule_id: str, override_id: str) -> str:
 def schedule_override_ids_prefix(schedule_id: str) -> str:
     """The prefix of every override id sort key of one schedule."""
     return build_key("schedule_override_id", schedule_id, kind="sort") + SEPARATOR
+
+
+def feed_sort_key(subject_id: str) -> str:
+    """``feed#<schedule or user id>``: the digest of a calendar feed's secret, in the
+    account's teams partition."""
+    return build_key("feed", subject_id, kind="sort")

@@ -159,9 +159,22 @@ def _allowed(store: Store, caller: Caller, user: User, patch: UserPatch) -> None
         return
     if caller.user_id == user.id and patch.role is None:
         return
+    _require_manager(
+        store,
+        caller,
+        "only an owner or admin changes another user's profile or a role; "
+        "change your own name and time_zone",
+    )
+
+
+def require_self_or_manager(store: Store, caller: Caller, user_id: str) -> None:
+    """Refuse a person acting on another user's behalf unless an owner or admin (an API
+    key: its scope decided)."""
+    if caller.takes_part and caller.user_id != user_id:
+        _require_manager(store, caller, "only the user, or an owner or admin, does this")
+
+
+def _require_manager(store: Store, caller: Caller, refusal: str) -> None:
     me = _read(store, caller.account_id, caller.user_id)
     if me is None or not me.role.manages_users:
-        raise ForbiddenError(
-            "only an owner or admin changes another user's profile or a role; "
-            "change your own name and time_zone"
-        )
+        raise ForbiddenError(refusal)

@@ -6,33 +6,37 @@ interval that Google and Apple Calendar read."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from icalendar import Calendar, Event, vDuration
-
-from incidents.schedules.model import Entry
 
 REFRESH = timedelta(hours=1)
 PRODUCT = "-//dynashard-incidents//on-call schedules//EN"
 
 
-def shift_uid(feed_id: str, entry: Entry) -> str:
-    """A shift's UID: the feed, the user and the shift's start, so an edit that moves the
-    end of a shift updates that event instead of adding another."""
-    digest = hashlib.sha256(f"{feed_id}\n{entry.user_id}\n{entry.start.isoformat()}".encode())
-    return f"{digest.hexdigest()[:32]}@{feed_id}"
+@dataclass(frozen=True)
+class FeedShift:
+    """A shift as an event: someone on one schedule from `start` to `end`, with its title
+    (the user's name in a schedule's feed, the schedule's in a user's)."""
+
+    schedule_id: str
+    user_id: str | None
+    start: datetime
+    end: datetime
+    summary: str
 
 
-def calendar_feed(
-    feed_id: str,
-    name: str,
-    entries: Sequence[Entry],
-    summary: Callable[[Entry], str],
-    now: datetime,
-) -> bytes:
-    """The feed `feed_id` named `name`: one event per entry (gaps are not events), titled
-    by `summary` (the user's name in a schedule's feed, the schedule's in a user's)."""
+def shift_uid(feed_id: str, shift: FeedShift) -> str:
+    """A shift's UID: the feed, the schedule, the user and the shift's start, so an edit
+    that moves the end of a shift updates that event instead of adding another."""
+    named = f"{feed_id}\n{shift.schedule_id}\n{shift.user_id}\n{shift.start.isoformat()}"
+    return f"{hashlib.sha256(named.encode()).hexdigest()[:32]}@{feed_id}"
+
+
+def calendar_feed(feed_id: str, name: str, shifts: Sequence[FeedShift], now: datetime) -> bytes:
+    """The feed `feed_id` named `name`: one event per shift (gaps are not events)."""
     calendar = Calendar()
     calendar.add("prodid", PRODUCT)
     calendar.add("version", "2.0")
@@ -42,15 +46,15 @@ def calendar_feed(
     calendar.add("x-wr-calname", name)
     calendar.add("refresh-interval", vDuration(REFRESH), parameters={"VALUE": "DURATION"})
     calendar.add("x-published-ttl", vDuration(REFRESH))
-    for entry in entries:
-        if entry.user_id is None:
+    for shift in shifts:
+        if shift.user_id is None:
             continue
         event = Event()
-        event.add("uid", shift_uid(feed_id, entry))
+        event.add("uid", shift_uid(feed_id, shift))
         event.add("dtstamp", now.astimezone(UTC))
-        event.add("dtstart", entry.start.astimezone(UTC))
-        event.add("dtend", entry.end.astimezone(UTC))
-        event.add("summary", summary(entry))
+        event.add("dtstart", shift.start.astimezone(UTC))
+        event.add("dtend", shift.end.astimezone(UTC))
+        event.add("summary", shift.summary)
         event.add("transp", "OPAQUE")
         calendar.add_component(event)
     return bytes(calendar.to_ical())

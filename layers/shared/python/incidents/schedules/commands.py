@@ -240,15 +240,17 @@ def create_override(
         sequence=stored.version + 1,
     )  # fmt: skip
     user_check = store.exists_check(user_partition(account, request.user_id), PROFILE_SK)
+    on_it = sorted({*stored.override_user_ids, request.user_id})
+    moved = replace(_moved(stored, now), override_user_ids=tuple(on_it))
     operations = [
-        _conditioned(store, schedule_item(account, _moved(stored, now)), stored.version),
+        _conditioned(store, schedule_item(account, moved), stored.version),
         store.put_operation(override_item(account, schedule_id, override), new=True),
         store.put_operation(_override_pointer(account, schedule_id, override), new=True),
         user_check,
     ]
     missing = NotFoundError(f"user {request.user_id} not found in this account")
     overrides = _adjusted(overrides_reader(store, account, schedule_id), override)
-    _commit(store, account, (_moved(stored, now), overrides, now), operations,
+    _commit(store, account, (moved, overrides, now), operations,
             [None, None, None, missing])  # fmt: skip
     return _shown_override(override)
 

@@ -11,8 +11,8 @@ from typing import Annotated, Self
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from incidents.models import (
-    KSUID,
     RESPONSE,
+    SCHEDULE_ID,
     Instant,
     Page,
     TeamId,
@@ -24,8 +24,6 @@ from incidents.models import (
 from incidents.requests import CleanName, CleanTitle
 from incidents.schedules.model import Entry, Layer, LayerVersion, Restriction, RestrictionType
 
-SCHEDULE_ID = rf"^sched_{KSUID}$"
-OVERRIDE_ID = rf"^ovr_{KSUID}$"
 MAX_LAYERS = 10
 MAX_LAYER_USERS = 100
 MAX_RESTRICTIONS = 21
@@ -320,3 +318,13 @@ class OnCallList(BaseModel):
     model_config = RESPONSE
 
     oncalls: list[OnCall]
+
+
+class CalendarFeedUrls(BaseModel):
+    """A calendar feed's secret URL (PagerDuty's names): shown when it is made, never
+    again; whoever has it reads the feed, until the next rotation."""
+
+    model_config = RESPONSE
+
+    http_cal_url: str = Field(description="the feed over https, for any calendar app")
+    web_cal_url: str = Field(description="the same as webcal://, which opens a calendar app")

@@ -60,6 +60,9 @@ class Known:
     version: int
     current: Shift
     next: Shift | None
+    user_ids: tuple[str, ...] = ()
+    """Everyone who may have a shift on the schedule (its layers' users and its overrides'),
+    so a read for some users renders only the schedules they may be on."""
 
     def answers(self, instant: datetime) -> Shift | None:
         """The shift in force at `instant`, if the item knows it (None: `instant` is past
@@ -106,6 +109,7 @@ def known_at(schedule: StoredSchedule, overrides: OverridesIn, at: datetime) -> 
         version=schedule.version,
         current=current,
         next=following,
+        user_ids=schedule.user_ids(),
     )
 
 
@@ -122,6 +126,7 @@ def known_item(account: str, known: Known) -> Item:
             "version": known.version,
             "current": _shift_values(known.current),
             "next": None if known.next is None else _shift_values(known.next),
+            "user_ids": list(known.user_ids),
         },
     )
 
@@ -141,6 +146,7 @@ def known_from(item: Item) -> Known:
         version=int(values["version"]),
         current=_shift_from(values["current"]),
         next=None if following is None else _shift_from(following),
+        user_ids=tuple(values.get("user_ids", [])),
     )
 
 

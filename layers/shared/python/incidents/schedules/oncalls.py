@@ -41,8 +41,10 @@ class OnCallFilter:
     """Each user's earliest-ending entry only."""
 
     def schedule(self, known: Known) -> bool:
-        """Whether a schedule is selected (by id and teams)."""
+        """Whether a schedule is selected (by id, teams and the users it may have)."""
         if self.schedule_ids and known.schedule_id not in self.schedule_ids:
+            return False
+        if self.user_ids and not self.user_ids & set(known.user_ids):
             return False
         return not self.team_ids or bool(self.team_ids & set(known.team_ids))
 
@@ -67,7 +69,7 @@ def on_call(
         raise InvalidFilterError(
             f"since must not be after until, at most {MAX_RENDER.days} days apart"
         )
-    knowns = [k for k in _materialized(store, caller.account_id) if selected.schedule(k)]
+    knowns = [k for k in materialized(store, caller.account_id) if selected.schedule(k)]
     if since == until:
         entries = [_at(store, caller.account_id, known, since) for known in knowns]
         found = [(known, shift) for known, shift in zip(knowns, entries, strict=True)]
@@ -79,7 +81,7 @@ def on_call(
     return OnCallList(oncalls=[_entry(known, shift) for known, shift in shown])
 
 
-def _materialized(store: Store, account: str) -> list[Known]:
+def materialized(store: Store, account: str) -> list[Known]:
     """Every schedule's current and next shift: one Query (paged by DynamoDB's 1 MB)."""
     items = store.query_partition(teams_partition(account), prefix=oncalls_prefix())
     return [known_from(item) for item in items]
@@ -110,11 +112,11 @@ def _over_range(
     for known in knowns:
         schedule = find_schedule(store, account, known.schedule_id)
         if schedule is not None:
-            found += [(known, s) for s in _rendered(store, account, schedule, since, until)]
+            found += [(known, s) for s in rendered_shifts(store, account, schedule, since, until)]
     return found
 
 
-def _rendered(
+def rendered_shifts(
     store: Store, account: str, schedule: StoredSchedule, since: datetime, until: datetime
 ) -> list[Shift]:
     """The final schedule's shifts over [since, until)."""

@@ -44,6 +44,14 @@ class StoredSchedule:
     spans: tuple[LayerSpan, ...]
     versions: tuple[tuple[LayerVersion, ...], ...]
     """Each layer's versions, in the order they take effect."""
+    override_user_ids: tuple[str, ...] = ()
+    """Everyone an override ever put on the schedule (it only grows): with the layers'
+    users, who may have a shift on it."""
+
+    def user_ids(self) -> tuple[str, ...]:
+        """Everyone who may have a shift on the schedule, at any time (sorted)."""
+        layered = {user for versions in self.versions for v in versions for user in v.users}
+        return tuple(sorted(layered | set(self.override_user_ids)))
 
     def layers(self) -> list[Layer]:
         """The engine's layers."""
@@ -81,6 +89,7 @@ def schedule_item(account: str, schedule: StoredSchedule) -> Item:
                 {"name": s.name, "start": s.start, **({"end": s.end} if s.end else {})}
                 for s in schedule.spans
             ],
+            "override_user_ids": list(schedule.override_user_ids),
         },
     )
 
@@ -151,6 +160,7 @@ def schedule_from(head: Item, version_items: list[Item]) -> StoredSchedule:
         updated_at=values["updated_at"],
         spans=spans,
         versions=tuple(tuple(v) for v in versions),
+        override_user_ids=tuple(values.get("override_user_ids", [])),
     )
 
 
