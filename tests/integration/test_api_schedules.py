@@ -276,6 +276,9 @@ def test_calendar_feeds_at_secret_urls(api: Api, owner: Caller) -> None:
     cyds = api.call("user_feed", None, {"user_id": cyd.user_id, **_token(nothing)})
     assert feed_events(cyds) == []
     assert api.call("user_feed", None, {"user_id": cyd.user_id, **_token(mine)}).status == 404
+    assert api.call("delete_schedule", owner, {"schedule_id": made[0]}).status == 204
+    gone = api.call("schedule_feed", None, {"schedule_id": made[0], **_token(again)})
+    assert gone.status == 404
 
 
 def _token(urls: dict[str, str]) -> dict[str, str]:

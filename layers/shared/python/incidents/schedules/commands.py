@@ -23,6 +23,7 @@ from incidents.errors import ConflictError, DomainError, NotFoundError
 from incidents.items import deserialize
 from incidents.keys import (
     PROFILE_SK,
+    feed_sort_key,
     schedule_override_id_sort_key,
     schedule_override_ids_prefix,
     schedule_override_sort_key,
@@ -214,6 +215,7 @@ def delete_schedule(store: Store, caller: Caller, schedule_id: str) -> None:
     ]
     pk, sk = TABLE_SCHEMA.partition_key, TABLE_SCHEMA.sort_key
     keys = [item_key(item[pk]["S"], item[sk]["S"]) for item in parts]
+    keys.append(item_key(key[0], feed_sort_key(schedule_id)))  # its calendar feed, if any
     for start in range(0, len(keys), 25):
         requests = [{"DeleteRequest": {"Key": k}} for k in keys[start : start + 25]]
         pending = {store.table_name: requests}
