@@ -164,10 +164,13 @@ def fanout_page(
     identity: Callable[[Item], str],
     convert: Callable[[Item], T],
     items_moving: bool = False,
+    streams_may_change: bool = False,
 ) -> ListPage[T]:
     """One page of `streams` merged in order through the fan-out engine, each item once
     (by `identity`) and as `convert` makes it (`items_moving`: a halving's mover runs on
-    one of the streams' keys, `dynashard.resharding.mover`)."""
+    one of the streams' keys, `dynashard.resharding.mover`; `streams_may_change`: the list
+    is over whatever the caller belongs to when each page is read, and its binding alone
+    ties a cursor to it)."""
     if not streams:
         return ListPage(items=[], next_cursor=None, has_more=False)
     query = FanOutQuery(
@@ -180,7 +183,7 @@ def fanout_page(
         cursor=page.cursor,
         budget=page.budget,
         items_moving=items_moving,
-        streams_may_change=True,  # "my teams" are read anew each page; the binding ties it
+        streams_may_change=streams_may_change,
     )
     result = store.engine.page(query)
     return ListPage(

@@ -62,7 +62,9 @@ def my_teams_incidents(
     # the teams of the moment (the cursor's position holds; its plan, made for the former
     # stream list, is dropped). Named teams stay bound to the cursor.
     binding = _binding(caller, "my-teams", state, page, *(chosen if team_ids else ["all"]))
-    return _participations_page(store, streams, binding, page, moving=moving)
+    return _participations_page(
+        store, streams, binding, page, moving=moving, teams_read_anew=not team_ids
+    )
 
 
 def team_incidents(
@@ -122,8 +124,15 @@ def _participant_streams(
 
 
 def _participations_page(
-    store: Store, streams: list[PartitionStream], binding: str, page: PageRequest, *, moving: bool
+    store: Store,
+    streams: list[PartitionStream],
+    binding: str,
+    page: PageRequest,
+    *,
+    moving: bool,
+    teams_read_anew: bool = False,
 ) -> IncidentPage:
+    """A page of participations (`teams_read_anew`: the caller's teams, read each page)."""
     return fanout_page(
         store,
         streams,
@@ -132,6 +141,7 @@ def _participations_page(
         identity=lambda item: item["incident_id"]["S"],
         convert=lambda item: participation_from_item(item).incident,
         items_moving=moving,
+        streams_may_change=teams_read_anew,
     )
 
 
