@@ -539,12 +539,23 @@ window silences integrations' alerts, so it is too)."""
 
 ALSO_NEEDS = {
     "create_integration": "incidents:write",
+    "update_integration": "incidents:write",
     "rotate_integration_key": "incidents:write",
+    "create_heartbeat": "incidents:write",
+    "update_heartbeat": "incidents:write",
+    "create_maintenance_window": "incidents:write",
+    "end_maintenance_window": "incidents:write",
+    "maintenance_window_alerts": "incidents:read",
+    "create_webhook": "incidents:read",
+    "update_webhook": "incidents:read",
     "replay_webhook": "incidents:read",
 }
 """Routes whose reach goes past their subject, and the scope an API key needs for that as
-well: a key that makes (or rotates) an integration holds a key that opens incidents, and a
-replay sends the account's history to a URL."""
+well: what a key can cause or read through a route is what its scopes grant directly. An
+integration's key, a heartbeat's expiry, an integration's timeouts and a window's end
+(``resolve_on_end``) open or move incidents, and a window silences the alerts that would;
+a window's suppressed alerts are incidents' text, and a webhook (made, pointed elsewhere or
+replayed) receives the incidents' events."""
 
 
 def scopes_of(name: str) -> tuple[str, ...]:

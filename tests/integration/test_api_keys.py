@@ -183,10 +183,46 @@ def test_a_scope_reaches_only_what_it_says(api: Api, alice: Caller, gateway: Loc
     both = new_key(api, alice, "integrations:manage", "incidents:write")
     assert call(gateway, both["key"], "POST", "/integrations", {"name": "x"})[0] == 201
     hooks = new_key(api, alice, "webhooks:manage")
-    body = {"url": "https://hooks.example.com/in"}
-    status, _, hook = call(gateway, hooks["key"], "POST", "/webhooks", body)
-    assert status == 201, hook
+    hook = api.call("create_webhook", alice, body={"url": "https://hooks.example.com/in"}).body
     replay = f"/webhooks/{hook['id']}/replay"
     since = {"since": "2026-01-01T00:00:00Z"}
     status, _, refused = call(gateway, hooks["key"], "POST", replay, since)
     assert (status, refused["message"]) == (403, "this API key lacks the scope incidents:read")
+
+
+def test_a_key_causes_and_reads_only_what_its_scopes_grant(
+    api: Api, alice: Caller, gateway: LocalGateway
+) -> None:
+    """The round-6 reaches: a key for integrations made a heartbeat whose expiry opened an
+    incident, set timeouts that resolved them and read suppressed alerts' text; a key for
+    webhooks registered one and received every incident. Each needs the incidents' scope."""
+    integration = api.call("create_integration", alice, body={"name": "CI"}).body["id"]
+    window = api.call(
+        "create_maintenance_window", alice,
+        body={"integration_id": integration, "start_time": "2099-01-01T00:00:00Z",
+              "end_time": "2099-01-02T00:00:00Z", "description": "upgrade"},
+    ).body  # fmt: skip
+    asks = {
+        "integrations:manage": [
+            ("POST", "/heartbeats", {"name": "nightly", "interval": 1, "interval_unit": "minutes",
+                                     "integration_id": integration}),
+            ("PATCH", f"/integrations/{integration}", {"auto_resolve_timeout": 60}),
+            ("GET", f"/maintenance-windows/{window['id']}/alerts", None),
+            ("POST", "/maintenance-windows", {"integration_id": integration,
+                                              "start_time": "2099-02-01T00:00:00Z",
+                                              "end_time": "2099-02-02T00:00:00Z",
+                                              "description": "failover"}),
+        ],
+        "webhooks:manage": [("POST", "/webhooks", {"url": "https://hooks.example.com/x"})],
+    }  # fmt: skip
+    also = {"POST": "incidents:write", "PATCH": "incidents:write", "GET": "incidents:read"}
+    for scope, requests in asks.items():
+        alone = new_key(api, alice, scope)["key"]
+        for method, path, body in requests:
+            status, _, refused = call(gateway, alone, method, path, body)
+            assert (status, refused["code"]) == (403, "forbidden"), (scope, path, refused)
+            needed = "incidents:read" if scope == "webhooks:manage" else also[method]
+            assert refused["message"] == f"this API key lacks the scope {needed}", path
+            both = new_key(api, alice, scope, needed)["key"]
+            status, _, answer = call(gateway, both, method, path, body)
+            assert status in (200, 201), (path, answer)
