@@ -25,9 +25,10 @@ from incidents.heartbeats.commands import (
     update_heartbeat,
 )
 from incidents.heartbeats.models import HeartbeatChanges, HeartbeatStatus, NewHeartbeat
-from incidents.incident.commands import load_summary
+from incidents.incident.commands import load_summary, update_incident
 from incidents.models import Severity, Status
 from incidents.models import parse_timestamp as parse
+from incidents.requests import UpdateIncident
 from incidents.store import Caller, Store, new_id
 from incidents.table import TABLE_SCHEMA
 from incidents.timers.schedule import Timer, TimerKind
@@ -119,6 +120,33 @@ def test_disabled_heartbeats_never_expire_and_deleted_ones_leave_no_timer(world:
     assert world.sweep(T0 + timedelta(hours=2, minutes=6)).fired == 1
     names = [beat.name for beat in list_heartbeats(world.store, world.owner).items]
     assert names == ["quiet"]
+
+
+def test_an_expiry_s_incident_is_never_forgotten_while_open(world: World) -> None:
+    """Disabled and enabled again while its incident is open, a heartbeat stays expired
+    with no expiry running (round 6 found a second incident opened and the first
+    forgotten); once a person resolves that incident, enabling starts the interval."""
+    new_heartbeat(world)
+    world.sweep(T0 + timedelta(minutes=5, seconds=1))
+    first = get_heartbeat(world.store, world.owner, "nightly-backup").incident_id
+    assert first is not None
+    for enabled in (False, True):
+        update_heartbeat(
+            world.store, world.owner, "nightly-backup", HeartbeatChanges(enabled=enabled)
+        )
+    kept = get_heartbeat(world.store, world.owner, "nightly-backup")
+    assert (kept.status, kept.incident_id, kept.expires_at) == (
+        HeartbeatStatus.EXPIRED,
+        first,
+        None,
+    )
+    assert world.sweep(T0 + timedelta(hours=1)).fired == 0, "no second expiry"
+    update_incident(world.store, world.owner, first, UpdateIncident(status=Status.RESOLVED))
+    world.at(T0 + timedelta(hours=1))
+    update_heartbeat(world.store, world.owner, "nightly-backup", HeartbeatChanges(interval=10))
+    fresh = get_heartbeat(world.store, world.owner, "nightly-backup")
+    assert (fresh.status, fresh.incident_id) == (HeartbeatStatus.ACTIVE, None)
+    assert fresh.expires_at == "2027-01-15T10:10:30.000000Z"
 
 
 def test_a_heartbeat_whose_integration_was_deleted_still_expires(world: World) -> None:

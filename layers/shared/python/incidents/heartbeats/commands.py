@@ -6,7 +6,8 @@ enabled, it is due one interval on; each ping moves it one interval past the pin
 or deleted, it is cleared. When it comes due the sweep opens an incident "<name> is
 expired" for the heartbeat's integration (its team, its default severity) in one
 transaction with the timer's claim and the heartbeat's move to ``expired``: one incident
-per expiry. The next ping resolves it and starts the interval again.
+per expiry. The next ping resolves it and starts the interval again; until then (disabled
+and enabled again, re-timed) no expiry runs beside it, so no incident is forgotten.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from incidents.heartbeats.models import (
     NewHeartbeat,
     Pong,
 )
-from incidents.incident.commands import update_incident
+from incidents.incident.commands import load_summary, update_incident
 from incidents.incident.create import create_incident
 from incidents.items import deserialize, serialize
 from incidents.keys import HEARTBEAT_SHARDS, heartbeat_base, heartbeat_key
@@ -106,16 +107,20 @@ def update_heartbeat(
     store: Store, caller: Caller, name: str, changes: HeartbeatChanges
 ) -> Heartbeat:
     """Change its interval or enable or disable it; its expiry moves in the same
-    transaction (one interval from now when enabled or re-timed, cleared when disabled)."""
+    transaction (one interval from now when enabled or re-timed, cleared when disabled).
+    The incident an expiry opened stays named until it is resolved (by a ping, or by a
+    person): while it is open, the heartbeat stays expired and opens no other."""
 
     def changed(current: Heartbeat, now: datetime) -> Heartbeat:
         after = current.model_copy(update=changes.model_dump(exclude_unset=True))
-        if not after.enabled:
+        if not after.enabled:  # its expiry's incident stays named: a ping resolves it
             return after.model_copy(update={"status": HeartbeatStatus.DISABLED, "expires_at": None})
-        if current.status is HeartbeatStatus.EXPIRED:
-            return after
+        if _names_open_incident(store, caller, current):  # no second expiry beside it
+            return after.model_copy(update={"status": HeartbeatStatus.EXPIRED, "expires_at": None})
         expires_at = timestamp(now + after.period)
-        return after.model_copy(update={"status": HeartbeatStatus.ACTIVE, "expires_at": expires_at})
+        return after.model_copy(
+            update={"status": HeartbeatStatus.ACTIVE, "expires_at": expires_at, "incident_id": None}
+        )
 
     return _rewrite(store, caller.account_id, name, changed)[1]
 
@@ -224,6 +229,17 @@ def expire_heartbeat(store: Store, timer: Timer) -> bool:
         except TimerMovedError:
             return False
     return True
+
+
+def _names_open_incident(store: Store, caller: Caller, heartbeat: Heartbeat) -> bool:
+    """Whether the heartbeat names its expiry's incident and nobody resolved it since."""
+    if heartbeat.incident_id is None:
+        return False
+    try:
+        summary = load_summary(store, caller, heartbeat.incident_id)
+    except NotFoundError:
+        return False
+    return summary.status is not Status.RESOLVED
 
 
 def _resolve(store: Store, caller: Caller, incident_id: str) -> None:
