@@ -202,7 +202,7 @@ def test_a_key_causes_and_reads_only_what_its_scopes_grant(
         body={"integration_id": integration, "start_time": "2099-01-01T00:00:00Z",
               "end_time": "2099-01-02T00:00:00Z", "description": "upgrade"},
     ).body  # fmt: skip
-    asks = {
+    asks: dict[str, list[tuple[str, str, dict[str, Any] | None]]] = {
         "integrations:manage": [
             ("POST", "/heartbeats", {"name": "nightly", "interval": 1, "interval_unit": "minutes",
                                      "integration_id": integration}),
