@@ -23,13 +23,19 @@ from bench.support.report import recording_tables, save
 from dynashard.query import PageBudget, query_read_units
 from incidents.incident.commands import add_note, resolve_incident
 from incidents.incident.create import create_incident
-from incidents.models import IncidentSummary, TimelineEvent
+from incidents.models import AccountEvent, IncidentSummary, ScheduleHandoff
 from incidents.paging import PageRequest
 from incidents.requests import AddNote, CreateIncident
 from incidents.store import Caller, Store
 from incidents.tenant_shards import Family
 from incidents.timeline.events import event_item, first_summary, require_counted
-from incidents.timeline.queries import EventPage, EventRequest, account_events, incident_timeline
+from incidents.timeline.queries import (
+    AccountEventPage,
+    EventPage,
+    EventRequest,
+    account_events,
+    incident_timeline,
+)
 from lambdas.incident_queries import PAGE_READ_UNITS, PAGE_SECONDS
 
 INCIDENTS = 120
@@ -54,12 +60,13 @@ def seed(store: Store, caller: Caller) -> str:
     return long
 
 
-def oracle(store: Store, caller: Caller, items: Sequence[TimelineEvent], by_index: bool) -> float:
+def oracle(store: Store, caller: Caller, items: Sequence[AccountEvent], by_index: bool) -> float:
     """One request per stream that supplied `items`, reading exactly them (each event sized
     with its incident's summary as it is now: the same size as the one after the change)."""
     streams: dict[str, list[Any]] = defaultdict(list)
     summaries: dict[str, IncidentSummary] = {}
     for event in items:
+        assert not isinstance(event, ScheduleHandoff), "the bench's accounts have no schedules"
         if event.incident_id not in summaries:
             summaries[event.incident_id] = require_counted(store, caller, event.incident_id).summary
         after = first_summary(event) or summaries[event.incident_id]
@@ -76,7 +83,7 @@ def events_read_count(store: Store, caller: Caller) -> int:
 def walk(
     store: Store,
     caller: Caller,
-    read: Callable[[PageRequest], EventPage],
+    read: Callable[[PageRequest], EventPage | AccountEventPage],
     limit: int,
     by_index: bool,
 ) -> dict[str, float]:

@@ -35,7 +35,7 @@ from incidents.models import (
 from incidents.paging import DEFAULT_LIMIT, CreatedWindow, IncidentFilter, PageRequest
 from incidents.requests import MAX_LIST
 from incidents.timeline import queries as timelines
-from incidents.timeline.queries import EventPage, EventRequest
+from incidents.timeline.queries import AccountEventPage, EventPage, EventRequest
 from lambdas.http.admission import caller
 from lambdas.http.api import answer, lambda_handler, new_resolver, route
 from lambdas.http.conditional import if_none_match as if_none_match_header
@@ -289,7 +289,7 @@ def account_events(
     return answer(app, feed, etag=tag)
 
 
-def page_tag(page: EventPage) -> str:
+def page_tag(page: AccountEventPage) -> str:
     """A first page's ETag: a digest of the events it lists and whether more follow."""
     listed = "\x1f".join([*(event.id for event in page.items), str(page.has_more)])
     return hashlib.sha256(listed.encode()).hexdigest()[:24]

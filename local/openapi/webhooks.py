@@ -13,10 +13,23 @@ from pydantic.json_schema import models_json_schema
 
 from incidents.events_out.payloads import EventPayload, TestPayload, event_body, test_body
 from incidents.events_out.webhook_models import TEST_EVENT
-from incidents.models import EVENTS, EventType, IncidentSummary, TimelineEvent
+from incidents.models import (
+    ACCOUNT_EVENTS,
+    EVENTS,
+    AccountEvent,
+    EventType,
+    IncidentSummary,
+    ScheduleHandoff,
+)
 
 REF = "#/components/schemas/{model}"
-EVENT_UNION = "TimelineEvent"
+UNIONS = {
+    "TimelineEvent": "One change to an incident; `type` tells which kind, and each kind "
+    "carries only its own fields.",
+    "AccountEvent": "One event of an account: a change to one of its incidents (a "
+    "`TimelineEvent`'s kinds) or a schedule's handoff; `type` tells which kind.",
+}
+"""The event unions, each named once: an incident's timeline, and an account's events."""
 HEADERS = {
     "webhook-id": "the event's id (evt_…): the same on every retry and replay; deduplicate on it",
     "webhook-timestamp": "when this attempt was signed, Unix seconds (refuse one older than 5 "
@@ -28,6 +41,7 @@ ACCOUNT = "acct_2J9dTbWJbHq3ZKm3sYxvV0nE4aR"
 ALICE, BOB = "user_2J9dTcXQk1pN0hB5wUe7rTyZsLm", "user_2J9dTdY2m8vC4nJ6xRf1qWgHkPz"
 INCIDENT = "inc_2J9dTn4Qb1ZkN0aH7cV3mXyPqLs"
 INTEGRATION = "intg_2J9dTq7Kd3WmB8sF1gL5vNcXyRa"
+SCHEDULE = "sched_2J9dTs9Md5YoR4eL1gZ7qBcUwPx"
 WEBHOOK = "wh_2J9dTn4Qb1ZkN0aH7cV3mXyPqLs"
 """A well-formed webhook id for the checked-in document's examples."""
 AT = "2026-11-24T08:41:07.120345Z"
@@ -50,16 +64,21 @@ def add_webhooks(document: dict[str, Any]) -> None:
 
 
 def name_event_union(document: dict[str, Any]) -> None:
-    """The event union, which pydantic writes inline wherever an event is, as one component
-    (``TimelineEvent``) that every place names."""
-    found: list[dict[str, Any]] = []
+    """The event unions, which pydantic writes inline wherever an event is, each as one
+    component (`UNIONS`) that every place names: the account's is the one that holds the
+    handoff."""
+    found: dict[str, list[dict[str, Any]]] = {name: [] for name in UNIONS}
 
     def visit(node: Any) -> None:
         if isinstance(node, dict):
-            if EventType.NOTE_ADDED.value in node.get("discriminator", {}).get("mapping", {}):
+            mapping = node.get("discriminator", {}).get("mapping", {})
+            if EventType.NOTE_ADDED.value in mapping:
                 union = {"oneOf": node.pop("oneOf"), "discriminator": node.pop("discriminator")}
-                found.append(union)
-                node["$ref"] = REF.format(model=EVENT_UNION)
+                name = "AccountEvent" if EventType.SCHEDULE_HANDOFF.value in mapping else (
+                    "TimelineEvent"
+                )  # fmt: skip
+                found[name].append(union)
+                node["$ref"] = REF.format(model=name)
             for value in node.values():
                 visit(value)
         elif isinstance(node, list):
@@ -67,13 +86,10 @@ def name_event_union(document: dict[str, Any]) -> None:
                 visit(value)
 
     visit(document)
-    assert found, "the event union is in the document"
-    assert all(union == found[0] for union in found), "one event union"
-    document["components"]["schemas"][EVENT_UNION] = {
-        **found[0],
-        "description": "One change to an incident; `type` tells which kind, and each kind "
-        "carries only its own fields.",
-    }
+    for name, unions in found.items():
+        assert unions, f"the {name} union is in the document"
+        assert all(union == unions[0] for union in unions), f"one {name} union"
+        document["components"]["schemas"][name] = {**unions[0], "description": UNIONS[name]}
 
 
 def _entry(model: type[BaseModel], example: dict[str, Any]) -> dict[str, Any]:
@@ -117,8 +133,9 @@ def _header(name: str, description: str) -> dict[str, Any]:
     }
 
 
-def examples() -> list[TimelineEvent]:
-    """One event of each type, as the timeline of one incident would show them."""
+def examples() -> list[AccountEvent]:
+    """One event of each type, as the timeline of one incident would show them, and a
+    schedule's handoff."""
     common = {"incident_id": INCIDENT, "at": AT, "actor": {"user_id": ALICE}}
     kinds: list[dict[str, Any]] = [
         {"type": "incident.created", "version": 1, "incident": _summary(1, "TRIGGERED", "SEV2"),
@@ -141,10 +158,16 @@ def examples() -> list[TimelineEvent]:
         {"type": "incident.reopened", "version": 4,
          "changes": {"status": {"from": "RESOLVED", "to": "ACKNOWLEDGED"}}},
     ]  # fmt: skip
-    return [
+    changes: list[AccountEvent] = [
         EVENTS.validate_python({"id": f"evt_2J9dTp{seq:021d}", "seq": seq, **common, **kind})
         for seq, kind in enumerate(kinds, start=1)
     ]
+    handoff = ACCOUNT_EVENTS.validate_python(
+        {"id": "evt_2J9dTr8Lc4XnQ3dK0fY6pAbTvOw", "type": "schedule.handoff", "at": AT,
+         "schedule": {"id": SCHEDULE, "name": "Payments on-call", "version": 3},
+         "user_id": BOB, "previous_user_id": ALICE, "shift_end": "2026-12-01T08:41:07.120345Z"}
+    )  # fmt: skip
+    return [*changes, handoff]
 
 
 def _summary(version: int, status: str, severity: str) -> IncidentSummary:
@@ -155,8 +178,11 @@ def _summary(version: int, status: str, severity: str) -> IncidentSummary:
     )  # fmt: skip
 
 
-def _event_example(event: TimelineEvent) -> dict[str, Any]:
+def _event_example(event: AccountEvent) -> dict[str, Any]:
     """The body of `event` as it is sent (written by the code that writes bodies)."""
+    if isinstance(event, ScheduleHandoff):
+        handed: dict[str, Any] = json.loads(event_body(ACCOUNT, event, None))
+        return handed
     after = {"incident.updated": ("TRIGGERED", "SEV1"), "incident.resolved": ("RESOLVED", "SEV1"),
              "incident.reopened": ("ACKNOWLEDGED", "SEV1")}  # fmt: skip
     status, severity = after.get(event.type.value, ("TRIGGERED", "SEV2"))

@@ -73,7 +73,7 @@ def test_every_operation_executes_with_its_prefilled_values(local_api: LocalApi)
             for operation in page.locator(".opblock").all()
         }
         deliveries = {name for name in operations if name.startswith("on_")}
-        assert len(deliveries) == 9, "a webhooks entry per event type and webhook.test"
+        assert len(deliveries) == 10, "a webhooks entry per event type and webhook.test"
         statuses, urls = {}, {}
         in_page_order = [name for name in operations if name not in deliveries]
         last = {name: n for n, name in enumerate(LAST, start=1)}

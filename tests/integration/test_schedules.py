@@ -14,6 +14,8 @@ import pytest
 from dynashard import GrowthPolicy
 from incidents.errors import NotFoundError
 from incidents.keys import sweep_marker_key
+from incidents.models import EventType, ScheduleHandoff
+from incidents.paging import PageRequest
 from incidents.requests import CreateTeam, SaveProfile
 from incidents.schedules import commands
 from incidents.schedules.commands import PastOverrideError, ScheduleTimesError
@@ -25,6 +27,7 @@ from incidents.schedules.reads import overrides_between, read_known, read_schedu
 from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import item_key
 from incidents.team_commands import create_team
+from incidents.timeline.queries import EventRequest, account_events
 from incidents.timers.schedule import Timer, TimerKind, minute_of
 from incidents.timers.sweep import SweepReport
 from incidents.users import save_profile
@@ -289,3 +292,45 @@ def test_an_edit_racing_a_handoff_and_a_sweep_that_died_lose_nothing(
     assert hand_off(store, timer)  # the next run fires it, three days late
     assert not hand_off(store, timer)  # once
     assert on_call_now(account)[created.id] == engine_now(account, created.id)
+
+
+def handoffs(account: ClockedAccount) -> list[tuple[str, str | None, str | None, int]]:
+    """The account's ``schedule.handoff`` events, oldest first: when, from, to, version."""
+    request = EventRequest(PageRequest(limit=100, descending=False), (EventType.SCHEDULE_HANDOFF,))
+    events = account_events(account.store, account.owner, request).items
+    return [
+        (e.at[5:16], e.previous_user_id, e.user_id, e.schedule.version)
+        for e in events
+        if isinstance(e, ScheduleHandoff)
+    ]
+
+
+def test_each_handoff_is_one_event_on_the_account_s_events(account: ClockedAccount) -> None:
+    """A shift's end fired by the sweep, an override taking effect at once, and its end:
+    three handoffs, each once (a handoff fired again, or an edit that changes nobody now,
+    adds none); a schedule's first shift is no handoff."""
+    store, owner = account.store, account.owner
+    ada, bob, cyd = owner.user_id, colleague(account, "Bob"), colleague(account, "Cyd")
+    created = commands.create_schedule(
+        store, owner, ScheduleRequest.model_validate(body([ada, bob]))
+    )
+    assert handoffs(account) == []
+    known = read_known(store, owner.account_id, created.id)
+    assert known is not None
+    assert known.current.user_id == bob  # before 09:00: the last turn
+    assert sweep_from(account, known.handoff_at, T0 + timedelta(hours=1, seconds=30)).fired == 1
+    timer = Timer(owner.account_id, TimerKind.HANDOFF, created.id, known.handoff_at)
+    assert not hand_off(store, timer)  # fired again: claimed already, nothing more
+    account.at(T0 + timedelta(hours=3))
+    cover = OverrideRequest(start=T0 + timedelta(hours=3), end=T0 + timedelta(hours=5), user_id=cyd)
+    commands.create_override(store, owner, created.id, cover)
+    later = OverrideRequest(start=T0 + 3 * DAY, end=T0 + 4 * DAY, user_id=cyd)
+    commands.create_override(store, owner, created.id, later)  # nobody changes now
+    moved = read_known(store, owner.account_id, created.id)
+    assert moved is not None
+    sweep_from(account, moved.handoff_at, T0 + timedelta(hours=5, seconds=30))
+    assert handoffs(account) == [
+        ("03-01T09:00", bob, ada, 1),
+        ("03-01T11:00", ada, cyd, 2),
+        ("03-01T13:00", cyd, ada, 3),
+    ]

@@ -25,6 +25,7 @@ from incidents.incident.create import create_incident
 from incidents.incident.participants import add_participant, remove_participant
 from incidents.keys import event_key
 from incidents.models import (
+    AccountEvent,
     Changes,
     EventType,
     IncidentChanged,
@@ -366,7 +367,7 @@ def test_account_events_merge_every_incident_newest_first_with_filters(
         add_note(store, alice, incident, AddNote(text=f"note {n}"))
         if n % 2:
             resolve_incident(store, alice, incident)
-    walked: list[TimelineEvent] = []
+    walked: list[AccountEvent] = []
     cursor = None
     while True:
         page = PageRequest(limit=4, cursor=cursor, budget=PageBudget())
@@ -381,7 +382,9 @@ def test_account_events_merge_every_incident_newest_first_with_filters(
     resolved = account_events(
         store, alice, EventRequest(PageRequest(limit=100), (EventType.RESOLVED,))
     )
-    assert sorted(e.incident_id for e in resolved.items) == sorted(incidents[1::2])
+    changed = [e for e in resolved.items if isinstance(e, IncidentChanged)]
+    assert sorted(e.incident_id for e in changed) == sorted(incidents[1::2])
+    assert len(changed) == len(resolved.items)
     assert resolved.has_more is False
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 
 import boto3
 import pytest
@@ -27,6 +28,7 @@ from tests.helpers.deliveries import (
     register,
     wait_for,
 )
+from tests.helpers.people import new_api_user
 from tests.integration.conftest import API_TABLE
 
 pytestmark = pytest.mark.integration
@@ -242,3 +244,38 @@ def test_every_event_also_goes_to_the_event_bus(
     assert detail["type"] == "incident.created"
     assert detail["data"]["event"]["incident_id"] == incident
     assert detail["data"]["incident"]["id"] == incident
+
+
+def test_a_schedule_s_handoff_is_delivered_and_listed_with_the_account_s_events(
+    api: Api, pipeline: None
+) -> None:
+    """An override that starts now hands the schedule from its layer's user to another:
+    one ``schedule.handoff`` event, in ``GET /events`` and to the webhook that asked for
+    it, with the schedule's version and no incident."""
+    alice = new_api_user(api, new_id("acct"), "Alice")
+    bob = new_api_user(api, alice.account_id, "Bob")
+    layer = {"name": "Primary", "start": "2026-01-05T00:00:00Z",
+             "users": [{"user_id": alice.user_id}],
+             "rotation_virtual_start": "2026-01-05T09:00:00Z",
+             "rotation_turn_length_seconds": 7 * 86_400}  # fmt: skip
+    created = api.call("create_schedule", alice, body={"name": "Payments", "time_zone": "UTC",
+                                                       "schedule_layers": [layer]})  # fmt: skip
+    schedule = created.body["id"]
+    receiver = Receiver(secrets=[])
+    with serving(receiver) as url:
+        register(api, alice, receiver, url, event_types=["schedule.handoff"])
+        now = datetime.now(UTC)
+        override = {"start": now.isoformat(), "end": (now + timedelta(hours=1)).isoformat(),
+                    "user_id": bob.user_id}  # fmt: skip
+        made = api.call("create_override", alice, {"schedule_id": schedule}, body=override)
+        assert made.status == 201, made.body
+        wait_for(lambda: len(receiver.accepted()) >= 1)
+        time.sleep(0.5)
+    (delivery,) = receiver.received
+    assert delivery.verified
+    event = event_of(delivery)
+    assert (delivery.body["type"], delivery.body["data"]["incident"]) == ("schedule.handoff", None)
+    assert (event["previous_user_id"], event["user_id"]) == (alice.user_id, bob.user_id)
+    assert event["schedule"] == {"id": schedule, "name": "Payments", "version": 2}
+    listed = api.call("account_events", alice, query={"type": ["schedule.handoff"]}).body
+    assert listed["items"] == [event]

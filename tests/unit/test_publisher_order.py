@@ -10,6 +10,7 @@ import pytest
 
 from incidents.events_out.outbox import BatchReads, Outgoing
 from incidents.insights.figures import Figure
+from incidents.models import ScheduleHandoff
 from lambdas import publisher
 from local.api.proxy_events import LocalLambdaContext
 
@@ -43,6 +44,7 @@ class FailsOn:
         self.published: list[int] = []
 
     def publish(self, item: Outgoing, batch: BatchReads) -> list[Figure]:
+        assert not isinstance(item.event, ScheduleHandoff)
         seq = item.event.seq
         if seq == self.failing:
             raise RuntimeError("EventBridge refused it")

@@ -392,3 +392,10 @@ def feed_sort_key(subject_id: str) -> str:
     """``feed#<schedule or user id>``: the digest of a calendar feed's secret, in the
     account's teams partition."""
     return build_key("feed", subject_id, kind="sort")
+
+
+def handoff_key(account: str, schedule_id: str, start: str) -> tuple[str, str]:
+    """(PK, SK) of a schedule's handoff event: ``<acct>#<schedule id>`` / ``handoff#<when
+    the new shift began>`` (one handoff an instant, so a handoff worked out twice is one
+    item)."""
+    return build_key(account, schedule_id), build_key("handoff", start, kind="sort")

@@ -286,7 +286,8 @@ class TeamList(BaseModel):
 
 
 class EventType(StrEnum):
-    """What happened to an incident: one event type per kind of change."""
+    """What happened: to an incident, one event type per kind of change; or to who is on
+    call (a schedule's handoff)."""
 
     CREATED = "incident.created"
     UPDATED = "incident.updated"
@@ -296,6 +297,7 @@ class EventType(StrEnum):
     PARTICIPANT_REMOVED = "participant.removed"
     NOTE_ADDED = "note.added"
     ALERT_RECEIVED = "alert.received"
+    SCHEDULE_HANDOFF = "schedule.handoff"
 
 
 class Actor(BaseModel):
@@ -458,11 +460,51 @@ EVENTS: TypeAdapter[TimelineEvent] = TypeAdapter(TimelineEvent)
 """Validates any kind of event (``EVENTS.validate_python(values)``)."""
 
 
+class HandoffSchedule(BaseModel):
+    """The schedule a handoff happened on, as of the change."""
+
+    model_config = ConfigDict(**RESPONSE, frozen=True)
+
+    id: str
+    name: str
+    version: int = Field(ge=1, description="the schedule's version the handoff was worked out from")
+
+
+class ScheduleHandoff(BaseModel):
+    """Who is on call for a schedule changed (a shift ended, or an edit or override took
+    effect at once): one event per handoff, on the account's events, not on an incident."""
+
+    model_config = ConfigDict(**RESPONSE, frozen=True)
+
+    id: EventId
+    type: Literal[EventType.SCHEDULE_HANDOFF]
+    at: Timestamp = Field(description="when the new shift began")
+    schedule: HandoffSchedule
+    user_id: UserId | None = Field(description="on call from `at` (null: nobody, a gap)")
+    previous_user_id: UserId | None = Field(description="on call until `at` (null: nobody)")
+    shift_end: Timestamp = Field(
+        description="when the new shift ends, as the schedule stood (the next handoff)"
+    )
+
+
+AccountEvent = Annotated[
+    IncidentCreated
+    | IncidentChanged
+    | ParticipantChanged
+    | NoteAdded
+    | AlertReceived
+    | ScheduleHandoff,
+    Field(discriminator="type"),
+]
+"""One event of an account: a change to one of its incidents, or a schedule's handoff."""
+ACCOUNT_EVENTS: TypeAdapter[AccountEvent] = TypeAdapter(AccountEvent)
+
+
 class EventList(Page[TimelineEvent]):
     """One page of events; pass `next_cursor` back to get the next page."""
 
 
-class EventFeed(EventList):
+class EventFeed(Page[AccountEvent]):
     """One page of the account's events; oldest first (the polling order), also where the
     next poll starts."""
 

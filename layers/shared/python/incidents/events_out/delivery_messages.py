@@ -56,6 +56,8 @@ class DeliveryMessage(BaseModel):
     type: DeliveryType
     incident_id: str | None
     seq: int | None
+    schedule_id: str | None = None
+    """A handoff's schedule (it has no incident)."""
     happened_at: str
     """When the event happened (change-to-delivery latency is measured from it)."""
     body: str
@@ -65,9 +67,11 @@ class DeliveryMessage(BaseModel):
     earlier ones still waiting (it is one of them), only if the circuit opens again."""
 
     def group(self) -> str:
-        """The FIFO message group: the webhook and the incident (a test event: its own, so a
-        test never waits behind an earlier one still failing)."""
-        return f"{self.webhook_id}#{self.incident_id or 'test#' + self.event_id}"
+        """The FIFO message group: the webhook and the incident, or the schedule of a
+        handoff (a test event: its own, so a test never waits behind an earlier one still
+        failing)."""
+        subject = self.incident_id or self.schedule_id or "test#" + self.event_id
+        return f"{self.webhook_id}#{subject}"
 
     def deduplication(self) -> str:
         """The same event for the same webhook is enqueued once (per replay, and once more

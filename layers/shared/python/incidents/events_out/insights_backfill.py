@@ -27,7 +27,7 @@ from incidents.events_out.publish_order import (
     published_position,
 )
 from incidents.insights.progress import counted
-from incidents.models import EventType
+from incidents.models import EventType, IncidentCreated
 from incidents.paging import MAX_LIMIT, PageRequest
 from incidents.store import Caller, Store, build_store
 from incidents.timeline.events import event_from_item
@@ -58,7 +58,7 @@ def incident_ids(store: Store, account: str) -> Iterator[str]:
     while True:
         request = EventRequest(PageRequest(MAX_LIMIT, cursor), types=(EventType.CREATED,))
         page = account_events(store, caller, request)
-        yield from (event.incident_id for event in page.items)
+        yield from (e.incident_id for e in page.items if isinstance(e, IncidentCreated))
         if not page.has_more:
             return
         cursor = page.next_cursor

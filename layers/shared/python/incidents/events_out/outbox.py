@@ -27,10 +27,10 @@ from incidents.events_out.webhooks import StoredWebhook, stored_from_item
 from incidents.insights.figures import Figure
 from incidents.insights.progress import counted
 from incidents.keys import WEBHOOK_PREFIX, webhooks_partition
-from incidents.models import IncidentSummary, TimelineEvent
+from incidents.models import AccountEvent, IncidentSummary, ScheduleHandoff
 from incidents.store import Store
 from incidents.table import PK
-from incidents.timeline.events import event_from_item, summary_after
+from incidents.timeline.events import account_event_from_item, summary_after
 
 if TYPE_CHECKING:
     from mypy_boto3_events import EventBridgeClient
@@ -51,15 +51,16 @@ class BatchReads:
 
 @dataclass(frozen=True)
 class Outgoing:
-    """One timeline event on its way out, with its body."""
+    """One event on its way out, with its body."""
 
     account_id: str
-    event: TimelineEvent
+    event: AccountEvent
     body: str
 
 
-def outgoing(account_id: str, event: TimelineEvent, incident: IncidentSummary | None) -> Outgoing:
-    """The event and the summary after it, as the body every consumer receives."""
+def outgoing(account_id: str, event: AccountEvent, incident: IncidentSummary | None) -> Outgoing:
+    """The event and the summary after it (an incident's), as the body every consumer
+    receives."""
     return Outgoing(account_id, event, event_body(account_id, event, incident))
 
 
@@ -80,7 +81,7 @@ def from_stream(record: dict[str, Any]) -> Outgoing | None:
 def outgoing_from_item(item: Item) -> Outgoing:
     """The event stored in `item` (the table's or its index's), ready to go out."""
     account_id = item[PK]["S"].split("#", 1)[0]
-    return outgoing(account_id, event_from_item(item), summary_after(item))
+    return outgoing(account_id, account_event_from_item(item), summary_after(item))
 
 
 def account_webhooks(store: Store, account_id: str) -> list[StoredWebhook]:
@@ -91,18 +92,26 @@ def account_webhooks(store: Store, account_id: str) -> list[StoredWebhook]:
 
 
 def deliveries(item: Outgoing, hooks: Iterable[StoredWebhook]) -> list[DeliveryMessage]:
-    """A delivery message for each webhook that wants the event."""
+    """A delivery message for each webhook that wants the event (a handoff's in its
+    schedule's order, as an incident's are in the incident's)."""
     event = item.event
+    if isinstance(event, ScheduleHandoff):
+        subject: dict[str, Any] = {
+            "incident_id": None,
+            "seq": None,
+            "schedule_id": event.schedule.id,
+        }
+    else:
+        subject = {"incident_id": event.incident_id, "seq": event.seq}
     return [
         DeliveryMessage(
             account_id=item.account_id,
             webhook_id=hook.webhook.id,
             event_id=event.id,
             type=event.type,
-            incident_id=event.incident_id,
-            seq=event.seq,
             happened_at=event.at,
             body=item.body,
+            **subject,
         )
         for hook in hooks
         if hook.wants(event.type.value)
@@ -125,7 +134,12 @@ class Publisher:
         EventBridge, then to the queue group of each webhook that wants it. The position
         moves with the insights' figures of the events sent (`incidents.insights`), which
         are returned. An entry EventBridge refuses, or a concurrent publisher's move,
-        raises, so the stream retries from this record."""
+        raises, so the stream retries from this record. A schedule's handoff has no
+        incident: it is sent as it comes (a retried batch may send it again, with its
+        id)."""
+        if isinstance(item.event, ScheduleHandoff):
+            self._send(item, batch)
+            return []
         account, incident, seq = item.account_id, item.event.incident_id, item.event.seq
         key = (account, incident)
         if key not in batch.positions:
@@ -137,7 +151,8 @@ class Publisher:
         sent = [*map(outgoing_from_item, missing), item]
         for earlier in sent:
             self._send(earlier, batch)
-        insights, figures = counted(position.insights, (each.event for each in sent))
+        changes = [e.event for e in sent if not isinstance(e.event, ScheduleHandoff)]
+        insights, figures = counted(position.insights, changes)
         advance(self.store, account, incident, seq, position, insights=insights, figures=figures)
         batch.positions[key] = Position(seq, insights)
         return figures

@@ -15,10 +15,10 @@ from incidents.events_out.webhook_models import TEST_EVENT, WebhookId
 from incidents.models import (
     ACCOUNT_ID,
     RESPONSE,
+    AccountEvent,
     EventId,
     EventType,
     IncidentSummary,
-    TimelineEvent,
     Timestamp,
 )
 
@@ -31,21 +31,21 @@ EventBridge and SQS take 256 KB."""
 
 
 class EventData(BaseModel):
-    """A timeline event, its account, and the incident's summary after the change."""
+    """An event, its account, and the incident's summary after the change."""
 
     model_config = ConfigDict(**RESPONSE, frozen=True)
 
     account_id: AccountId
-    event: TimelineEvent = Field(description="the event exactly as the timeline shows it")
+    event: AccountEvent = Field(description="the event exactly as GET /events shows it")
     incident: IncidentSummary | None = Field(
         description="the incident's summary after this change (kept with the event, so a "
-        "retry or a replay carries the summary of that moment); null only for an event "
-        "written before summaries were kept with events"
+        "retry or a replay carries the summary of that moment); null for a schedule's "
+        "handoff, and for an event written before summaries were kept with events"
     )
 
 
 class EventPayload(BaseModel):
-    """A timeline event delivered to a webhook (and the detail of an EventBridge event)."""
+    """An event delivered to a webhook (and the detail of an EventBridge event)."""
 
     model_config = ConfigDict(**RESPONSE, frozen=True)
 
@@ -74,7 +74,7 @@ class TestPayload(BaseModel):
     data: TestData
 
 
-def event_body(account_id: str, event: TimelineEvent, incident: IncidentSummary | None) -> str:
+def event_body(account_id: str, event: AccountEvent, incident: IncidentSummary | None) -> str:
     """The body every consumer of `event` receives, as compact JSON (UTF-8 as is). Built
     without validating again: its parts are validated models and the account id came from
     checked claims, and a publisher must not stop on a body."""

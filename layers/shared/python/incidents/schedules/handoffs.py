@@ -8,20 +8,40 @@ handoff loses nothing: whichever commits second fails its condition, and the edi
 moves the version, always works the item out again. A handoff the sweep fires late is
 worked out at the time it fires, so a sweep that died costs lateness, never a wrong answer
 (a read inside the next shift answers it before the handoff fires).
+
+Each write that changes who is on call now (a shift's end, or an edit or override that
+takes effect at once) puts a ``schedule.handoff`` event on the account's events, in the same
+transaction: the table's stream carries it to webhooks and EventBridge as it carries an
+incident's. Its key and id come from the schedule and the instant the new shift began, so
+a handoff worked out twice (an edit racing the timer) is one item, published once.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
+from datetime import timedelta
+
+from ksuid import Ksuid
 
 from dynashard.query import Item
 from dynashard.resharding import Operation, Transaction
-from incidents.keys import oncall_sort_key, schedule_sort_key, teams_partition
-from incidents.schedules.on_call_now import Known, known_at, known_item
-from incidents.schedules.reads import find_schedule, overrides_reader
+from incidents.items import serialize
+from incidents.keys import (
+    event_index_key,
+    handoff_key,
+    oncall_sort_key,
+    schedule_sort_key,
+    teams_partition,
+)
+from incidents.models import EventType, HandoffSchedule, ScheduleHandoff, timestamp
+from incidents.schedules.on_call_now import Known, Shift, known_at, known_item
+from incidents.schedules.reads import find_schedule, overrides_reader, read_known
 from incidents.schedules.stored import StoredSchedule
 from incidents.store import Failure, Store, labelled
-from incidents.table import item_key
+from incidents.table import GSI2, PK, SK, item_key
+from incidents.tenant_shards import Family
+from incidents.timeline.events import expiry
 from incidents.timers.schedule import (
     Timer,
     TimerKind,
@@ -59,11 +79,63 @@ def transact_with_now(
     known: Known,
     fired: Timer | None = None,
 ) -> None:
-    """`operations` and the writes of `known` in one transaction, built again if the due
-    index grows."""
+    """`operations` and the writes of `known` in one transaction (with the handoff's event,
+    if who is on call now changes from what the item held), built again if the due index
+    grows."""
+    handoff = handoff_event(read_known(store, account, known.schedule_id), known)
+    told = [] if handoff is None else [labelled(_handoff_put(store, account, handoff))]
     store.transact_growing(
-        lambda: Transaction([*operations, *now_writes(store, account, known, fired)], None)
+        lambda: Transaction([*operations, *now_writes(store, account, known, fired), *told], None)
     )
+
+
+JUST_BEFORE = timedelta(microseconds=1)
+
+
+def handoff_event(before: Known | None, after: Known) -> ScheduleHandoff | None:
+    """The handoff from what `before` held to `after`, if who is on call changed: the new
+    current shift's user against whoever `before` had on call just before it began (a
+    sweep past both shifts it knew: the last of them). None for a schedule's first
+    materialization, or when the current shift stayed whose it was."""
+    new = after.current
+    if before is None or (new.start, new.user_id) == (before.current.start, before.current.user_id):
+        return None
+    previous = before.answers(new.start - JUST_BEFORE) or before.next or before.current
+    if previous.user_id == new.user_id:
+        return None
+    return ScheduleHandoff(
+        id=_handoff_id(after.schedule_id, new),
+        type=EventType.SCHEDULE_HANDOFF,
+        at=timestamp(new.start),
+        schedule=HandoffSchedule(id=after.schedule_id, name=after.name, version=after.version),
+        user_id=new.user_id,
+        previous_user_id=previous.user_id,
+        shift_end=timestamp(new.end),
+    )
+
+
+def _handoff_id(schedule_id: str, shift: Shift) -> str:
+    """The same id whoever works the handoff out: the instant, and a digest of the
+    schedule and the instant as the rest (time-ordered as every event id)."""
+    digest = hashlib.sha256(f"{schedule_id}\n{timestamp(shift.start)}".encode()).digest()
+    return f"evt_{Ksuid(datetime=shift.start, payload=digest[:16])}"
+
+
+def _handoff_put(store: Store, account: str, event: ScheduleHandoff) -> Item:
+    """The event's item: in the schedule's partition, and in the account's events index."""
+    pk, sk = handoff_key(account, event.schedule.id, event.at)
+    count = store.shards.write_count(account, Family.EVENTS)
+    gsi2pk, gsi2sk = event_index_key(account, event.id, event.at, count)
+    values = {
+        **event.model_dump(mode="json", by_alias=True),
+        PK: pk,
+        SK: sk,
+        GSI2.partition_key: gsi2pk,
+        GSI2.sort_key: gsi2sk,
+        "Type": "event",
+        "ExpiresAt": expiry(store, event.at),
+    }
+    return store.put_operation(serialize(values))
 
 
 def hand_off(store: Store, timer: Timer) -> bool:

@@ -24,7 +24,9 @@ from incidents.errors import NotFoundError
 from incidents.items import KEY_ATTRIBUTES, deserialize, from_item, serialize
 from incidents.keys import event_index_key, event_key
 from incidents.models import (
+    ACCOUNT_EVENTS,
     EVENTS,
+    AccountEvent,
     Actor,
     Changes,
     ChangeType,
@@ -215,7 +217,7 @@ def event_item(store: Store, account: str, event: TimelineEvent, after: Incident
         GSI2.partition_key: gsi2pk,
         GSI2.sort_key: gsi2sk,
         "Type": "event",
-        "ExpiresAt": _expires(store, event.at),
+        "ExpiresAt": expiry(store, event.at),
     }
     return serialize(values)
 
@@ -258,7 +260,7 @@ def as_read(counted: Counted) -> tuple[str, dict[str, str], Item]:
     return "#version = :version AND #seq = :seq", names, values
 
 
-def _expires(store: Store, at: str) -> int | None:
+def expiry(store: Store, at: str) -> int | None:
     """When the event's item expires (``ExpiresAt``), if the stage keeps events for a
     number of days; None keeps it for ever."""
     if store.event_retention_days is None:
@@ -268,24 +270,31 @@ def _expires(store: Store, at: str) -> int | None:
 
 
 def event_from_item(item: Item) -> TimelineEvent:
-    """The event stored in `item` (without the summary it keeps for deliveries)."""
+    """The incident's event stored in `item` (without the summary it keeps for deliveries)."""
+    return EVENTS.validate_python(_event_values(item))
+
+
+def account_event_from_item(item: Item) -> AccountEvent:
+    """The account's event stored in `item`: an incident's, or a schedule's handoff."""
+    return ACCOUNT_EVENTS.validate_python(_event_values(item))
+
+
+def _event_values(item: Item) -> dict[str, Any]:
     values = deserialize(item)
-    return EVENTS.validate_python(
-        {k: v for k, v in values.items() if k not in KEY_ATTRIBUTES and k != SUMMARY_AFTER}
-    )
+    return {k: v for k, v in values.items() if k not in KEY_ATTRIBUTES and k != SUMMARY_AFTER}
 
 
-def first_summary(event: TimelineEvent) -> IncidentSummary | None:
+def first_summary(event: AccountEvent) -> IncidentSummary | None:
     """The summary an ``incident.created`` event shows; None for any other event."""
     return event.incident if isinstance(event, IncidentCreated) else None
 
 
 def summary_after(item: Item) -> IncidentSummary | None:
     """The incident summary after the change of the event stored in `item` (None for an
-    event written before summaries were kept on events)."""
+    event written before summaries were kept on events, or one of no incident)."""
     if SUMMARY_AFTER in item:
         return from_item(IncidentSummary, item[SUMMARY_AFTER]["M"])
-    return first_summary(event_from_item(item))
+    return first_summary(account_event_from_item(item))
 
 
 def at_now(store: Store) -> str:

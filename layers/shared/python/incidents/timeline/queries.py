@@ -17,14 +17,20 @@ from typing import Any, TypeVar
 from dynashard import InvalidCursorError, PartitionStream, SortKeyRange
 from dynashard.query import Item
 from incidents.keys import event_key, timeline_prefix
-from incidents.models import EventType, TimelineEvent, timestamp
+from incidents.models import AccountEvent, EventType, TimelineEvent, timestamp
 from incidents.paging import ListPage, PageRequest, fanout_page, gsi2_streams, partition_stream
 from incidents.store import Caller, Store
 from incidents.table import PK, SK
 from incidents.tenant_shards import Family
-from incidents.timeline.events import Counted, event_from_item, require_counted
+from incidents.timeline.events import (
+    Counted,
+    account_event_from_item,
+    event_from_item,
+    require_counted,
+)
 
 EventPage = ListPage[TimelineEvent]
+AccountEventPage = ListPage[AccountEvent]
 T = TypeVar("T")
 SETTLE_SECONDS = 15
 """How long after its ``at`` an event may still commit, at most: a command stamps ``at``,
@@ -106,10 +112,10 @@ def incident_timeline(
     return _page(store, [stream], binding, request.page)
 
 
-def account_events(store: Store, caller: Caller, request: EventRequest) -> EventPage:
-    """The account's events across its incidents, by time (newest first by default), within
-    the window on the events' time."""
-    return account_event_items(store, caller, request, event_from_item)
+def account_events(store: Store, caller: Caller, request: EventRequest) -> AccountEventPage:
+    """The account's events (its incidents' changes and its schedules' handoffs), by time
+    (newest first by default), within the window on the events' time."""
+    return account_event_items(store, caller, request, account_event_from_item)
 
 
 def account_event_items(
@@ -146,7 +152,7 @@ def _event_id(item: Item) -> str:
 class SettledPage:
     """A page of an oldest-first ``/events`` walk, and where the next poll starts."""
 
-    page: EventPage
+    page: AccountEventPage
     next_since: str | None
     """On the walk's last page, the horizon it stopped at: poll again with ``since`` set
     to it and no event is missed or served twice."""
