@@ -13,8 +13,8 @@ scale it down). On DynamoDB Local:
   the ratio.
 - **A 90-day render** of one schedule (``GET /schedules/{id}``, 90 days): latency.
 - **Handoffs per hour**: every schedule's handoffs fired over an hour of simulated time as
-  the sweep fires them; write and read units per handoff against the floor (writing the
-  schedule's one item: a unit a write).
+  the sweep fires them, each with its ``schedule.handoff`` event; write and read units per
+  handoff against the floor (writing the schedule's one item: a unit a write).
 
 Checked: the answer now equals the engine's for every schedule.
 """
@@ -266,9 +266,10 @@ def report(figures: dict[str, Any]) -> None:
     print(
         f"handoffs in an hour: {hour['handoffs']:,}; per handoff "
         f"{hour['write_units'] / handoffs:.1f} write units (floor 1: the schedule's one item; "
-        "a transaction bills its item, the timer and the version check twice) and "
-        f"{hour['read_units'] / handoffs:.1f} read units (the schedule, its versions and "
-        "overrides); the sweep's own Queries of the due index: "
+        "a transaction bills its item, the timer, the version check and the handoff event "
+        f"twice) and {hour['read_units'] / handoffs:.1f} read units (the schedule, its "
+        "versions and overrides, and the item it moves); the sweep's own Queries of the due "
+        "index: "
         f"{hour['sweep_read_units']:,.0f} read units an hour, whatever is due"
     )
 

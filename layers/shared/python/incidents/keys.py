@@ -367,6 +367,16 @@ def oncall_sort_key(schedule_id: str) -> str:
     return build_key("oncall", schedule_id, kind="sort")
 
 
+def oncall_members_sort_key(schedule_id: str) -> str:
+    """``oncall_members#<schedule id>``: everyone who may have a shift on a schedule."""
+    return build_key("oncall_members", schedule_id, kind="sort")
+
+
+def oncall_members_prefix() -> str:
+    """The prefix of every schedule's members item of an account's teams partition."""
+    return build_key("oncall_members", kind="sort") + SEPARATOR
+
+
 def oncalls_prefix() -> str:
     """The prefix of every materialized shift item of an account's teams partition."""
     return build_key("oncall", kind="sort") + SEPARATOR

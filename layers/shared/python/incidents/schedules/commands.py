@@ -51,7 +51,7 @@ from incidents.schedules.models import (
     ScheduleSummary,
     UserReference,
 )
-from incidents.schedules.on_call_now import OverridesIn, known_at
+from incidents.schedules.on_call_now import OverridesIn, known_at, members_item
 from incidents.schedules.reads import (
     future_override_count,
     overrides_between,
@@ -320,15 +320,16 @@ def _commit(
     failures: Sequence[Failure],
 ) -> None:
     """`operations` (operation i failing with `failures[i]`, None past its end) in one
-    transaction with the schedule's current and next shift as `after` has them: the
-    schedule, its overrides and the time, once the change commits."""
+    transaction with the schedule's current and next shift as `after` has them (the
+    schedule, its overrides and the time, once the change commits) and its members."""
     schedule, overrides, at = after
     known = known_at(schedule, overrides, at)
     fixed = [
         labelled(operation, failures[index] if index < len(failures) else None)
         for index, operation in enumerate(operations)
     ]
-    transact_with_now(store, fixed, account, known)
+    members = labelled(store.put_operation(members_item(account, schedule)))
+    transact_with_now(store, [*fixed, members], account, known)
 
 
 def _adjusted(read: OverridesIn, added: Override | None, removed: str | None = None) -> OverridesIn:

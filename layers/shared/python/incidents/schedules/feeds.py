@@ -24,7 +24,7 @@ from incidents.keys import (
 )
 from incidents.models import FEED_TOKEN, timestamp
 from incidents.schedules.calendar_feed import FeedShift, calendar_feed
-from incidents.schedules.oncalls import OnCallFilter, materialized, rendered_shifts
+from incidents.schedules.oncalls import OnCallFilter, rendered_shifts, selected_schedules
 from incidents.schedules.reads import find_schedule
 from incidents.schedules.rendering import longest_range
 from incidents.schedules.stored import StoredSchedule, keyed
@@ -98,7 +98,7 @@ def user_feed(store: Store, token: str, user_id: str) -> bytes:
     account = _admitted(store, token, user_id)
     selected = OnCallFilter(user_ids=frozenset({user_id}))
     shifts = []
-    for known in filter(selected.schedule, materialized(store, account)):
+    for known in selected_schedules(store, account, selected):
         schedule = find_schedule(store, account, known.schedule_id)
         found = [] if schedule is None else rendered_shifts(
             store, account, schedule, *_span(store, schedule)

@@ -30,6 +30,7 @@ from incidents.items import serialize
 from incidents.keys import (
     event_index_key,
     handoff_key,
+    oncall_members_sort_key,
     oncall_sort_key,
     schedule_sort_key,
     teams_partition,
@@ -66,10 +67,13 @@ def now_writes(
 
 
 def cleared(store: Store, account: str, schedule_id: str) -> list[Operation[Failure]]:
-    """The deletes of a schedule's materialized shifts and its handoff timer."""
-    key = item_key(teams_partition(account), oncall_sort_key(schedule_id))
-    delete = {"Delete": {"TableName": store.table_name, "Key": key}}
-    return [labelled(delete), labelled(clear_timer(store, account, TimerKind.HANDOFF, schedule_id))]
+    """The deletes of a schedule's materialized shifts, its members and its handoff timer."""
+    keys = [
+        item_key(teams_partition(account), sort_key)
+        for sort_key in (oncall_sort_key(schedule_id), oncall_members_sort_key(schedule_id))
+    ]
+    deletes = [labelled({"Delete": {"TableName": store.table_name, "Key": key}}) for key in keys]
+    return [*deletes, labelled(clear_timer(store, account, TimerKind.HANDOFF, schedule_id))]
 
 
 def transact_with_now(

@@ -18,7 +18,7 @@ from typing import Any
 
 from dynashard.query import Item
 from incidents.items import deserialize
-from incidents.keys import oncall_sort_key
+from incidents.keys import oncall_members_sort_key, oncall_sort_key
 from incidents.models import parse_timestamp, timestamp
 from incidents.schedules.engine import render
 from incidents.schedules.model import Entry, Layer, Override
@@ -60,9 +60,6 @@ class Known:
     version: int
     current: Shift
     next: Shift | None
-    user_ids: tuple[str, ...] = ()
-    """Everyone who may have a shift on the schedule (its layers' users and its overrides'),
-    so a read for some users renders only the schedules they may be on."""
 
     def answers(self, instant: datetime) -> Shift | None:
         """The shift in force at `instant`, if the item knows it (None: `instant` is past
@@ -109,7 +106,6 @@ def known_at(schedule: StoredSchedule, overrides: OverridesIn, at: datetime) -> 
         version=schedule.version,
         current=current,
         next=following,
-        user_ids=schedule.user_ids(),
     )
 
 
@@ -126,9 +122,26 @@ def known_item(account: str, known: Known) -> Item:
             "version": known.version,
             "current": _shift_values(known.current),
             "next": None if known.next is None else _shift_values(known.next),
-            "user_ids": list(known.user_ids),
         },
     )
+
+
+def members_item(account: str, schedule: StoredSchedule) -> Item:
+    """Everyone who may have a shift on `schedule` (its layers' users and its overrides'),
+    beside its materialized shifts but not in their Query: a read for some users renders
+    only the schedules they may be on, and "now" reads no more than the shifts."""
+    values = {
+        "Type": "oncall_members",
+        "schedule_id": schedule.id,
+        "user_ids": list(schedule.user_ids()),
+    }
+    return keyed(account, oncall_members_sort_key(schedule.id), values)
+
+
+def members_from(item: Item) -> tuple[str, frozenset[str]]:
+    """A members item's schedule and users."""
+    values = deserialize(item)
+    return values["schedule_id"], frozenset(values.get("user_ids", []))
 
 
 def _shift_values(shift: Shift) -> dict[str, Any]:
@@ -146,7 +159,6 @@ def known_from(item: Item) -> Known:
         version=int(values["version"]),
         current=_shift_from(values["current"]),
         next=None if following is None else _shift_from(following),
-        user_ids=tuple(values.get("user_ids", [])),
     )
 
 

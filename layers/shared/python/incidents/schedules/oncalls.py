@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from incidents.errors import InvalidFilterError
-from incidents.keys import oncalls_prefix, teams_partition
+from incidents.keys import oncall_members_prefix, oncalls_prefix, teams_partition
 from incidents.models import timestamp
 from incidents.schedules.engine import render
 from incidents.schedules.models import (
@@ -19,7 +19,7 @@ from incidents.schedules.models import (
     ScheduleReference,
     UserReference,
 )
-from incidents.schedules.on_call_now import Known, Shift, known_at, known_from
+from incidents.schedules.on_call_now import Known, Shift, known_at, known_from, members_from
 from incidents.schedules.reads import find_schedule, overrides_between, overrides_reader
 from incidents.schedules.rendering import bounded, checked_size
 from incidents.schedules.stored import StoredSchedule
@@ -41,10 +41,8 @@ class OnCallFilter:
     """Each user's earliest-ending entry only."""
 
     def schedule(self, known: Known) -> bool:
-        """Whether a schedule is selected (by id, teams and the users it may have)."""
+        """Whether a schedule is selected (by id and teams)."""
         if self.schedule_ids and known.schedule_id not in self.schedule_ids:
-            return False
-        if self.user_ids and not self.user_ids & set(known.user_ids):
             return False
         return not self.team_ids or bool(self.team_ids & set(known.team_ids))
 
@@ -69,7 +67,7 @@ def on_call(
         raise InvalidFilterError(
             f"since must not be after until, at most {MAX_RENDER.days} days apart"
         )
-    knowns = [k for k in materialized(store, caller.account_id) if selected.schedule(k)]
+    knowns = selected_schedules(store, caller.account_id, selected)
     if since == until:
         entries = [_at(store, caller.account_id, known, since) for known in knowns]
         found = [(known, shift) for known, shift in zip(knowns, entries, strict=True)]
@@ -79,6 +77,17 @@ def on_call(
     if selected.earliest:
         shown = _earliest(shown)
     return OnCallList(oncalls=[_entry(known, shift) for known, shift in shown])
+
+
+def selected_schedules(store: Store, account: str, selected: OnCallFilter) -> list[Known]:
+    """The current and next shift of each schedule `selected` names: one Query, and one
+    more of the schedules' members when it names users (only schedules they may be on)."""
+    knowns = [k for k in materialized(store, account) if selected.schedule(k)]
+    if not selected.user_ids:
+        return knowns
+    items = store.query_partition(teams_partition(account), prefix=oncall_members_prefix())
+    theirs = {schedule for schedule, users in map(members_from, items) if users & selected.user_ids}
+    return [known for known in knowns if known.schedule_id in theirs]
 
 
 def materialized(store: Store, account: str) -> list[Known]:
