@@ -19,9 +19,9 @@ from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from constructs import Construct
 
-from stacks.event_delivery import encrypted_queue
 from stacks.monitoring import Monitoring
 from stacks.nag import FAILURE_DESTINATION, accept
+from stacks.queues import encrypted_queue
 
 ALARM_STATE_CHANGE = "CloudWatch Alarm State Change"
 ACTIONS = {"ALARM": "trigger", "OK": "resolve"}

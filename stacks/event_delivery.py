@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import Duration, NestedStack, RemovalPolicy
+from aws_cdk import Duration, NestedStack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
@@ -20,11 +20,9 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_secretsmanager as secretsmanager
-from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from incidents.events_out.delivery_messages import (
-    QUEUE_RETENTION_SECONDS,
     RECEIVES_BEFORE_DEAD_LETTER,
     SENDER_MAX_CONCURRENCY,
     SENDER_TIMEOUT_SECONDS,
@@ -35,6 +33,7 @@ from stacks.functions import METRICS_NAMESPACE, FunctionSpec, Runtime, handler_f
 from stacks.monitoring import PERIOD, Monitoring, custom_metric
 from stacks.nag import FAILURE_DESTINATION, accept
 from stacks.permissions import PUBLISHER_TABLE_ACTIONS, SENDER_TABLE_ACTIONS
+from stacks.queues import encrypted_queue
 
 SENDER_TIMEOUT = Duration.seconds(SENDER_TIMEOUT_SECONDS)
 """A batch's groups post side by side, each attempt at most 10 s in all; a group stops at
@@ -55,7 +54,6 @@ UNPUBLISHED_ALARM_MS = 60_000
 """An event not on its way within a minute of its change (the stream's iterator age)."""
 SCHEDULE_EXCEEDED_SECONDS = 4 * 24 * 3600
 """A message older than the retry schedule (under 90 hours) is stuck."""
-RETENTION = Duration.seconds(QUEUE_RETENTION_SECONDS)
 
 
 @dataclass(frozen=True)
@@ -311,33 +309,3 @@ class EventDelivery(NestedStack):
                 ],
             ),
         )
-
-
-def encrypted_queue(
-    scope: Construct,
-    name: str,
-    *,
-    fifo: bool,
-    removal: RemovalPolicy,
-    consumer: tuple[Duration, sqs.IQueue, int] | None = None,
-) -> sqs.Queue:
-    """An encrypted queue that refuses plain HTTP, kept 14 days, removed (or retained: a
-    queue holds deliveries not yet made) as the stage's other stateful resources are. With
-    a `consumer` (its function's timeout, a dead-letter queue and the receives before it):
-    a visibility of 6 timeouts, as Lambda asks of a queue it consumes, and that redrive."""
-    visibility_timeout, dead_letter_queue = None, None
-    if consumer is not None:
-        timeout, dead_letters, receives = consumer
-        visibility_timeout = Duration.seconds(6 * timeout.to_seconds())
-        dead_letter_queue = sqs.DeadLetterQueue(max_receive_count=receives, queue=dead_letters)
-    return sqs.Queue(
-        scope,
-        name,
-        fifo=fifo or None,
-        retention_period=RETENTION,
-        encryption=sqs.QueueEncryption.SQS_MANAGED,
-        enforce_ssl=True,
-        visibility_timeout=visibility_timeout,
-        dead_letter_queue=dead_letter_queue,
-        removal_policy=removal,
-    )

@@ -9,8 +9,6 @@ from dataclasses import dataclass, field
 
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_dynamodb as dynamodb
-from aws_cdk import aws_events as events
-from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -108,17 +106,4 @@ def grant_table(
             actions=["dynamodb:Query"],
             resources=[f"{table.table_arn}/index/{index}" for index in indexes],
         )
-    )
-
-
-def on_schedule(
-    scope: Construct, function: lambda_.Function, rate: Duration, description: str
-) -> None:
-    """An EventBridge rule that invokes `function` every `rate`."""
-    events.Rule(
-        scope,
-        "Schedule",
-        description=description,
-        schedule=events.Schedule.rate(rate),
-        targets=[targets.LambdaFunction(function)],
     )

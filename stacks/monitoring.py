@@ -189,6 +189,25 @@ class Monitoring(NestedStack):
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             alarm_description=f"{name}: {what}",
         )
+        self._page(alarm)
+
+    def silence_alarm(self, name: str, metric: cloudwatch.IMetric, periods: int, what: str) -> None:
+        """An alarm when `metric` (a count a period) stays under one for `periods` periods:
+        something that should happen every period stopped (no data is silence too)."""
+        alarm = cloudwatch.Alarm(
+            self,
+            name,
+            metric=metric,
+            threshold=1,
+            evaluation_periods=periods,
+            comparison_operator=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.BREACHING,
+            alarm_description=f"{name}: {what}",
+        )
+        self._page(alarm)
+
+    def _page(self, alarm: cloudwatch.Alarm) -> None:
+        """The topic told on ALARM and on OK."""
         action = actions.SnsAction(self.topic)
         alarm.add_alarm_action(action)
         alarm.add_ok_action(action)

@@ -16,10 +16,10 @@ from stacks.functions import (
     Runtime,
     grant_table,
     handler_function,
-    on_schedule,
 )
 from stacks.monitoring import Monitoring, custom_metric
 from stacks.permissions import SHARD_MOVER_INDEXES, SHARD_MOVER_TABLE_ACTIONS
+from stacks.scheduled_runs import scheduled_run
 
 MOVER_TIMEOUT = Duration.minutes(5)
 SCHEDULE = Duration.minutes(5)
@@ -55,12 +55,11 @@ class ShardMaintenance(NestedStack):
             self, spec, runtime, {"TABLE_NAME": table.table_name, **pace}
         )
         grant_table(role, table, SHARD_MOVER_TABLE_ACTIONS, SHARD_MOVER_INDEXES)
-        on_schedule(
-            self,
-            self.function,
-            SCHEDULE,
+        scheduled_run(
+            self, "shard-mover", self.function, SCHEDULE,
             "halves cold shard counts and steps the halvings still moving",
-        )
+            monitoring=monitoring, removal=runtime.config.removal,
+        )  # fmt: skip
         monitoring.alarm(
             "ShardMoveStuck",
             custom_metric(METRICS_NAMESPACE, "ShardMoveOldestSeconds", "Maximum"),

@@ -14,10 +14,10 @@ from stacks.functions import (
     Runtime,
     grant_table,
     handler_function,
-    on_schedule,
 )
 from stacks.monitoring import Monitoring, custom_metric
 from stacks.permissions import SWEEPER_INDEXES, SWEEPER_TABLE_ACTIONS
+from stacks.scheduled_runs import scheduled_run
 
 SWEEP_TIMEOUT = Duration.minutes(2)
 """A run stops 10 s before it; two runs that overlap are safe (every firing is a claim)."""
@@ -52,7 +52,10 @@ class Timers(NestedStack):
             self, spec, runtime, {"TABLE_NAME": table.table_name}
         )
         grant_table(role, table, SWEEPER_TABLE_ACTIONS, SWEEPER_INDEXES)
-        on_schedule(self, self.function, SCHEDULE, "fires the timers that have come due")
+        scheduled_run(
+            self, "sweeper", self.function, SCHEDULE, "fires the timers that have come due",
+            monitoring=monitoring, removal=runtime.config.removal,
+        )  # fmt: skip
         monitoring.alarm(
             "TimersLate",
             custom_metric(METRICS_NAMESPACE, "TimerLatenessMax", "Maximum"),

@@ -153,6 +153,32 @@ def test_the_alarms_that_matter(dev: Synthesized) -> None:
     assert alarm(dev, "ApiLatencyP99")["ExtendedStatistic"] == "p99"
 
 
+@pytest.mark.parametrize(("name", "every"), [("sweeper", 60), ("shard-mover", 300)])
+def test_a_scheduled_run_that_stops_or_cannot_start_is_noticed(
+    dev: Synthesized, name: str, every: int
+) -> None:
+    """Issue 64, point 5: the sweep (the path by which people will be woken) runs every
+    minute, the mover every five; a schedule that stopped invoking them raised nothing."""
+    stopped = alarm(dev, f"{name}-stopped")
+    assert (stopped["MetricName"], stopped["Statistic"], stopped["Period"]) == (
+        "Invocations", "Sum", every
+    )  # fmt: skip
+    assert (stopped["ComparisonOperator"], stopped["Threshold"]) == ("LessThanThreshold", 1)
+    assert (stopped["EvaluationPeriods"], stopped["TreatMissingData"]) == (3, "breaching")
+    failed = alarm(dev, f"{name}-failed-runs")
+    assert failed["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    targets = [
+        target
+        for rule in resources(dev, "AWS::Events::Rule").values()
+        if "ScheduleExpression" in rule["Properties"]
+        for target in rule["Properties"]["Targets"]
+        if "DeadLetterConfig" in target
+    ]
+    ages = sorted(t["RetryPolicy"]["MaximumEventAgeInSeconds"] for t in targets)
+    assert ages == [60, 300], "a run that cannot start by the next goes to the queue"
+    assert {t["RetryPolicy"]["MaximumRetryAttempts"] for t in targets} == {2}
+
+
 def dashboard_metrics(synth: Synthesized) -> list[list[Any]]:
     """Every metric line of the dashboard."""
     body = dashboard_body(synth)
@@ -257,7 +283,8 @@ def test_queues_follow_the_stages_removal_policy(prod: Synthesized, ops: Synthes
     """Issue 37, point 10: the delivery queues (deliveries not yet made) were deleted with a
     retained stage's stack."""
     queues = resources(prod, "AWS::SQS::Queue").values()
-    assert len(queues) == 4  # deliveries, their dead letters, stream failures, unrecovered
+    assert len(queues) == 6  # deliveries, their dead letters, stream failures, unrecovered,
+    # and the sweep's and the shard mover's failed runs
     assert {q["DeletionPolicy"] for q in queues} == {"Retain"}
     assert {q["DeletionPolicy"] for q in resources(ops, "AWS::SQS::Queue").values()} == {"Delete"}
 
