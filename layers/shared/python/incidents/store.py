@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from botocore.exceptions import ClientError
@@ -32,7 +32,7 @@ from dynashard.resharding import (
 from dynashard.throttling import error_code
 from incidents.errors import DomainError, ThrottledError, VersionConflictError
 from incidents.keys import ShardConfig
-from incidents.models import utc_now
+from incidents.models import parse_timestamp, utc_now
 from incidents.table import PK, SK, TABLE_SCHEMA, item_key
 from incidents.tenant_shards import TenantShards, build_tenant_shards
 
@@ -104,6 +104,14 @@ class Store:
     clock: Callable[[], datetime] = utc_now
     event_retention_days: int | None = None
     """Days a timeline event is kept (through the table's TTL); None: for ever."""
+
+    def event_expiry(self, at: str) -> int | None:
+        """When an event of instant `at` expires (its item's ``ExpiresAt``), if the stage
+        keeps events for a number of days; None keeps it for ever."""
+        if self.event_retention_days is None:
+            return None
+        written = parse_timestamp(at)
+        return int((written + timedelta(days=self.event_retention_days)).timestamp())
 
     def counter(self, shards: int) -> ShardedCounter:
         """A counter on the table spread over `shards` items (a hot one's adds spread)."""

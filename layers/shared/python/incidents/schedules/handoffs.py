@@ -42,7 +42,6 @@ from incidents.schedules.stored import StoredSchedule
 from incidents.store import Failure, Store, labelled
 from incidents.table import GSI2, PK, SK, item_key
 from incidents.tenant_shards import Family
-from incidents.timeline.events import expiry
 from incidents.timers.schedule import (
     Timer,
     TimerKind,
@@ -137,7 +136,7 @@ def _handoff_put(store: Store, account: str, event: ScheduleHandoff) -> Item:
         GSI2.partition_key: gsi2pk,
         GSI2.sort_key: gsi2sk,
         "Type": "event",
-        "ExpiresAt": expiry(store, event.at),
+        "ExpiresAt": store.event_expiry(event.at),
     }
     return store.put_operation(serialize(values))
 

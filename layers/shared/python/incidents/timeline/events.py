@@ -16,7 +16,6 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from dynashard.query import Item
@@ -39,7 +38,6 @@ from incidents.models import (
     State,
     TimelineEvent,
     Timeout,
-    parse_timestamp,
     timestamp,
 )
 from incidents.store import Caller, Store, new_id
@@ -217,7 +215,7 @@ def event_item(store: Store, account: str, event: TimelineEvent, after: Incident
         GSI2.partition_key: gsi2pk,
         GSI2.sort_key: gsi2sk,
         "Type": "event",
-        "ExpiresAt": expiry(store, event.at),
+        "ExpiresAt": store.event_expiry(event.at),
     }
     return serialize(values)
 
@@ -258,15 +256,6 @@ def as_read(counted: Counted) -> tuple[str, dict[str, str], Item]:
         return "#version = :version AND attribute_not_exists(#seq)", names, values
     values[":seq"] = {"N": str(counted.seq)}
     return "#version = :version AND #seq = :seq", names, values
-
-
-def expiry(store: Store, at: str) -> int | None:
-    """When the event's item expires (``ExpiresAt``), if the stage keeps events for a
-    number of days; None keeps it for ever."""
-    if store.event_retention_days is None:
-        return None
-    written = parse_timestamp(at)
-    return int((written + timedelta(days=store.event_retention_days)).timestamp())
 
 
 def event_from_item(item: Item) -> TimelineEvent:
