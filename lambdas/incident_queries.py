@@ -14,7 +14,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from dynashard.query import PageBudget
 from incidents.alerts.changes import list_changes as list_account_changes
 from incidents.alerts.models import ChangeList
-from incidents.errors import InvalidFilterError
+from incidents.errors import ForbiddenError, InvalidFilterError
 from incidents.incident import queries
 from incidents.incident.queries import IncidentPage
 from incidents.insights import queries as insights
@@ -36,7 +36,7 @@ from incidents.paging import DEFAULT_LIMIT, CreatedWindow, IncidentFilter, PageR
 from incidents.requests import MAX_LIST
 from incidents.timeline import queries as timelines
 from incidents.timeline.queries import AccountEventPage, EventPage, EventRequest
-from lambdas.http.admission import caller
+from lambdas.http.admission import caller, lacks
 from lambdas.http.api import answer, lambda_handler, new_resolver, route
 from lambdas.http.conditional import if_none_match as if_none_match_header
 from lambdas.http.conditional import unless_current
@@ -270,7 +270,7 @@ def account_events(
     """Every event of my account's incidents, by time: the polling alternative to webhooks.
     Poll oldest first from the last walk's ``next_since``: nothing missed, nothing twice."""
     params = ListParams(limit, cursor, order, since, until, None, None)
-    request = EventRequest(_page_request(params), tuple(type or ()))
+    request = EventRequest(_page_request(params), _readable(type))
     who, tables = caller(), store()
     if order == "asc":
         settled = timelines.settled_events(tables, who, request, tables.clock())
@@ -287,6 +287,19 @@ def account_events(
         next_since=next_since,
     )
     return answer(app, feed, etag=tag)
+
+
+INCIDENT_EVENTS = tuple(kind for kind in EventType if kind is not EventType.SCHEDULE_HANDOFF)
+
+
+def _readable(types: list[EventType] | None) -> tuple[EventType, ...]:
+    """The types asked for, as the caller may read them: an API key without
+    ``schedules:read`` reads no handoff (403 if it names them; left out of every type)."""
+    if not lacks("schedules:read"):
+        return tuple(types or ())
+    if types and EventType.SCHEDULE_HANDOFF in types:
+        raise ForbiddenError("this API key lacks the scope schedules:read (schedule.handoff)")
+    return tuple(types or INCIDENT_EVENTS)
 
 
 def page_tag(page: AccountEventPage) -> str:

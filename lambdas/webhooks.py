@@ -8,6 +8,7 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
+from incidents.errors import ForbiddenError
 from incidents.events_out import deliveries
 from incidents.events_out import webhooks as commands
 from incidents.events_out.replay import send_test, start_replay
@@ -23,8 +24,9 @@ from incidents.events_out.webhook_models import (
     WebhookList,
     WebhookPatch,
 )
+from incidents.models import EventType
 from incidents.paging import DEFAULT_LIMIT, PageRequest
-from lambdas.http.admission import caller
+from lambdas.http.admission import caller, lacks
 from lambdas.http.api import answer, lambda_handler, new_resolver, no_content, route
 from lambdas.http.params import Cursor, Limit, parse_instant
 from lambdas.runtime import delivery_queue, endpoint_policy, store
@@ -38,6 +40,7 @@ app = new_resolver()
 def create_webhook(body: NewWebhook) -> Response[WebhookCreated]:
     """Register a webhook; the answer holds its signing secret (shown only here and on
     rotation)."""
+    _may_receive(body.event_types)
     created = commands.create_webhook(store(), caller(), body, endpoint_policy())
     return answer(app, created, status=201, location=f"/webhooks/{created.id}")
 
@@ -58,6 +61,8 @@ def get_webhook(webhook_id: WebhookId) -> Webhook:
 @route(app, "update_webhook")
 def update_webhook(webhook_id: WebhookId, body: WebhookPatch) -> Webhook:
     """Change the URL, event types, description, or enable / disable it."""
+    changed = "event_types" in body.model_fields_set
+    _may_receive(body.event_types if changed else _types_of(webhook_id))
     return commands.update_webhook(store(), caller(), webhook_id, body, endpoint_policy())
 
 
@@ -86,6 +91,7 @@ def list_deliveries(
 @route(app, "replay_webhook")
 def replay_webhook(webhook_id: WebhookId, body: Replay) -> Accepted:
     """Queue the account's events from `since` on for delivery again, in order."""
+    _may_receive(_types_of(webhook_id))
     since = parse_instant(body.since, "since")
     assert since is not None, "required by the body's model"
     queued = start_replay(store(), delivery_queue(), caller(), webhook_id, since)
@@ -96,6 +102,21 @@ def replay_webhook(webhook_id: WebhookId, body: Replay) -> Accepted:
 def test_webhook(webhook_id: WebhookId) -> Accepted:
     """Queue a ``webhook.test`` event for this webhook."""
     return Accepted(id=send_test(store(), delivery_queue(), caller(), webhook_id))
+
+
+def _types_of(webhook_id: str) -> list[EventType] | None:
+    return commands.get_webhook(store(), caller(), webhook_id).event_types
+
+
+def _may_receive(types: list[EventType] | None) -> None:
+    """403 for an API key without ``schedules:read`` pointing a webhook of handoffs (named,
+    or every type) somewhere: they tell who is on call."""
+    if lacks("schedules:read") and (types is None or EventType.SCHEDULE_HANDOFF in types):
+        raise ForbiddenError(
+            "this API key lacks the scope schedules:read: this webhook receives "
+            "schedule.handoff events (event_types null is every type); name event_types "
+            "without it"
+        )
 
 
 handler = lambda_handler(app)

@@ -22,8 +22,9 @@ from typing import Any
 from incidents.access.models import API_KEY_ID
 from incidents.alerts.integrations import KEY_PREFIX, authenticate
 from incidents.alerts.models import Integration
-from incidents.errors import ForbiddenError, NotFoundError, UnauthorizedError
-from incidents.models import ACCOUNT_ID, FEED_TOKEN, USER_ID
+from incidents.errors import ForbiddenError, UnauthorizedError
+from incidents.feed_tokens import feed_account
+from incidents.models import ACCOUNT_ID, USER_ID
 from incidents.store import Caller
 from lambdas.http.cors import request_header
 from lambdas.http.principal import ACCOUNT, PRINCIPAL, SCOPES
@@ -34,7 +35,6 @@ from lambdas.runtime import store
 
 _ACCOUNT_PATTERN = re.compile(ACCOUNT_ID)
 _PRINCIPAL_PATTERN = re.compile(rf"{USER_ID}|{API_KEY_ID}")
-_FEED_TOKEN = re.compile(FEED_TOKEN)
 BEARER = "bearer "
 API_QUOTA = "api"
 ALERTS_QUOTA = "alerts"
@@ -48,6 +48,8 @@ class Admission:
     caller: Caller
     headers: dict[str, str] = field(default_factory=dict)
     integration: Integration | None = None
+    scopes: tuple[str, ...] | None = None
+    """An API key's scopes (None: a person, an integration or a feed)."""
 
 
 _ADMITTED: ContextVar[Admission | None] = ContextVar("admitted", default=None)
@@ -106,7 +108,15 @@ def _person(event: Mapping[str, Any], route: Route) -> Admission:
             check_scope(route, scopes.split())
         except ForbiddenError as error:
             raise CountedRefusalError(error, headers) from None
-    return Admission(Caller(account_id=account, user_id=principal), headers)
+    granted = tuple(scopes.split()) if isinstance(scopes, str) else None
+    return Admission(Caller(account_id=account, user_id=principal), headers, scopes=granted)
+
+
+def lacks(scope: str) -> bool:
+    """Whether the request is an API key's without `scope`: what a route shows or sends
+    beyond its own subject needs that subject's scope too."""
+    admission = _ADMITTED.get()
+    return admission is not None and admission.scopes is not None and scope not in admission.scopes
 
 
 def check_scope(route: Route, scopes: list[str]) -> None:
@@ -141,15 +151,12 @@ def _integration(event: Mapping[str, Any], route: Route) -> Admission | None:
 
 
 def _feed(event: Mapping[str, Any]) -> Admission:
-    """A calendar app reading a feed: the token in the path names the account whose API
-    quota it draws on (its handler checks the token's secret); 404 for one that cannot be a
-    token, as for one that is not."""
+    """A calendar app reading a feed: the token in the path, checked first (a point read;
+    404 for one that is not the feed's current one, nothing spent), then its account's API
+    quota drawn on. The caller is the feed's subject, in the token's account."""
     parameters = event.get("pathParameters") or {}
-    token = str(parameters.get("token", ""))
-    if not _FEED_TOKEN.match(token):
-        raise NotFoundError("no calendar feed at this URL (it may have been rotated)")
-    account = token.partition(".")[0]
     subject = str(parameters.get("schedule_id") or parameters.get("user_id"))
+    account = feed_account(store(), str(parameters.get("token", "")), subject)
     headers = admit(account, [(API_QUOTA, quotas().api)])
     return Admission(Caller(account_id=account, user_id=subject), headers)
 

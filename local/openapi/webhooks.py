@@ -165,7 +165,8 @@ def examples() -> list[AccountEvent]:
     handoff = ACCOUNT_EVENTS.validate_python(
         {"id": "evt_2J9dTr8Lc4XnQ3dK0fY6pAbTvOw", "type": "schedule.handoff", "at": AT,
          "schedule": {"id": SCHEDULE, "name": "Payments on-call", "version": 3},
-         "user_id": BOB, "previous_user_id": ALICE, "shift_end": "2026-12-01T08:41:07.120345Z"}
+         "user_id": BOB, "previous_user_id": ALICE, "shift_start": "2026-11-24T08:40:00.000000Z",
+         "shift_end": "2026-12-01T08:40:00.000000Z"}
     )  # fmt: skip
     return [*changes, handoff]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from incidents.store import Caller, new_id
 from local.api.gateway import LocalGateway
 from tests.helpers.api_harness import Api
+from tests.helpers.people import new_api_user
 
 pytestmark = pytest.mark.integration
 
@@ -213,7 +215,10 @@ def test_a_key_causes_and_reads_only_what_its_scopes_grant(
                                               "end_time": "2099-02-02T00:00:00Z",
                                               "description": "failover"}),
         ],
-        "webhooks:manage": [("POST", "/webhooks", {"url": "https://hooks.example.com/x"})],
+        "webhooks:manage": [
+            ("POST", "/webhooks", {"url": "https://hooks.example.com/x",
+                                   "event_types": ["incident.created"]}),
+        ],
     }  # fmt: skip
     also = {"POST": "incidents:write", "PATCH": "incidents:write", "GET": "incidents:read"}
     for scope, requests in asks.items():
@@ -226,3 +231,46 @@ def test_a_key_causes_and_reads_only_what_its_scopes_grant(
             both = new_key(api, alice, scope, needed)["key"]
             status, _, answer = call(gateway, both, method, path, body)
             assert status in (200, 201), (path, answer)
+
+
+def test_handoffs_are_read_only_with_the_schedules_scope(api: Api, gateway: LocalGateway) -> None:
+    """A schedule's handoff says who is on call: ``GET /events`` leaves it out for a key
+    without ``schedules:read`` (403 if named), and such a key may not point a webhook of
+    handoffs (every type, or named) anywhere."""
+    ada = new_api_user(api, new_id("acct"), "Ada")
+    bob = new_api_user(api, ada.account_id, "Bob")
+    layer = {"name": "Primary", "start": "2026-01-05T00:00:00Z",
+             "users": [{"user_id": ada.user_id}],
+             "rotation_virtual_start": "2026-01-05T09:00:00Z",
+             "rotation_turn_length_seconds": 86_400}  # fmt: skip
+    body = {"name": "Payments", "time_zone": "UTC", "schedule_layers": [layer]}
+    schedule = api.call("create_schedule", ada, body=body).body["id"]
+    now = datetime.now(UTC)
+    cover = {"start": now.isoformat(), "end": (now + timedelta(hours=1)).isoformat(),
+             "user_id": bob.user_id}  # fmt: skip
+    assert api.call("create_override", ada, {"schedule_id": schedule}, body=cover).status == 201
+    incidents_only = new_key(api, ada, "incidents:read")["key"]
+    both = new_key(api, ada, "incidents:read", "schedules:read")["key"]
+    _, _, shown = call(gateway, both, "GET", "/events")
+    assert [e["type"] for e in shown["items"]] == ["schedule.handoff"]
+    _, _, hidden = call(gateway, incidents_only, "GET", "/events")
+    assert hidden["items"] == []
+    status, _, refused = call(gateway, incidents_only, "GET", "/events?type=schedule.handoff")
+    assert (status, refused["code"]) == (403, "forbidden")
+    hooks = new_key(api, ada, "webhooks:manage", "incidents:read")["key"]
+    url = "https://hooks.example.com/in"
+    status, _, refused = call(gateway, hooks, "POST", "/webhooks", {"url": url})
+    assert (status, refused["code"]) == (403, "forbidden"), refused
+    assert "schedules:read" in refused["message"]
+    types = {"url": url, "event_types": ["incident.created"]}
+    status, _, made = call(gateway, hooks, "POST", "/webhooks", types)
+    assert status == 201, made
+    every = {"event_types": None}
+    status, _, _ = call(gateway, hooks, "PATCH", f"/webhooks/{made['id']}", every)
+    assert status == 403
+    hook = api.call("create_webhook", ada, body={"url": url}).body  # a person's: every type
+    for method, path, sent in [("PATCH", f"/webhooks/{hook['id']}", {"url": url + "2"}),
+                               ("POST", f"/webhooks/{hook['id']}/replay",
+                                {"since": "2026-01-01T00:00:00Z"})]:  # fmt: skip
+        status, _, refused = call(gateway, hooks, method, path, sent)
+        assert (status, refused["code"]) == (403, "forbidden"), path

@@ -299,7 +299,7 @@ def handoffs(account: ClockedAccount) -> list[tuple[str, str | None, str | None,
     request = EventRequest(PageRequest(limit=100, descending=False), (EventType.SCHEDULE_HANDOFF,))
     events = account_events(account.store, account.owner, request).items
     return [
-        (e.at[5:16], e.previous_user_id, e.user_id, e.schedule.version)
+        (e.shift_start[5:16], e.previous_user_id, e.user_id, e.schedule.version)
         for e in events
         if isinstance(e, ScheduleHandoff)
     ]

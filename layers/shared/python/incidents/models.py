@@ -478,10 +478,16 @@ class ScheduleHandoff(BaseModel):
 
     id: EventId
     type: Literal[EventType.SCHEDULE_HANDOFF]
-    at: Timestamp = Field(description="when the new shift began")
+    at: Timestamp = Field(
+        description="when the handoff was written (the sweep fires a shift's end within a "
+        "minute or so of it): the events' order and polling horizon"
+    )
     schedule: HandoffSchedule
-    user_id: UserId | None = Field(description="on call from `at` (null: nobody, a gap)")
-    previous_user_id: UserId | None = Field(description="on call until `at` (null: nobody)")
+    user_id: UserId | None = Field(description="on call from `shift_start` (null: nobody, a gap)")
+    previous_user_id: UserId | None = Field(
+        description="on call until `shift_start` (null: nobody)"
+    )
+    shift_start: Timestamp = Field(description="when the new shift began: the handoff's instant")
     shift_end: Timestamp = Field(
         description="when the new shift ends, as the schedule stood (the next handoff)"
     )

@@ -30,7 +30,7 @@ from incidents.keys import WEBHOOK_PREFIX, webhooks_partition
 from incidents.models import AccountEvent, IncidentSummary, ScheduleHandoff
 from incidents.store import Store
 from incidents.table import PK
-from incidents.timeline.events import account_event_from_item, summary_after
+from incidents.timeline.events import account_event_from_item, event_from_item, summary_after
 
 if TYPE_CHECKING:
     from mypy_boto3_events import EventBridgeClient
@@ -148,10 +148,9 @@ class Publisher:
         if position.seq is not None and seq <= position.seq:
             return []
         missing = missing_before(self.store, account, incident, seq, position.seq)
-        sent = [*map(outgoing_from_item, missing), item]
-        for earlier in sent:
+        for earlier in [*map(outgoing_from_item, missing), item]:
             self._send(earlier, batch)
-        changes = [e.event for e in sent if not isinstance(e.event, ScheduleHandoff)]
+        changes = [*map(event_from_item, missing), item.event]
         insights, figures = counted(position.insights, changes)
         advance(self.store, account, incident, seq, position, insights=insights, figures=figures)
         batch.positions[key] = Position(seq, insights)

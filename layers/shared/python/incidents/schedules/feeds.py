@@ -1,19 +1,16 @@
 """Calendar feeds at secret URLs: a schedule's shifts, and one user's shifts on every
 schedule, for calendar apps that subscribe by URL alone (no header, no sign-in). The token in
-the URL is the credential: its account and a secret, stored only as a digest, replaced (and
-the old URL dead) by each rotation."""
+the URL is the credential (`incidents.feed_tokens`), replaced (and the old URL dead) by
+each rotation."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import re
-import secrets
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from dynashard.query import Item
 from incidents.errors import NotFoundError
+from incidents.feed_tokens import FeedNotFoundError, new_token
 from incidents.items import deserialize
 from incidents.keys import (
     PROFILE_SK,
@@ -22,7 +19,7 @@ from incidents.keys import (
     teams_partition,
     user_partition,
 )
-from incidents.models import FEED_TOKEN, timestamp
+from incidents.models import timestamp
 from incidents.schedules.calendar_feed import FeedShift, calendar_feed
 from incidents.schedules.oncalls import OnCallFilter, rendered_shifts, selected_schedules
 from incidents.schedules.reads import find_schedule
@@ -35,14 +32,6 @@ AHEAD = timedelta(days=90)
 """How far ahead a feed lists shifts (what a render may hold at its turns, if less)."""
 BEHIND = timedelta(days=7)
 """How far back: the last week's shifts stay in a subscriber's calendar."""
-_TOKEN = re.compile(FEED_TOKEN)
-
-
-class FeedNotFoundError(NotFoundError):
-    """No feed at this URL: a token never made, rotated away, or for another subject."""
-
-    def __init__(self) -> None:
-        super().__init__("no calendar feed at this URL (it may have been rotated)")
 
 
 def rotate_schedule_feed(store: Store, caller: Caller, schedule_id: str) -> str:
@@ -66,21 +55,21 @@ def _rotate(
     store: Store, caller: Caller, subject_id: str, exists: Item, missing: NotFoundError
 ) -> str:
     """A new secret for the feed of `subject_id`, which `exists` checks is there."""
-    secret = secrets.token_urlsafe(24)
+    token, stored = new_token(caller.account_id)
     values = {
         "Type": "calendar_feed",
         "subject_id": subject_id,
-        "secret_sha256": _digest(secret),
+        "secret_sha256": stored,
         "created_at": timestamp(store.clock()),
     }
     put = store.put_operation(keyed(caller.account_id, feed_sort_key(subject_id), values))
     store.transact([put, exists], [None, missing])
-    return f"{caller.account_id}.{secret}"
+    return token
 
 
-def schedule_feed(store: Store, token: str, schedule_id: str) -> bytes:
-    """The schedule's shifts from a week back to 90 days ahead, titled by who is on call."""
-    account = _admitted(store, token, schedule_id)
+def schedule_feed(store: Store, account: str, schedule_id: str) -> bytes:
+    """The schedule's shifts from a week back to 90 days ahead, titled by who is on call
+    (`account`: the one its feed's token named, checked: `incidents.feed_tokens`)."""
     schedule = find_schedule(store, account, schedule_id)
     if schedule is None:
         raise FeedNotFoundError
@@ -93,9 +82,9 @@ def schedule_feed(store: Store, token: str, schedule_id: str) -> bytes:
     return calendar_feed(schedule_id, schedule.name, shifts, store.clock())
 
 
-def user_feed(store: Store, token: str, user_id: str) -> bytes:
-    """The user's shifts on every schedule they may be on, titled by the schedule."""
-    account = _admitted(store, token, user_id)
+def user_feed(store: Store, account: str, user_id: str) -> bytes:
+    """The user's shifts on every schedule they may be on, titled by the schedule (as
+    `schedule_feed`, `account` checked)."""
     selected = OnCallFilter(user_ids=frozenset({user_id}))
     shifts = []
     for known in selected_schedules(store, account, selected):
@@ -110,18 +99,6 @@ def user_feed(store: Store, token: str, user_id: str) -> bytes:
         ]
     names = _names(store, account, {user_id})
     return calendar_feed(user_id, f"On call: {names(user_id)}", shifts, store.clock())
-
-
-def _admitted(store: Store, token: str, subject_id: str) -> str:
-    """The token's account, if the token is the subject's feed's current one."""
-    if not _TOKEN.match(token):
-        raise FeedNotFoundError
-    account, _, secret = token.partition(".")
-    item = store.get(teams_partition(account), feed_sort_key(subject_id))
-    stored = "" if item is None else str(deserialize(item)["secret_sha256"])
-    if not hmac.compare_digest(stored, _digest(secret)):
-        raise FeedNotFoundError
-    return account
 
 
 def _span(store: Store, schedule: StoredSchedule) -> tuple[datetime, datetime]:
@@ -140,7 +117,3 @@ def _names(store: Store, account: str, user_ids: set[str | None]) -> Callable[[s
         for values in map(deserialize, store.batch_get(keys))
     }
     return lambda user_id: found.get(user_id or "", user_id or "nobody")
-
-
-def _digest(secret: str) -> str:
-    return hashlib.sha256(secret.encode()).hexdigest()

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from ksuid import Ksuid
 
@@ -40,7 +40,7 @@ from incidents.schedules.on_call_now import Known, Shift, known_at, known_item
 from incidents.schedules.reads import find_schedule, overrides_reader, read_known
 from incidents.schedules.stored import StoredSchedule
 from incidents.store import Failure, Store, labelled
-from incidents.table import GSI2, PK, SK, item_key
+from incidents.table import GSI2, item_key
 from incidents.tenant_shards import Family
 from incidents.timers.schedule import (
     Timer,
@@ -85,21 +85,23 @@ def transact_with_now(
     """`operations` and the writes of `known` in one transaction (with the handoff's event,
     if who is on call now changes from what the item held), built again if the due index
     grows."""
-    handoff = handoff_event(read_known(store, account, known.schedule_id), known)
-    told = [] if handoff is None else [labelled(_handoff_put(store, account, handoff))]
-    store.transact_growing(
-        lambda: Transaction([*operations, *now_writes(store, account, known, fired), *told], None)
-    )
+    handoff = handoff_event(read_known(store, account, known.schedule_id), known, store.clock())
+
+    def build() -> Transaction[Failure, None]:
+        told = [] if handoff is None else [_handoff_write(store, account, handoff)]
+        return Transaction([*operations, *now_writes(store, account, known, fired), *told], None)
+
+    store.transact_growing(build)
 
 
 JUST_BEFORE = timedelta(microseconds=1)
 
 
-def handoff_event(before: Known | None, after: Known) -> ScheduleHandoff | None:
-    """The handoff from what `before` held to `after`, if who is on call changed: the new
-    current shift's user against whoever `before` had on call just before it began (a
-    sweep past both shifts it knew: the last of them). None for a schedule's first
-    materialization, or when the current shift stayed whose it was."""
+def handoff_event(before: Known | None, after: Known, now: datetime) -> ScheduleHandoff | None:
+    """The handoff from what `before` held to `after`, written `now`, if who is on call
+    changed: the new current shift's user against whoever `before` had on call just before
+    it began (a sweep past both shifts it knew: the last of them). None for a schedule's
+    first materialization, or when the current shift stayed whose it was."""
     new = after.current
     if before is None or (new.start, new.user_id) == (before.current.start, before.current.user_id):
         return None
@@ -109,10 +111,11 @@ def handoff_event(before: Known | None, after: Known) -> ScheduleHandoff | None:
     return ScheduleHandoff(
         id=_handoff_id(after.schedule_id, new),
         type=EventType.SCHEDULE_HANDOFF,
-        at=timestamp(new.start),
+        at=timestamp(now),
         schedule=HandoffSchedule(id=after.schedule_id, name=after.name, version=after.version),
         user_id=new.user_id,
         previous_user_id=previous.user_id,
+        shift_start=timestamp(new.start),
         shift_end=timestamp(new.end),
     )
 
@@ -124,21 +127,35 @@ def _handoff_id(schedule_id: str, shift: Shift) -> str:
     return f"evt_{Ksuid(datetime=shift.start, payload=digest[:16])}"
 
 
-def _handoff_put(store: Store, account: str, event: ScheduleHandoff) -> Item:
-    """The event's item: in the schedule's partition, and in the account's events index."""
-    pk, sk = handoff_key(account, event.schedule.id, event.at)
+def _handoff_write(store: Store, account: str, event: ScheduleHandoff) -> Operation[Failure]:
+    """The event's item, in the schedule's partition (by the shift's start) and in the
+    account's events index (by when it was written: an oldest-first walk's settled horizon
+    holds), as the first writer of that handoff made it: a second, racing writer changes
+    nothing and cannot fail the transaction."""
+    pk, sk = handoff_key(account, event.schedule.id, event.shift_start)
     count = store.shards.write_count(account, Family.EVENTS)
     gsi2pk, gsi2sk = event_index_key(account, event.id, event.at, count)
-    values = {
+    values = serialize({
         **event.model_dump(mode="json", by_alias=True),
-        PK: pk,
-        SK: sk,
         GSI2.partition_key: gsi2pk,
         GSI2.sort_key: gsi2sk,
         "Type": "event",
         "ExpiresAt": store.event_expiry(event.at),
+    })  # fmt: skip
+    names = {f"#a{n}": name for n, name in enumerate(values)}
+    update = {
+        "Update": {
+            "TableName": store.table_name,
+            "Key": item_key(pk, sk),
+            "UpdateExpression": "SET "
+            + ", ".join(f"{name} = if_not_exists({name}, :{name[1:]})" for name in names),
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": {
+                f":{name[1:]}": values[attribute] for name, attribute in names.items()
+            },
+        }
     }
-    return store.put_operation(serialize(values))
+    return labelled(update, None, store.shards.sharded(account, Family.EVENTS))
 
 
 def hand_off(store: Store, timer: Timer) -> bool:

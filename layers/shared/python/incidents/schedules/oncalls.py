@@ -86,8 +86,12 @@ def selected_schedules(store: Store, account: str, selected: OnCallFilter) -> li
     if not selected.user_ids:
         return knowns
     items = store.query_partition(teams_partition(account), prefix=oncall_members_prefix())
-    theirs = {schedule for schedule, users in map(members_from, items) if users & selected.user_ids}
-    return [known for known in knowns if known.schedule_id in theirs]
+    members = dict(map(members_from, items))
+    return [  # a schedule saved before members were kept: anyone may be on it
+        known
+        for known in knowns
+        if known.schedule_id not in members or members[known.schedule_id] & selected.user_ids
+    ]
 
 
 def materialized(store: Store, account: str) -> list[Known]:
