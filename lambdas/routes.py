@@ -467,7 +467,7 @@ ROUTES: dict[str, Route] = {
         "/schedules/{schedule_id}/ical/{token}",
         Group.SCHEDULES,
         "A schedule's calendar feed",
-        errors=LOOKUP,
+        errors=(404,),  # the token is checked first: a malformed id is no feed either
         feed_token=True,
     ),
     "rotate_user_feed": Route(
@@ -482,7 +482,7 @@ ROUTES: dict[str, Route] = {
         "/users/{user_id}/ical/{token}",
         Group.SCHEDULES,
         "A user's shifts as a calendar feed",
-        errors=LOOKUP,
+        errors=(404,),  # the token is checked first: a malformed id is no feed either
         feed_token=True,
     ),
     "add_member": Route(
