@@ -13,6 +13,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -156,3 +157,20 @@ def story(local_api: LocalApi, token: str, colleague: str) -> Iterator[tuple[str
     yield "DELETE", f"{path}/participants/{colleague}", None
     yield "POST", f"{path}/resolve", None
     yield "PATCH", path, {"status": "ACKNOWLEDGED"}
+    yield from handoff(local_api, token, colleague)
+
+
+def handoff(local_api: LocalApi, token: str, colleague: str) -> Iterator[tuple[str, str, Any]]:
+    """A schedule of the signed-in user handed to `colleague` at once (an override from
+    now): one ``schedule.handoff``."""
+    me = next(u["user_id"] for u in local_api.accounts[1]["users"] if u["token"] == token)
+    layer = {"name": "Primary", "start": "2026-01-05T00:00:00Z", "users": [{"user_id": me}],
+             "rotation_virtual_start": "2026-01-05T09:00:00Z",
+             "rotation_turn_length_seconds": 86_400}  # fmt: skip
+    body = {"name": "Payload types", "time_zone": "UTC", "schedule_layers": [layer]}
+    status, schedule = local_api.request("POST", "/schedules", token, body)
+    assert status == 201, schedule
+    now = datetime.now(UTC)
+    cover = {"start": now.isoformat(), "end": (now + timedelta(hours=1)).isoformat(),
+             "user_id": colleague}  # fmt: skip
+    yield "POST", f"/schedules/{schedule['id']}/overrides", cover

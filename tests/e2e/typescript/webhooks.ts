@@ -6,7 +6,7 @@ import type { components } from "./generated/api.js";
 
 type Schemas = components["schemas"];
 type Body = Schemas["EventPayload"] | Schemas["TestPayload"];
-type Event = Schemas["TimelineEvent"];
+type Event = Schemas["AccountEvent"];
 
 function describe(event: Event): string {
   switch (event.type) {
@@ -25,6 +25,8 @@ function describe(event: Event): string {
       return event.note.text;
     case "alert.received":
       return `${event.alert.alerts} alerts of ${event.alert.dedup_key}: ${event.alert.summary}`;
+    case "schedule.handoff":
+      return `${event.schedule.name} v${event.schedule.version}: ${event.previous_user_id ?? "nobody"} to ${event.user_id ?? "nobody"} from ${event.shift_start}`;
     default: {
       const unknown: never = event;
       return unknown;
