@@ -18,7 +18,12 @@ from incidents.models import EventType, ScheduleHandoff
 from incidents.paging import PageRequest
 from incidents.requests import CreateTeam, SaveProfile
 from incidents.schedules import commands
-from incidents.schedules.commands import PastOverrideError, ScheduleTimesError
+from incidents.schedules.commands import (
+    MAX_PENDING_VERSIONS,
+    PastOverrideError,
+    ScheduleTimesError,
+    TooManyPendingVersionsError,
+)
 from incidents.schedules.engine import on_call_at
 from incidents.schedules.handoffs import hand_off
 from incidents.schedules.models import OverrideRequest, Schedule, ScheduleChange, ScheduleRequest
@@ -138,6 +143,32 @@ def test_an_edit_from_a_time_on_leaves_every_answer_before_it(account: ClockedAc
             store, owner, created.id,
             ScheduleChange.model_validate({**body([bob]), "effective_at": at.isoformat()}),
         )  # fmt: skip
+
+
+def test_edits_waiting_to_take_effect_are_bounded_and_one_earlier_replaces_them(
+    account: ClockedAccount,
+) -> None:
+    """Each edit from a later time kept the ones before it, and an edit from now then
+    deleted them all in one transaction: past 100 items DynamoDB refused it (a 500). A
+    layer holds at most `MAX_PENDING_VERSIONS` of them (409 beyond)."""
+    store, owner = account.store, account.owner
+    bob, cyd = colleague(account, "Bob"), colleague(account, "Cyd")
+    created = commands.create_schedule(
+        store, owner, ScheduleRequest.model_validate(body([owner.user_id, bob]))
+    )
+
+    def edit(users: list[str], days: int) -> Schedule:
+        at = (T0 + days * DAY).isoformat()
+        change = ScheduleChange.model_validate({**body(users), "effective_at": at})
+        return commands.update_schedule(store, owner, created.id, change)
+
+    for day in range(1, MAX_PENDING_VERSIONS + 1):
+        edit([cyd, bob] if day % 2 else [bob, cyd], day)
+    with pytest.raises(TooManyPendingVersionsError, match="at most 5 edits of a layer"):
+        edit([cyd], MAX_PENDING_VERSIONS + 1)
+    assert edit([cyd], 0).version == MAX_PENDING_VERSIONS + 2  # from now: replaces them all
+    later = final(commands.get_schedule(store, owner, created.id, T0, T0 + 3 * DAY))
+    assert {user for _, _, user in later} == {cyd}
 
 
 def test_overrides_win_and_a_past_one_is_read_only(account: ClockedAccount) -> None:

@@ -71,6 +71,9 @@ from incidents.store import Caller, Failure, Store, labelled, new_id
 from incidents.table import TABLE_SCHEMA, item_key
 
 MAX_FUTURE_OVERRIDES = 10_000
+MAX_PENDING_VERSIONS = 5
+"""Versions of a layer not yet in effect (edits queued for later times): an edit replaces
+those after its own time in one transaction, which holds at most 100 items."""
 
 
 class ScheduleTimesError(DomainError):
@@ -86,6 +89,10 @@ class PastOverrideError(ConflictError):
 
 class TooManyOverridesError(ConflictError):
     """A schedule holds `MAX_FUTURE_OVERRIDES` overrides not yet ended."""
+
+
+class TooManyPendingVersionsError(ConflictError):
+    """A layer would hold more than `MAX_PENDING_VERSIONS` versions not yet in effect."""
 
 
 def create_schedule(store: Store, caller: Caller, request: ScheduleRequest) -> Schedule:
@@ -413,6 +420,13 @@ def _edited_layers(
             continue
         dropped = [v for v in layer.versions if v.effective_from > at]
         added = wanted if kept else replace(wanted, effective_from=start)
+        pending = [v for v in (*kept, added) if v.effective_from > store.clock()]
+        if len(pending) > MAX_PENDING_VERSIONS:
+            raise TooManyPendingVersionsError(
+                f"schedule_layers[{index}]: at most {MAX_PENDING_VERSIONS} edits of a layer "
+                "may wait to take effect; edit from an earlier effective_at (it replaces "
+                "those after it)"
+            )
         versions.append((*kept, added))
         operations.append(store.put_operation(version_item(account, stored.id, index, added)))
         operations += [

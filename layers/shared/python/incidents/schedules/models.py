@@ -250,7 +250,12 @@ class ScheduleChange(ScheduleRequest):
     the past): a layer whose rotation changes gets a version from then, a layer left out of
     the list ends then, a new one starts no earlier; who was on call before stays as it was."""
 
-    effective_at: Instant | None = None
+    effective_at: Instant | None = Field(
+        default=None,
+        description="when the change takes effect (now when left out; never in the past); "
+        "it replaces the layer's edits queued after it, and a layer holds at most 5 edits "
+        "waiting to take effect (409 beyond)",
+    )
 
 
 class OverrideRequest(BaseModel):
