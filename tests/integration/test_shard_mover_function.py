@@ -58,12 +58,12 @@ def test_the_scheduled_mover_settles_a_registered_halving(
         move.key for move in registered_moves(Table(runtime.dynamodb(), API_TABLE, TABLE_SCHEMA))
     ]
 
-    assert run_the_function() == {"halved": 0, "running": 1}, "too young to move"
-    assert key in registered()
+    run_the_function()  # the table's other accounts may be halved too: this one's state tells
+    assert key in registered(), "too young to move"
     moved = operator.refresh(key)
     assert (moved.shard_count, moved.read_count, moved.moving_from) == (2, 4, 4)
     monkeypatch.setattr(shard_mover, "MOVE_AFTER", 0.0)  # as if run a minute later
-    assert run_the_function() == {"halved": 0, "running": 0}
+    run_the_function()
     assert key not in registered(), "settled: unregistered"
     settled = operator.refresh(key)
     assert (settled.shard_count, settled.read_count, settled.moving_from) == (2, 2, None)
