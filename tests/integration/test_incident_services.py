@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from incidents.errors import (
@@ -155,3 +157,27 @@ def test_team_membership_rules(store: Store, alice: Caller) -> None:
         team_incidents(store, bob, team.id, State.OPEN, PageRequest())
     with pytest.raises(NotFoundError):
         team_incidents(store, alice, new_id("team"), State.OPEN, PageRequest())
+
+
+def test_creates_at_once_take_numbers_without_failing_or_retrying_each_other(
+    store: Store, alice: Caller
+) -> None:
+    """A burst of one account's creates (expiries firing together): one transaction each,
+    none refused or tried again over the number, numbers unique and consecutive."""
+    create_incident(store, alice, CreateIncident(title="first"))  # the account's maps exist
+    transactions: list[str] = []
+    hook = "before-call.dynamodb.TransactWriteItems"
+    events = store.client.meta.events
+    events.register(hook, lambda **_: transactions.append("transaction"), unique_id="burst")
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            created = list(
+                pool.map(
+                    lambda n: create_incident(store, alice, CreateIncident(title=f"expired {n}")),
+                    range(16),
+                )
+            )
+    finally:
+        events.unregister(hook, unique_id="burst")
+    assert sorted(incident.summary.number for incident in created) == list(range(2, 18))
+    assert len(transactions) == 16

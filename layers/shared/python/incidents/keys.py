@@ -134,9 +134,14 @@ def team_members_partition(account: str, team_id: str) -> str:
     return build_key(account, team_id, "members")
 
 
+def number_sequence(account: str) -> str:
+    """The PK of the account's incident numbers (`COUNTER_SK` its sort key)."""
+    return build_key(account, "counter")
+
+
 def counter_key(account: str) -> tuple[str, str]:
-    """(PK, SK) of the account's incident number counter."""
-    return build_key(account, "counter"), COUNTER_SK
+    """(PK, SK) of the account's incident number sequence."""
+    return number_sequence(account), COUNTER_SK
 
 
 def number_index_key(account: str, number: int) -> tuple[str, str]:

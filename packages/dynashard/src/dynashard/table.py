@@ -8,7 +8,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from dynashard.handle import TableHandle
-from dynashard.limits import RateLimits, ShardedCounter
+from dynashard.limits import RateLimits, Sequence, ShardedCounter
+from dynashard.limits.sequence import SEQUENCE_SORT_KEY
 from dynashard.query import CursorCodec, FanOutEngine, PartitionStream, SortKeyRange
 from dynashard.resharding import (
     GrowthHook,
@@ -97,6 +98,11 @@ class Table(TableHandle):
     def counter(self, shards: int = 8) -> ShardedCounter:
         """Counters in this table, each spread over `shards` items."""
         return ShardedCounter(self, shards)
+
+    def sequence(self, sort_key: str = SEQUENCE_SORT_KEY) -> Sequence:
+        """Sequences in this table (items with `sort_key`): numbers taken in order, by writers
+        that never conflict."""
+        return Sequence(self, sort_key)
 
     def mover(self, counts: ShardCounts, **options: Any) -> ShardMover:
         """The mover of this table's halvings; `options` are `ShardMover`'s fields."""

@@ -25,7 +25,7 @@ from incidents.incident.participants import (
 )
 from incidents.items import check_item_sizes, details_body, serialize
 from incidents.keyed import guard_operations, guarded, request_digest
-from incidents.keys import counter_key, details_key, teams_partition
+from incidents.keys import COUNTER_SK, details_key, number_sequence, teams_partition
 from incidents.models import (
     Incident,
     IncidentSummary,
@@ -36,13 +36,13 @@ from incidents.models import (
 )
 from incidents.requests import CreateIncident
 from incidents.store import MAX_TRANSACTION_ITEMS, Caller, Failure, Store, labelled, new_id
-from incidents.table import PK, SK, item_key
+from incidents.table import PK, SK
 from incidents.tenant_shards import Family
 from incidents.timeline.events import created_event, event_item, pause_before_retry
 from incidents.users import user_exists_check
 
 CREATE_ATTEMPTS = 12
-"""Transactions a create tries while other creates of the account take the next number."""
+"""Transactions a create tries while other writes of the account conflict with it."""
 GUARDED = "created by an earlier request with this key"
 Also = Callable[[IncidentSummary], list[Operation[Failure]]]
 """More writes for a create's transaction, given its summary, with their errors."""
@@ -91,7 +91,7 @@ def create_incident(
     now = timestamp(store.clock())
 
     def build() -> Transaction[Failure, tuple[IncidentSummary, list[Participation]]]:
-        number, claim = _number_claim(store, account)
+        number = next_number(store, account)
         if number == 1:  # a new account: its maps first, at one shard a family
             store.shards.ensure_maps(account)
         summary = new_summary(caller, number, request, now)
@@ -106,7 +106,6 @@ def create_incident(
         )
         operations = [
             *_incident_writes(store, account, summary, body, copies),
-            labelled(claim),
             *[labelled(check, missing) for check, missing in checks],
             *[labelled(operation, AlreadyCreatedError(GUARDED)) for operation in guard],
             *(also(summary) if also else []),
@@ -124,10 +123,10 @@ def create_incident(
             existing = _created_once(store, caller, request_key, digest)
             assert existing is not None, "the guard that failed the transaction exists"
             return existing
-        except VersionConflictError:  # another create took the number first
+        except VersionConflictError:  # another write to an item of this one came first
             pause_before_retry(attempt, time.monotonic() - started)
     else:
-        raise VersionConflictError("the account's incident numbers keep moving; retry")
+        raise VersionConflictError("the incident's items keep changing under it; retry")
     return Incident(summary=summary, details=request.details, participants=copies)
 
 
@@ -233,23 +232,8 @@ def _participants(caller: Caller, request: CreateIncident) -> dict[str, set[Role
     return roles
 
 
-def _number_claim(store: Store, account: str) -> tuple[int, Item]:
-    """The account's next incident number and the transaction's Update that claims it: the
-    create takes its number only if it commits (a refused create leaves no gap), and two
-    creates that read the same number cannot both commit."""
-    pk, sk = counter_key(account)
-    counter = store.get(pk, sk)
-    seen = int(counter["value"]["N"]) if counter and "value" in counter else 0
-    condition = "#value = :seen" if seen else "attribute_not_exists(#value)"
-    values = {":next": {"N": str(seen + 1)}} | ({":seen": {"N": str(seen)}} if seen else {})
-    claim = {
-        "Update": {
-            "TableName": store.table_name,
-            "Key": item_key(pk, sk),
-            "UpdateExpression": "SET #value = :next",
-            "ConditionExpression": condition,
-            "ExpressionAttributeNames": {"#value": "value"},
-            "ExpressionAttributeValues": values,
-        }
-    }
-    return seen + 1, claim
+def next_number(store: Store, account: str) -> int:
+    """The account's next incident number, taken before the create's transaction and outside
+    it (`dynashard.limits.Sequence`): creates that take at once, a burst of expiries or of
+    alerts, never conflict over it; a create that then fails leaves a gap."""
+    return store.table.sequence(COUNTER_SK).take(number_sequence(account))[0]
