@@ -49,7 +49,8 @@ from incidents.schedules.stored import override_item
 from incidents.store import Caller, Failure, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA
 from incidents.timers.schedule import Timer, TimerKind
-from incidents.timers.sweep import Fire, sweep
+from incidents.timers.firing import Fire, FireHere
+from incidents.timers.sweep import sweep
 from incidents.users import save_profile
 from local.engines.clients import create_table, local_client
 from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
@@ -186,12 +187,12 @@ def handoffs_for_an_hour(store: Store, units: Units) -> dict[str, Any]:
     """Every handoff due in the hour from T0, fired by the sweep each minute."""
     metered = Metered(units)
     handlers: dict[TimerKind, Fire] = {TimerKind.HANDOFF: metered}
-    sweep(store, T0, handlers)  # the marker
+    sweep(store, T0, FireHere(handlers))  # the marker
     before = units.read
     for minute in range(1, 61):
         at = T0 + timedelta(minutes=minute, seconds=30)
         store.clock = lambda at=at: at  # type: ignore[misc]
-        sweep(store, at, handlers)
+        sweep(store, at, FireHere(handlers))
     return {
         "handoffs": metered.handoffs,
         "read_units": metered.read,

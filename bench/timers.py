@@ -47,10 +47,11 @@ from incidents.keys import due_bucket_base, schedule_meta
 from incidents.models import Status, timestamp
 from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA
-from incidents.timers import sweep as sweeping
+from incidents.timers import firing
 from incidents.timers.schedule import Timer, TimerKind, set_timer
+from incidents.timers.firing import FireHere
 from incidents.timers.sweep import SweepReport, sweep
-from lambdas.sweeper import HANDLERS
+from lambdas.timer_worker import HANDLERS
 from local.engines.clients import create_table, local_client
 from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, local_engine
 
@@ -173,11 +174,11 @@ def swept(store: Store, clock: Clock, due: Due, workers: int, units: Units) -> d
     now = due.minute + MINUTE
     read_minutes = [now - 2 * MINUTE + n * MINUTE for n in range(3)]  # the settling ones too
     floor_queries, floor_read = floor_units(store, read_minutes, now)
-    sweeping.WORKERS = workers
+    firing.WORKERS = workers
     before = (units.read, units.billed_small_writes(), units.requests)
     clock.at, clock.since = now, time.perf_counter()
     started = time.perf_counter()
-    report: SweepReport = sweep(store, now, HANDLERS)
+    report: SweepReport = sweep(store, now, FireHere(HANDLERS))
     seconds = time.perf_counter() - started
     clock.since = None
     late = sorted(report.late_seconds)
@@ -234,18 +235,18 @@ def main() -> None:
         store = build_store(client, TABLE, b"bench-timers-cursor-secret-32byte")
         clock = Clock()
         store.clock = clock
-        sweep(store, T0, HANDLERS)  # the schedule's marker
+        sweep(store, T0, FireHere(HANDLERS))  # the schedule's marker
         started = time.perf_counter()
         written = background(store)
         share = int(HEARTBEATS * EXPIRED_SHARE), int(INCIDENTS * EXPIRED_SHARE)
         first = coming_due(store, clock, T0 + MINUTE, share[0] // 2)
         second = coming_due(store, clock, T0 + 2 * MINUTE, share[0] - share[0] // 2)
         setup = time.perf_counter() - started
-        sweep(store, T0 + MINUTE, HANDLERS)  # the run before: each now reads three minutes
+        sweep(store, T0 + MINUTE, FireHere(HANDLERS))  # the run before: each now reads three minutes
         units = Units(client)
         runs = [swept(store, clock, first, 1, units), swept(store, clock, second, 8, units)]
         clock.at = T0 + 3 * MINUTE
-        again = sweep(store, clock.at, HANDLERS)
+        again = sweep(store, clock.at, FireHere(HANDLERS))
         remaining = left_due(store, clock.at)
         outcomes = [checked(store, first), checked(store, second)]
     in_index = written + first.timers + second.timers

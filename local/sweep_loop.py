@@ -1,10 +1,12 @@
-"""The timers' sweep in ``make dev``: ``python -m local.sweep_loop`` invokes
-`lambdas.sweeper` each minute, as its schedule does in the cloud, until it is stopped (it
-stops between runs, or at once if a run is underway: the next ``make dev`` goes on from the
-marker, and a run cut short fires nothing twice)."""
+"""The timers in ``make dev``: ``python -m local.sweep_loop`` invokes `lambdas.sweeper` each
+minute, as its schedule does in the cloud, and hands the firing queue's batches to
+`lambdas.timer_worker`, as the queue's event source does, until it is stopped (at once,
+even mid-run: the next ``make dev`` goes on from the marker, and a firing cut short fires
+nothing twice)."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -12,23 +14,36 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import boto3
+
+from incidents.timers.firing_queue import WORKER_TIMEOUT_SECONDS
+from lambdas.settings import TIMER_QUEUE_URL
 from local.api.proxy_events import LocalLambdaContext
+from local.events.event_pipeline import QueuePoller, running
+from local.events.messaging import REGION
 
 EVERY_SECONDS = 60.0
 RUN_SECONDS = 120
+WORKERS = 2
+"""Firing batches at once (the stage's ``timerWorkers``; two on a laptop)."""
 
 
 def main() -> None:
-    """Sweep now and then each minute until SIGTERM or Ctrl-C."""
-    from lambdas import sweeper  # noqa: PLC0415 - the handler reads the environment at import
+    """Sweep now and then each minute, and fire what it queues, until SIGTERM or Ctrl-C."""
+    from lambdas import sweeper, timer_worker  # noqa: PLC0415 - they read the environment
 
     signal.signal(signal.SIGTERM, _interrupt)
+    poller = QueuePoller(
+        boto3.client("sqs", region_name=REGION), os.environ[TIMER_QUEUE_URL],
+        timer_worker.handler, WORKERS, name="timer-worker", timeout_seconds=WORKER_TIMEOUT_SECONDS,
+    )  # fmt: skip
     try:
-        while True:
-            answer = sweeper.handler({}, LocalLambdaContext(timeout_seconds=RUN_SECONDS))
-            if answer["fired"] or answer["failed"]:
-                print(f"timers: {answer['fired']} fired, {answer['failed']} failed", flush=True)
-            time.sleep(EVERY_SECONDS)
+        with running({"timers": poller.poll}):
+            while True:
+                answer = sweeper.handler({}, LocalLambdaContext(timeout_seconds=RUN_SECONDS))
+                if answer["queued"] or answer["held"]:
+                    print(f"timers: {answer['queued']} due, {answer['held']} held", flush=True)
+                time.sleep(EVERY_SECONDS)
     except KeyboardInterrupt:
         pass
 

@@ -18,11 +18,14 @@ def encrypted_queue(
     fifo: bool,
     removal: RemovalPolicy,
     consumer: tuple[Duration, sqs.IQueue, int] | None = None,
+    high_throughput: bool = False,
 ) -> sqs.Queue:
     """An encrypted queue that refuses plain HTTP, kept 14 days, removed (or retained: a
     queue holds deliveries not yet made) as the stage's other stateful resources are. With
     a `consumer` (its function's timeout, a dead-letter queue and the receives before it):
-    a visibility of 6 timeouts, as Lambda asks of a queue it consumes, and that redrive."""
+    a visibility of 6 timeouts, as Lambda asks of a queue it consumes, and that redrive.
+    `high_throughput`: a FIFO queue's quotas per message group, not per queue (its
+    deduplication per group too)."""
     visibility_timeout, dead_letter_queue = None, None
     if consumer is not None:
         timeout, dead_letters, receives = consumer
@@ -38,4 +41,8 @@ def encrypted_queue(
         visibility_timeout=visibility_timeout,
         dead_letter_queue=dead_letter_queue,
         removal_policy=removal,
+        deduplication_scope=sqs.DeduplicationScope.MESSAGE_GROUP if high_throughput else None,
+        fifo_throughput_limit=(
+            sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID if high_throughput else None
+        ),
     )

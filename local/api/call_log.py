@@ -62,11 +62,14 @@ def permissions(operation: str, params: Mapping[str, Any], table: str) -> Iterat
         yield f"dynamodb:{operation}", resource(params["TableName"], params.get("IndexName"))
 
 
-def messaging_permissions(service: str, operation: str) -> tuple[str, str]:
-    """The (action, resource) of an SQS call on the delivery queue or an EventBridge call
-    on the bus (the only queue and bus the handlers use)."""
+def messaging_permissions(
+    service: str, operation: str, params: Mapping[str, Any]
+) -> tuple[str, str]:
+    """The (action, resource) of an SQS call on the delivery queue or the timers' firing
+    queue, or an EventBridge call on the bus (the only queues and bus the handlers use)."""
     if service == "sqs":
-        return f"sqs:{SQS_BATCH_ACTIONS.get(operation, operation)}", "queue"
+        queue = "timer-queue" if "-timers" in str(params.get("QueueUrl", "")) else "queue"
+        return f"sqs:{SQS_BATCH_ACTIONS.get(operation, operation)}", queue
     return f"events:{operation}", "bus"
 
 
@@ -96,7 +99,7 @@ class CallRecorder:
         elif service == "streams.dynamodb":
             found = [(f"dynamodb:{model.name}", "table-stream")]
         else:
-            found = [messaging_permissions(service, model.name)]
+            found = [messaging_permissions(service, model.name, params)]
         for action, resource in found:
             self._sink(Call(group, action, resource))
 

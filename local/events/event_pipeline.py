@@ -184,12 +184,15 @@ class QueuePoller:
     queue_url: str
     handler: Handler
     concurrency: int = SENDERS
+    name: str = "sender"
+    """The function's name (what its calls are recorded as, and its logs say)."""
+    timeout_seconds: int = SENDER_TIMEOUT_SECONDS
     _slots: threading.Semaphore = field(init=False)
     _pool: ThreadPoolExecutor = field(init=False)
 
     def __post_init__(self) -> None:
         self._slots = threading.Semaphore(self.concurrency)
-        self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="sender")
+        self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix=self.name)
 
     def poll(self) -> int:
         """One receive, its batch handed to a free invocation slot; the messages received."""
@@ -205,6 +208,16 @@ class QueuePoller:
         self._pool.submit(self._invoke, received)
         return len(received)
 
+    def drain(self) -> int:
+        """Batches handed to the handler one after another, in this thread, until a receive
+        finds nothing; the messages received (a test's synchronous run)."""
+        received, total = self._receive(), 0
+        while received:
+            total += len(received)
+            self._invoke(received, hold=False)
+            received = self._receive()
+        return total
+
     def _receive(self) -> list[Any]:
         return self.sqs.receive_message(
             QueueUrl=self.queue_url,
@@ -213,22 +226,23 @@ class QueuePoller:
             WaitTimeSeconds=0,
         ).get("Messages", [])
 
-    def _invoke(self, received: list[Any]) -> None:
-        running = RUNNING.set("sender")
+    def _invoke(self, received: list[Any], *, hold: bool = True) -> None:
+        running = RUNNING.set(self.name)
         try:
             self._answer([sqs_record(dict(message), self.queue_url) for message in received])
         except Exception:
-            logger.exception("sender failed on a whole batch")
+            logger.exception("%s failed on a whole batch", self.name)
         finally:
             RUNNING.reset(running)
-            self._slots.release()
+            if hold:  # a slot `poll` took
+                self._slots.release()
 
     def _answer(self, records: list[dict[str, Any]]) -> None:
         """The handler on one batch; what it did not report failed is deleted."""
-        context = LocalLambdaContext(timeout_seconds=SENDER_TIMEOUT_SECONDS)
+        context = LocalLambdaContext(timeout_seconds=self.timeout_seconds)
         answer = self.handler({"Records": records}, context)
         if context.overran():  # Lambda would have ended it: nothing it did is acknowledged
-            logger.error("sender ran past its %d s timeout", SENDER_TIMEOUT_SECONDS)
+            logger.error("%s ran past its %d s timeout", self.name, self.timeout_seconds)
             return
         failed = {f["itemIdentifier"] for f in (answer or {}).get("batchItemFailures", [])}
         done: list[Any] = [
@@ -323,7 +337,10 @@ def record_calls(recorder: CallRecorder) -> None:
     """Every call of the handlers' clients (DynamoDB, the delivery queue, the bus): the
     least-privilege tests (``AWS_CALL_LOG``, in ``make dev``'s workers and here)."""
     runtime = importlib.import_module("lambdas.runtime")
-    for client in (runtime.dynamodb(), runtime.delivery_queue().sqs, runtime.eventbridge()):
+    for client in (
+        runtime.dynamodb(), runtime.delivery_queue().sqs, runtime.eventbridge(),
+        runtime.firing_queue().sqs,
+    ):  # fmt: skip
         recorder.attach(client)
 
 

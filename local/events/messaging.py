@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import boto3
 
@@ -13,11 +14,18 @@ from incidents.events_out.delivery_messages import (
     QUEUE_RETENTION_SECONDS,
     RECEIVES_BEFORE_DEAD_LETTER,
 )
+from incidents.timers.firing_queue import (
+    RECEIVES_BEFORE_DEAD_LETTER as TIMER_RECEIVES_BEFORE_DEAD_LETTER,
+)
 from lambdas.settings import (
     DELIVERY_QUEUE_URL,
     EVENT_BUS_NAME,
+    TIMER_QUEUE_URL,
     WEBHOOK_ALLOW_LOOPBACK,
 )
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
 
 LOCAL_VISIBILITY_SECONDS = 30
 """A batch the sender never answered comes back after this (the cloud: 6 function
@@ -33,6 +41,7 @@ class Messaging:
     queue_url: str
     dead_letter_url: str
     bus_name: str
+    timer_queue_url: str
 
     def environment(self) -> dict[str, str]:
         """What the handlers need to reach them (boto3 reads ``AWS_ENDPOINT_URL_<SERVICE>``),
@@ -43,6 +52,7 @@ class Messaging:
             "AWS_ENDPOINT_URL_EVENTBRIDGE": self.endpoint,
             DELIVERY_QUEUE_URL: self.queue_url,
             EVENT_BUS_NAME: self.bus_name,
+            TIMER_QUEUE_URL: self.timer_queue_url,
             WEBHOOK_ALLOW_LOOPBACK: os.environ.get(WEBHOOK_ALLOW_LOOPBACK) or "1",
         }
 
@@ -50,21 +60,29 @@ class Messaging:
 def create_messaging(
     endpoint: str, name: str = "incidents-local", visibility: int = LOCAL_VISIBILITY_SECONDS
 ) -> Messaging:
-    """The FIFO delivery queue with its dead-letter queue, and the event bus (`visibility`:
-    seconds before a message received and not answered comes back)."""
+    """The FIFO delivery queue and the timers' firing queue, each with its dead-letter
+    queue, and the event bus (`visibility`: seconds before a message received and not
+    answered comes back)."""
     sqs = boto3.client("sqs", endpoint_url=endpoint, region_name=REGION)
+    queue, dead = _fifo_queue(sqs, f"{name}-deliveries", visibility, RECEIVES_BEFORE_DEAD_LETTER)
+    timers, _ = _fifo_queue(sqs, f"{name}-timers", visibility, TIMER_RECEIVES_BEFORE_DEAD_LETTER)
+    events = boto3.client("events", endpoint_url=endpoint, region_name=REGION)
+    events.create_event_bus(Name=name)
+    return Messaging(endpoint, queue, dead, name, timers)
+
+
+def _fifo_queue(sqs: SQSClient, name: str, visibility: int, receives: int) -> tuple[str, str]:
+    """A FIFO queue and its dead-letter queue (their URLs), as the stage's."""
     dead = sqs.create_queue(
-        QueueName=f"{name}-deliveries-dlq.fifo",
+        QueueName=f"{name}-dlq.fifo",
         Attributes={"FifoQueue": "true", "MessageRetentionPeriod": str(QUEUE_RETENTION_SECONDS)},
     )["QueueUrl"]
     dead_arn = sqs.get_queue_attributes(QueueUrl=dead, AttributeNames=["QueueArn"])["Attributes"][
         "QueueArn"
     ]
-    redrive = json.dumps(
-        {"deadLetterTargetArn": dead_arn, "maxReceiveCount": str(RECEIVES_BEFORE_DEAD_LETTER)}
-    )
+    redrive = json.dumps({"deadLetterTargetArn": dead_arn, "maxReceiveCount": str(receives)})
     queue = sqs.create_queue(
-        QueueName=f"{name}-deliveries.fifo",
+        QueueName=f"{name}.fifo",
         Attributes={
             "FifoQueue": "true",
             "VisibilityTimeout": str(visibility),
@@ -72,6 +90,4 @@ def create_messaging(
             "RedrivePolicy": redrive,
         },
     )["QueueUrl"]
-    events = boto3.client("events", endpoint_url=endpoint, region_name=REGION)
-    events.create_event_bus(Name=name)
-    return Messaging(endpoint, queue, dead, name)
+    return queue, dead

@@ -8,7 +8,9 @@ from datetime import datetime, timedelta
 
 from incidents.store import Caller, Store, new_id
 from incidents.timers.schedule import TimerKind
-from incidents.timers.sweep import Fire, SweepReport, sweep
+from incidents.timers.firing import Fire, FireHere
+from incidents.timers.firing import FireHere
+from incidents.timers.sweep import SweepReport, sweep
 
 START = 1_800_000_000.0
 """Epoch seconds a clock starts at (2027-01-15), after anything the real clock stamped."""
@@ -61,8 +63,12 @@ class ClockedAccount:
         self.now = moment
 
     def sweep_at(
-        self, moment: datetime, handlers: Mapping[TimerKind, Fire], **options: Callable[[], bool]
+        self,
+        moment: datetime,
+        handlers: Mapping[TimerKind, Fire],
+        *,
+        deadline: Callable[[], bool] = lambda: False,
     ) -> SweepReport:
         """The timers' sweep at `moment`, the clock moved there first."""
         self.at(moment)
-        return sweep(self.store, moment, handlers, **options)
+        return sweep(self.store, moment, FireHere(handlers), deadline=deadline)

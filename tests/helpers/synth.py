@@ -29,9 +29,10 @@ BACKGROUND_FUNCTIONS = (
     "stream_recovery",
     "shard_mover",
     "sweeper",
+    "timer_worker",
 )
-"""Functions beside one per API handler group: the API's authorizer, events out's and the
-shard mover."""
+"""Functions beside one per API handler group: the API's authorizer, events out's, the
+shard mover and the timers' sweep and workers."""
 
 
 @dataclass(frozen=True)

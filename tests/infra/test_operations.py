@@ -15,7 +15,7 @@ from incidents.events_out.delivery_messages import SENDER_MAX_CONCURRENCY
 from incidents.table import TABLE_SCHEMA
 from lambdas.routes import Group
 from lambdas.settings import mover_write_units
-from stacks.config import SUPPORT_FUNCTIONS, stage_config
+from stacks.config import DEFAULT_TIMER_WORKERS, SUPPORT_FUNCTIONS, stage_config
 from stacks.monitoring import LISTS
 from tests.helpers.synth import (
     BACKGROUND_FUNCTIONS,
@@ -283,8 +283,8 @@ def test_queues_follow_the_stages_removal_policy(prod: Synthesized, ops: Synthes
     """Issue 37, point 10: the delivery queues (deliveries not yet made) were deleted with a
     retained stage's stack."""
     queues = resources(prod, "AWS::SQS::Queue").values()
-    assert len(queues) == 6  # deliveries, their dead letters, stream failures, unrecovered,
-    # and the sweep's and the shard mover's failed runs
+    assert len(queues) == 8  # deliveries, their dead letters, stream failures, unrecovered,
+    # the sweep's and the shard mover's failed runs, the firing queue and its dead letters
     assert {q["DeletionPolicy"] for q in queues} == {"Retain"}
     assert {q["DeletionPolicy"] for q in resources(ops, "AWS::SQS::Queue").values()} == {"Delete"}
 
@@ -331,3 +331,37 @@ def test_the_shard_mover_runs_at_the_stage_s_pace(synthesized: Stages) -> None:
     _, function = function_of(synth, "lambdas.shard_mover.handler")
     environment = function["Properties"]["Environment"]["Variables"]
     assert mover_write_units(environment) == 250
+
+
+def test_timers_fire_from_a_fifo_queue_by_workers_the_stage_counts(prod: Synthesized) -> None:
+    """Issue 64, points 1 and 2: one run of the sweep fired every timer itself, and one
+    account's lateness could not be told from everyone's."""
+    (queue,) = [
+        q["Properties"]
+        for logical, q in resources(prod, "AWS::SQS::Queue").items()
+        if "FiringQueue" in logical
+    ]
+    assert queue["FifoQueue"] is True
+    assert queue["FifoThroughputLimit"] == "perMessageGroupId"
+    assert queue["DeduplicationScope"] == "messageGroup"
+    assert queue["RedrivePolicy"]["maxReceiveCount"] == 5
+    worker, _ = function_of(prod, "lambdas.timer_worker.handler")
+    (mapping,) = [
+        m["Properties"]
+        for m in resources(prod, "AWS::Lambda::EventSourceMapping").values()
+        if m["Properties"]["FunctionName"] == {"Ref": worker}
+    ]
+    assert mapping["ScalingConfig"] == {"MaximumConcurrency": DEFAULT_TIMER_WORKERS}
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    (rule,) = resources(prod, "AWS::CloudWatch::InsightRule").values()
+    body = json.dumps(rule["Properties"]["RuleBody"])  # a join: the log group's name is a token
+    assert '\\"Keys\\": [\\"$.account\\"]' in body
+    assert '\\"AggregateOn\\": \\"Max\\"' in body
+    alarms = [a["Properties"] for a in resources(prod, "AWS::CloudWatch::Alarm").values()]
+    expressions = [
+        query["Expression"]
+        for a in alarms
+        for query in a.get("Metrics", [])
+        if "Expression" in query
+    ]
+    assert any("INSIGHT_RULE_METRIC" in expression for expression in expressions)

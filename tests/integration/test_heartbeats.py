@@ -32,6 +32,7 @@ from incidents.requests import UpdateIncident
 from incidents.store import Caller, Store, new_id
 from incidents.table import TABLE_SCHEMA
 from incidents.timers.schedule import Timer, TimerKind
+from incidents.timers.firing import FireHere
 from incidents.timers.sweep import SweepReport, sweep
 from tests.helpers.clock import ClockedAccount, new_owner
 
@@ -47,8 +48,10 @@ class World(ClockedAccount):
     integration: IntegrationWithKey
     incidents: list[str] = field(default_factory=list)
 
-    def sweep(self, moment: datetime, **options: Callable[[], bool]) -> SweepReport:
-        return self.sweep_at(moment, HANDLERS, **options)
+    def sweep(
+        self, moment: datetime, deadline: Callable[[], bool] = lambda: False
+    ) -> SweepReport:
+        return self.sweep_at(moment, HANDLERS, deadline=deadline)
 
     def ping(self, name: str, moment: datetime) -> str | None:
         self.at(moment)
@@ -170,11 +173,11 @@ def test_a_timer_whose_firing_failed_is_fired_by_a_later_run(world: World) -> No
         return expire_heartbeat(store, timer)
 
     handlers = {TimerKind.HEARTBEAT: flaky}
-    sweep(world.store, T0, handlers)  # the schedule has been running
+    sweep(world.store, T0, FireHere(handlers))  # the schedule has been running
     world.at(T0 + timedelta(minutes=8))  # its minute and the next one settle in this run
-    assert sweep(world.store, world.now, handlers).failed == 1
+    assert sweep(world.store, world.now, FireHere(handlers)).failed == 1
     world.at(T0 + timedelta(minutes=20))  # the failed minute long settled
-    retried = sweep(world.store, world.now, handlers)
+    retried = sweep(world.store, world.now, FireHere(handlers))
     assert (retried.fired, retried.failed) == (1, 0)
     assert get_heartbeat(world.store, world.owner, "nightly-backup").incident_id is not None
 

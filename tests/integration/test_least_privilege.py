@@ -28,6 +28,7 @@ NAMED = {
     "EventsOutDeliveries": "queue",
     "EventsOutStreamFailures": "stream-failures",
     "EventsOutBus": "bus",
+    "TimersFiringQueue": "timer-queue",
 }
 """Logical ids (without CDK's hash) of the resources policies name, as the call log names them."""
 
@@ -74,6 +75,8 @@ GRANTED_TO_EVENT_SOURCES = {
     ("sqs:SendMessage", "stream-failures"): "the stream mapping's on-failure destination",
     ("sqs:DeleteMessage", "stream-failures"): "the recovery's queue mapping deletes what it did",
     ("sqs:ChangeMessageVisibility", "stream-failures"): "the recovery's queue mapping (CDK)",
+    ("sqs:DeleteMessage", "timer-queue"): "the workers' queue mapping deletes what they fired",
+    ("sqs:ChangeMessageVisibility", "timer-queue"): "the workers' queue mapping (CDK)",
 }
 """Grants an event source mapping uses on a resource the function's code never calls."""
 
@@ -85,9 +88,10 @@ FUNCTIONS: dict[str, Group | str] = {
     "stream-recovery": "lambdas.stream_recovery.handler",
     "shard-mover": "lambdas.shard_mover.handler",
     "sweeper": "lambdas.sweeper.handler",
+    "timer-worker": "lambdas.timer_worker.handler",
 }
 """Every function: one per API handler group, the API's authorizer, events out's publisher,
-sender and stream recovery, the shard mover and the timers' sweep."""
+sender and stream recovery, the shard mover and the timers' sweep and workers."""
 
 
 @pytest.mark.parametrize("name", list(FUNCTIONS))

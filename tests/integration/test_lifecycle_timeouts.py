@@ -31,6 +31,7 @@ from incidents.requests import CreateIncident, UpdateIncident
 from incidents.store import Caller, Store, new_id
 from incidents.timeline.queries import EventRequest, incident_timeline
 from incidents.timers.schedule import TimerKind
+from incidents.timers.firing import FireHere
 from incidents.timers.sweep import SweepReport, sweep
 
 pytestmark = pytest.mark.integration
@@ -54,7 +55,7 @@ class Clock:
 def clock(store: Store) -> Clock:
     moved = Clock()
     store.clock = moved
-    sweep(store, T0, HANDLERS)  # the schedule has been running
+    sweep(store, T0, FireHere(HANDLERS))  # the schedule has been running
     return moved
 
 
@@ -76,7 +77,7 @@ def send(store: Store, key: str, clock: Clock, seconds: int, dedup_key: str) -> 
 
 def sweep_at(store: Store, clock: Clock, seconds: int) -> SweepReport:
     clock.now = T0 + timedelta(seconds=seconds)
-    return sweep(store, clock.now, HANDLERS)
+    return sweep(store, clock.now, FireHere(HANDLERS))
 
 
 def test_an_incident_resolves_its_timeout_after_its_last_alert(

@@ -1,4 +1,5 @@
-"""The scheduled sweep as deployed (`lambdas.sweeper`), on the API's table: a heartbeat whose
+"""The scheduled sweep as deployed (`lambdas.sweeper`, its firing queue drained by
+`lambdas.timer_worker`), on the API's table: a heartbeat whose
 expiry came due a minute ago is expired by one invocation, and not again by the next; an
 incident whose integration's auto-resolve came due is resolved."""
 
@@ -6,6 +7,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import boto3
 import pytest
 
 from incidents.alerts.ingest import ingest_alert
@@ -18,25 +20,37 @@ from incidents.models import Status
 from incidents.requests import CreateTeam
 from incidents.store import Caller, build_store, new_id
 from incidents.team_commands import create_team
-from lambdas import runtime, sweeper
+from lambdas import runtime, sweeper, timer_worker
 from local.api.call_log import RUNNING
 from local.api.proxy_events import LocalLambdaContext
+from local.events.event_pipeline import QueuePoller
+from local.events.messaging import REGION, Messaging
 from tests.helpers.api_harness import Api
 from tests.integration.conftest import API_TABLE
 
 pytestmark = pytest.mark.integration
 
 
-def run_the_function() -> dict[str, int]:
+def run_the_function(messaging: Messaging) -> dict[str, int]:
+    """One scheduled run, then its queue drained by the workers: what the run queued, and
+    what the workers failed (left in the queue)."""
     token = RUNNING.set("sweeper")
     try:
         answer: dict[str, int] = sweeper.handler({}, LocalLambdaContext(timeout_seconds=120))
-        return answer
     finally:
         RUNNING.reset(token)
+    sqs = boto3.client("sqs", endpoint_url=messaging.endpoint, region_name=REGION)
+    workers = QueuePoller(sqs, messaging.timer_queue_url, timer_worker.handler, name="timer-worker")
+    workers.drain()
+    left = sqs.get_queue_attributes(
+        QueueUrl=messaging.timer_queue_url, AttributeNames=["ApproximateNumberOfMessagesNotVisible"]
+    )["Attributes"]["ApproximateNumberOfMessagesNotVisible"]
+    return {**answer, "failed": int(left)}
 
 
-def test_the_scheduled_sweep_resolves_an_incident_its_alerts_stopped_for(api: Api) -> None:
+def test_the_scheduled_sweep_resolves_an_incident_its_alerts_stopped_for(
+    api: Api, messaging: Messaging
+) -> None:
     owner = Caller(new_id("acct"), new_id("user"))
     earlier = build_store(runtime.dynamodb(), API_TABLE, b"s" * 32)
     two_minutes_ago = datetime.now(UTC) - timedelta(minutes=2)
@@ -52,12 +66,12 @@ def test_the_scheduled_sweep_resolves_an_incident_its_alerts_stopped_for(api: Ap
     opened = ingest_alert(earlier, caller, integration, alert).incident_id
     assert opened is not None
 
-    assert run_the_function()["failed"] == 0
+    assert run_the_function(messaging)["failed"] == 0
     assert load_summary(earlier, owner, opened).status is Status.RESOLVED
     earlier.engine.close()
 
 
-def test_the_scheduled_sweep_expires_a_late_heartbeat_once(api: Api) -> None:
+def test_the_scheduled_sweep_expires_a_late_heartbeat_once(api: Api, messaging: Messaging) -> None:
     owner = Caller(new_id("acct"), new_id("user"))
     earlier = build_store(runtime.dynamodb(), API_TABLE, b"s" * 32)
     two_minutes_ago = datetime.now(UTC) - timedelta(minutes=2)
@@ -67,11 +81,11 @@ def test_the_scheduled_sweep_expires_a_late_heartbeat_once(api: Api) -> None:
     request = NewHeartbeat(name="hourly-sync", interval=1, integration_id=integration.id)
     create_heartbeat(earlier, owner, request)
 
-    assert run_the_function()["failed"] == 0
+    assert run_the_function(messaging)["failed"] == 0
     expired = get_heartbeat(earlier, owner, "hourly-sync")
     assert expired.status is HeartbeatStatus.EXPIRED
     assert expired.incident_id is not None
 
-    assert run_the_function()["failed"] == 0
+    assert run_the_function(messaging)["failed"] == 0
     assert get_heartbeat(earlier, owner, "hourly-sync") == expired, "expired once"
     earlier.engine.close()

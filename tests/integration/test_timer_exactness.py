@@ -39,8 +39,9 @@ from incidents.requests import UpdateIncident
 from incidents.store import Caller, Store
 from incidents.table import TABLE_SCHEMA
 from incidents.timers.schedule import Timer, TimerKind
-from incidents.timers.sweep import Fire, sweep
-from lambdas.sweeper import HANDLERS
+from incidents.timers.firing import Fire, FireHere
+from incidents.timers.sweep import sweep
+from lambdas.timer_worker import HANDLERS
 from tests.helpers.clock import ClockedAccount, new_owner
 
 pytestmark = pytest.mark.integration
@@ -153,7 +154,7 @@ def account(store: Store) -> Account:
     )
     beat = {"name": BEAT, "interval": 3, "integration_id": built.integration.id}
     create_heartbeat(store, owner, NewHeartbeat.model_validate(beat))
-    sweep(store, T0, HANDLERS)  # the schedule has been running
+    sweep(store, T0, FireHere(HANDLERS))  # the schedule has been running
     return built
 
 
@@ -203,7 +204,7 @@ def test_every_due_timer_fires_once_in_the_first_sweep_after_it(
             fired_before = set(account.fired)
             account.fired.clear()
             account.lost.clear()
-            report = sweep(account.store, account.now, handlers)
+            report = sweep(account.store, account.now, FireHere(handlers))
             assert not account.failures, account.failures
             handled = set(account.fired) | set(account.lost)
             assert handled <= due, "nothing that was not due"

@@ -10,8 +10,6 @@ event once.
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Literal
@@ -19,13 +17,11 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import BaseModel, Field, TypeAdapter
 
 from incidents.events_out.webhook_models import DeliveryType
+from incidents.fifo import BATCH, fifo_entry, send_in_order
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
-    from mypy_boto3_sqs.type_defs import SendMessageBatchRequestEntryTypeDef
 
-BATCH = 10
-"""Entries a ``SendMessageBatch`` takes."""
 SENDER_TIMEOUT_SECONDS = 60
 """The sender function's timeout: a batch's attempts stop taking messages while less than
 one attempt and a margin is left (`lambdas.sender`), so an invocation never runs past it."""
@@ -43,8 +39,6 @@ is hidden again), and as often again while it waits behind a failing message of 
 (received with it, released untried): at most about 50. Only a message the sender cannot
 handle at all (it crashes on it) reaches the dead-letter queue; a delivery given up is
 logged and deleted."""
-SEND_ATTEMPTS = 3
-
 
 class DeliveryMessage(BaseModel):
     """One event for one webhook."""
@@ -143,17 +137,11 @@ class DeliveryQueue:
         arrived), and an error is raised if some still fail."""
         for start in range(0, len(messages), BATCH):
             chunk = messages[start : start + BATCH]
-            self._send_batch(
-                [
-                    {
-                        "Id": str(n),
-                        "MessageBody": message.model_dump_json(),
-                        "MessageGroupId": message.group(),
-                        "MessageDeduplicationId": message.deduplication(),
-                    }
-                    for n, message in enumerate(chunk)
-                ]
-            )
+            entries = [
+                fifo_entry(n, message.model_dump_json(), message.group(), message.deduplication())
+                for n, message in enumerate(chunk)
+            ]
+            send_in_order(self.sqs, self.url, entries)
 
     def done(self, receipt: str) -> None:
         """Delete a message now: its group's next message is free to go."""
@@ -174,17 +162,3 @@ class DeliveryQueue:
                 for n, receipt in enumerate(receipts)
             ],
         )
-
-    def _send_batch(self, entries: list[SendMessageBatchRequestEntryTypeDef]) -> None:
-        pending = entries
-        for attempt in range(SEND_ATTEMPTS):
-            failed = self.sqs.send_message_batch(QueueUrl=self.url, Entries=pending).get(
-                "Failed", []
-            )
-            if not failed:
-                return
-            # In order: resend from the first refused entry, so a group's messages keep theirs.
-            first = min(int(entry["Id"]) for entry in failed)
-            pending = [entry for entry in pending if int(entry["Id"]) >= first]
-            time.sleep(0.05 * 2**attempt)
-        raise RuntimeError(f"SQS refused {len(pending)} messages: {json.dumps(failed)[:300]}")

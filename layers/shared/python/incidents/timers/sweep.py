@@ -1,27 +1,26 @@
-"""The sweep: every due timer fired once, at most a minute and one sweep late.
+"""The sweep: every due timer fired once, at most a minute and one sweep late, accounts in
+rounds (`fairness`), each within its rate.
 
 Each run reads the due buckets from the first minute it has not finished (the marker) to
 the current one with the fan-out engine's ``parallel`` strategy (every shard of a minute
 at once, to its end, only what is due by now: one Query a shard per 1,000 timers, no merge
-to pay for, since firing needs no order), and fires each timer through its kind's
-handler, `WORKERS` at once (the timers of one subject one after another). A handler
-fires in one transaction with `schedule.claim`, the timer's conditional delete: a timer
-moved since the index listed it, or fired by an overlapping run, fails its claim and is
-left alone, so a run that dies mid-page loses nothing (the marker has not moved) and
-repeats nothing (the claims are gone). GSI3 is eventually consistent: a timer set a moment
-ago may not be listed yet, so a bucket is read again by every run until its minute is
-`SETTLE` behind, and only then does the marker pass it.
+to pay for, since firing needs no order), orders each bucket's timers in rounds across
+accounts within their rates, and hands them on: to the firing queue's workers in the cloud
+(`firing_queue`), or fired in this process (`firing.FireHere`). Every firing is a claim in
+the transaction of what it does (`schedule.claim`): a timer moved since the index listed it,
+or fired already, is left alone, so a run that dies mid-page loses nothing (the marker has
+not moved) and repeats nothing (the claims are gone). GSI3 is eventually consistent: a
+timer set a moment ago may not be listed yet, so a bucket is read again by every run until
+its minute is `SETTLE` behind, and the marker passes it only once it is settled: each timer
+it listed fired, or (when the timers fire elsewhere) nothing left in it.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable, Mapping
-from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from contextvars import copy_context
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from enum import Enum
+from typing import Protocol
 
 from botocore.exceptions import ClientError
 
@@ -30,10 +29,10 @@ from dynashard.query import Item, PageStats
 from incidents.keys import due_bucket_base, schedule_meta, sweep_marker_key
 from incidents.models import timestamp
 from incidents.store import Store, condition_failed
-from incidents.table import GSI3, PK, SK, item_key
-from incidents.timers.schedule import Timer, TimerKind, minute_of, timer_from_item
-
-logger = logging.getLogger(__name__)
+from incidents.table import GSI3, PK, item_key
+from incidents.timers.fairness import FiringBudget
+from incidents.timers.firing import FiringReport
+from incidents.timers.schedule import minute_of
 
 SETTLE = timedelta(minutes=2)
 """How long after its minute a bucket is still read: far longer than GSI3 takes to list a
@@ -41,156 +40,97 @@ timer, so none is passed over."""
 PAGE_SIZE = 1000
 """Timers a Query of one shard asks for (DynamoDB's 1 MB comes first for large ones)."""
 MINUTE = timedelta(minutes=1)
-WORKERS = 8
-"""Timers fired at once: each firing is a few round trips of its own (a read, a
-transaction), so a run fires several in the time of one (`bench.timers` measures it)."""
 
-Fire = Callable[[Store, Timer], bool]
-"""What firing a timer does, in one transaction with its claim; False when the claim
-failed (the timer was moved or fired meanwhile)."""
+
+class Dispatch(Protocol):
+    """Where a run's timers go: fired here, or handed to workers."""
+
+    @property
+    def settles(self) -> bool:
+        """Whether every timer handed on has fired (or failed) when the call returns."""
+        ...
+
+    def __call__(
+        self,
+        store: Store,
+        items: Sequence[Item],
+        deadline: Callable[[], bool],
+        report: FiringReport,
+    ) -> bool:
+        """Hand `items` on in order; False if the deadline came first."""
+        ...
 
 
 @dataclass
-class SweepReport:
-    """What one run did: timers fired, claims lost, buckets read (their Queries and read
-    units), how late each fired timer was (seconds), and timers whose handler failed (left
-    for the next run)."""
+class SweepReport(FiringReport):
+    """What one run did: its firings (or timers queued), buckets read (their Queries and
+    read units), timers held back by their account's rate, and whether it reached the
+    current minute before its deadline."""
 
-    fired: int = 0
-    lost: int = 0
     buckets: int = 0
     read_units: float = 0.0
     requests: int = 0
-    late_seconds: list[float] = field(default_factory=list)
-    failed: int = 0
+    held: int = 0
     finished: bool = True
-    """Whether the run reached the current minute before its deadline."""
 
 
 def sweep(
     store: Store,
     now: datetime,
-    handlers: Mapping[TimerKind, Fire],
+    dispatch: Dispatch,
     *,
+    budget: FiringBudget | None = None,
     deadline: Callable[[], bool] = lambda: False,
 ) -> SweepReport:
-    """Fire every timer due by `now`, bucket by bucket from the marker; stop between timers
-    once `deadline()` is true (the next run goes on from the marker)."""
-    run = _Run(store, now, handlers, deadline)
+    """Hand on every timer due by `now`, bucket by bucket from the marker, within each
+    account's `budget` for the run; stop once `deadline()` is true (the next run goes on
+    from the marker)."""
+    budget = budget or FiringBudget()
+    report = SweepReport()
     settled = minute_of(now - SETTLE)
     minute = _marker(store, settled)
     while minute <= minute_of(now):
-        failed_before = run.report.failed
-        if deadline() or not run.bucket(minute):
-            run.report.finished = False
-            return run.report
-        run.report.buckets += 1
-        if minute <= settled and run.report.failed == failed_before:
+        items = _due(store, minute, now, report)
+        chosen = budget.in_rounds(items)
+        failed_before, held_before = report.failed, budget.held
+        if deadline() or not dispatch(store, chosen, deadline, report):
+            report.finished = False
+            break
+        report.buckets += 1
+        done = not items or (
+            dispatch.settles and report.failed == failed_before and budget.held == held_before
+        )
+        if minute <= settled and done:
             _advance(store, minute)
         minute = _next(minute)
-    return run.report
+    report.held = budget.held
+    return report
 
 
-class Outcome(Enum):
-    """What firing one timer did."""
-
-    FIRED = "fired"
-    LOST = "lost"
-    FAILED = "failed"
-
-
-Firing = Future[tuple[Outcome, float]]
-
-
-@dataclass
-class _Run:
-    """One sweep: what it reads with, fires with, and has done."""
-
-    store: Store
-    now: datetime
-    handlers: Mapping[TimerKind, Fire]
-    deadline: Callable[[], bool]
-    report: SweepReport = field(default_factory=SweepReport)
-
-    def bucket(self, minute: str) -> bool:
-        """Fire the bucket's timers due by now; False if the deadline came first."""
-        store = self.store
-        count = store.due.get(schedule_meta()).read_count
-        due_by = SortKeyRange.less_than(f"{timestamp(self.now)}$")  # "<due_at>#..." to now
-        streams = [
-            PartitionStream(
-                store.table_name,
-                GSI3.partition_key,
-                key,
-                GSI3.sort_key,
-                index_name=GSI3.name,
-                sort_range=due_by,
-            )
-            for key in shard_keys(due_bucket_base(minute), count)
-        ]
-        stats = PageStats(streams=len(streams))
-        items = store.engine.read_all(streams, page_size=PAGE_SIZE, stats=stats)
-        running: dict[str, Firing] = {}
-        try:
-            with ThreadPoolExecutor(WORKERS, thread_name_prefix="sweep") as pool:
-                for item in items:
-                    if self.deadline():  # what has not started waits for the next run
-                        for firing in running.values():
-                            firing.cancel()
-                        return False
-                    subject = _subject(item)
-                    if subject in running:  # one subject's timers in turn: they would race
-                        self.count(running.pop(subject))
-                    # each firing in a copy of the run's context (what it runs as, for logs)
-                    running[subject] = pool.submit(copy_context().run, self.fire, item)
-                    if len(running) >= 2 * WORKERS:
-                        self.settle(running, FIRST_COMPLETED)
-                return True
-        finally:
-            self.settle(running, ALL_COMPLETED)
-            items.close()
-            self.report.requests += stats.requests
-            self.report.read_units += stats.read_units
-
-    def settle(self, running: dict[str, Firing], until: str) -> None:
-        """Count the firings that are done: the first to finish, or all of them (`until`)."""
-        done, _ = wait(running.values(), return_when=until)
-        for subject in [name for name, firing in running.items() if firing in done]:
-            firing = running.pop(subject)
-            if not firing.cancelled():
-                self.count(firing)
-
-    def count(self, firing: Firing) -> None:
-        """Add one firing to the report."""
-        outcome, late = firing.result()
-        if outcome is Outcome.FIRED:
-            self.report.fired += 1
-            self.report.late_seconds.append(late)
-        elif outcome is Outcome.LOST:
-            self.report.lost += 1
-        else:
-            self.report.failed += 1
-
-    def fire(self, item: Item) -> tuple[Outcome, float]:
-        """Fire one timer as the index lists it, and how late it fired (seconds); one that
-        fails (or cannot be read) stays due and holds the marker at its minute, so every
-        run tries it again."""
-        try:
-            timer = timer_from_item(item)
-            fired = self.handlers[timer.kind](self.store, timer)
-        except Exception:  # one timer's failure must not stop the others
-            logger.exception("firing a timer failed", extra={"item": item.get(GSI3.sort_key)})
-            return Outcome.FAILED, 0.0
-        if not fired:
-            return Outcome.LOST, 0.0
-        late = self.store.clock() - timer.due_at  # when it fired, not when the run began
-        return Outcome.FIRED, late.total_seconds()
-
-
-def _subject(item: Item) -> str:
-    """What a listed timer is about, across accounts (an unreadable item: its own key)."""
-    account, subject = (item.get(name, {}).get("S") for name in ("account", "subject"))
-    return f"{account}#{subject}" if account and subject else str(item.get(SK))
+def _due(store: Store, minute: str, now: datetime, report: SweepReport) -> list[Item]:
+    """The bucket's timers due by `now`, every shard read to its end."""
+    count = store.due.get(schedule_meta()).read_count
+    due_by = SortKeyRange.less_than(f"{timestamp(now)}$")  # "<due_at>#..." to now
+    streams = [
+        PartitionStream(
+            store.table_name,
+            GSI3.partition_key,
+            key,
+            GSI3.sort_key,
+            index_name=GSI3.name,
+            sort_range=due_by,
+        )
+        for key in shard_keys(due_bucket_base(minute), count)
+    ]
+    stats = PageStats(streams=len(streams))
+    items = store.engine.read_all(streams, page_size=PAGE_SIZE, stats=stats)
+    try:
+        listed = sorted(items, key=lambda item: item[GSI3.sort_key]["S"])  # due order
+    finally:
+        items.close()
+        report.requests += stats.requests
+        report.read_units += stats.read_units
+    return listed
 
 
 def _marker(store: Store, settled: str) -> str:

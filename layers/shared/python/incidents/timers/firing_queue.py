@@ -1,0 +1,117 @@
+"""The firing queue: a sweep hands due timers to parallel workers through an SQS FIFO queue,
+so timers fire as fast as workers are added, not as fast as one run's clock allows
+(`docs/decisions/018-timers-fired-by-workers-on-sqs-fifo.md`).
+
+A message names one timer as the index listed it. Its group is the timer's subject, so one
+subject's timers (an incident's auto-resolve and acknowledgement timeout) fire in the order
+sent, and its deduplication id is the timer and its due time, so a timer a later run reads
+again while its message waits is dropped by SQS (within the queue's 5 minutes) and, after
+that, loses its claim: fired once either way. A worker that dies before its transaction
+commits leaves the message to come back; after, the claim is gone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zlib
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from dynashard.query import Item
+from incidents.fifo import BATCH, fifo_entry, send_in_order
+from incidents.store import Store
+from incidents.timers.firing import FiringReport, subject_of
+from incidents.timers.schedule import Timer, TimerKind, timer_from_item
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
+
+SENDERS = 4
+"""Batches sent at once: a run hands on a minute's timers in a few seconds."""
+WORKER_TIMEOUT_SECONDS = 60
+"""A worker's batch of 10 firings, each a read and a transaction, well within it."""
+RECEIVES_BEFORE_DEAD_LETTER = 5
+"""A firing that fails five times goes to the dead-letter queue (and pages); its timer stays
+due in the table, and the sweep hands it on again."""
+MAX_GROUP_LENGTH = 128
+"""SQS: a message group id holds at most 128 characters."""
+
+
+def timer_message(timer: Timer) -> str:
+    """A timer as a message body."""
+    return json.dumps({
+        "account": timer.account, "kind": timer.kind.value,
+        "subject": timer.subject, "due_at": timer.due_at.isoformat(),
+    })  # fmt: skip
+
+
+def timer_from_message(body: str) -> Timer:
+    """The timer a message names."""
+    fields = json.loads(body)
+    return Timer(
+        account=fields["account"],
+        kind=TimerKind(fields["kind"]),
+        subject=fields["subject"],
+        due_at=datetime.fromisoformat(fields["due_at"]),
+    )
+
+
+def _group(item: Item) -> str:
+    subject = subject_of(item)
+    if len(subject) <= MAX_GROUP_LENGTH:
+        return subject
+    return hashlib.sha256(subject.encode()).hexdigest()
+
+
+def _deduplication(timer: Timer) -> str:
+    return hashlib.sha256(f"{timer.identity}#{timer.due_at.isoformat()}".encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class FiringQueue:
+    """Hands a sweep's timers to the queue's workers, in the order given."""
+
+    sqs: SQSClient
+    url: str
+    settles: bool = False
+    """A timer handed on fires later, in a worker: the sweep reads its bucket again."""
+
+    def __call__(
+        self,
+        store: Store,
+        items: Sequence[Item],
+        deadline: Callable[[], bool],
+        report: FiringReport,
+    ) -> bool:
+        """Send `items`, `BATCH` a request, in `SENDERS` lanes at once (one subject's
+        timers in one lane, in order); False if the deadline came first (what was not sent
+        is read again next run)."""
+        lanes: list[list[Item]] = [[] for _ in range(SENDERS)]
+        for item in items:
+            lanes[zlib.crc32(_group(item).encode()) % SENDERS].append(item)
+        with ThreadPoolExecutor(SENDERS, thread_name_prefix="timer-queue") as pool:
+            sent = list(pool.map(lambda lane: self._send_lane(lane, deadline), lanes))
+        report.queued += sum(count for count, _ in sent)
+        return all(finished for _, finished in sent)
+
+    def _send_lane(self, lane: Sequence[Item], deadline: Callable[[], bool]) -> tuple[int, bool]:
+        """A lane's timers in batches: how many were sent, and whether all were."""
+        sent = 0
+        for start in range(0, len(lane), BATCH):
+            if deadline():
+                return sent, False
+            sent += self._send(lane[start : start + BATCH])
+        return sent, True
+
+    def _send(self, batch: Sequence[Item]) -> int:
+        timers = [timer_from_item(item) for item in batch]
+        entries = [
+            fifo_entry(n, timer_message(timer), _group(item), _deduplication(timer))
+            for n, (item, timer) in enumerate(zip(batch, timers, strict=True))
+        ]
+        send_in_order(self.sqs, self.url, entries)
+        return len(entries)
