@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from incidents.account_limits import Limited
+
 
 class Group(StrEnum):
     """A handler group: one Lambda function, one module in `lambdas` (``teams`` serves
@@ -75,6 +77,8 @@ class Route:
     bad_request: str | None = None
     """The message of its commonest 400, where its shape does not tell it (a read of days
     takes a range, not a limit); None: derived from its shape."""
+    limited: Limited | None = None
+    """The account limit its create counts against (a 409 ``limit_reached`` at it)."""
 
     @property
     def gateway_authorized(self) -> bool:
@@ -295,7 +299,13 @@ ROUTES: dict[str, Route] = {
         bad_request="until (2027-03-01) is before from (2027-03-02)",
     ),
     "create_heartbeat": Route(
-        "POST", "/heartbeats", Group.ALERTS, "Create a heartbeat", 201, (*CREATE, 404)
+        "POST",
+        "/heartbeats",
+        Group.ALERTS,
+        "Create a heartbeat",
+        201,
+        (*CREATE, 404),
+        limited=Limited.HEARTBEATS,
     ),
     "list_heartbeats": Route(
         "GET", "/heartbeats", Group.ALERTS, "The account's heartbeats", errors=LIST
@@ -332,6 +342,7 @@ ROUTES: dict[str, Route] = {
         "Create a maintenance window",
         201,
         (*CREATE, 404),
+        limited=Limited.MAINTENANCE_WINDOWS,
     ),
     "list_maintenance_windows": Route(
         "GET",
@@ -388,7 +399,13 @@ ROUTES: dict[str, Route] = {
         "PATCH", "/users/{user_id}", Group.TEAMS, "Change a user's profile", errors=(*WRITE, 403)
     ),
     "create_schedule": Route(
-        "POST", "/schedules", Group.SCHEDULES, "Create a schedule", 201, (*CREATE, 404)
+        "POST",
+        "/schedules",
+        Group.SCHEDULES,
+        "Create a schedule",
+        201,
+        (*CREATE, 404),
+        limited=Limited.SCHEDULES,
     ),
     "list_schedules": Route(
         "GET", "/schedules", Group.SCHEDULES, "The account's schedules", errors=LIST

@@ -30,6 +30,7 @@ from incidents.timers import sweep
 from lambdas.settings import (
     DELIVERY_QUEUE_URL,
     ShardSettings,
+    account_limits,
     allow_loopback,
     event_retention_days,
 )
@@ -45,6 +46,7 @@ warnings.filterwarnings("ignore", message="No application metrics to publish", c
 SHARDS = ShardSettings.from_environment(os.environ)
 """Read at cold start: a bad stage setting stops the container here, before any request."""
 EVENT_RETENTION = event_retention_days(os.environ)
+LIMITS = account_limits(os.environ)
 logger = Logger(service="incidents")
 tracer = Tracer(service="incidents")
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "Incidents"))
@@ -149,6 +151,7 @@ def _built_store(table: str, secret: bytes) -> Store:
         on_growth=report_growth,
         max_workers=MAX_WORKERS,
         event_retention_days=EVENT_RETENTION,
+        limits=LIMITS,
     )
 
 

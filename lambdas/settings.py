@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from dynashard import GrowthPolicy
 from dynashard.keys import WeightedShards, validate_shard_count
 from dynashard.resharding import DEFAULT_WRITE_UNITS_PER_SECOND
+from incidents.account_limits import MAX_MAINTENANCE_WINDOWS, AccountLimits, Limited
 from incidents.keys import DEFAULT_STATE_SHARDS, DEFAULT_SUMMARY_SHARDS, ShardConfig
 from incidents.models import State
 
@@ -216,6 +217,37 @@ QUOTA_VARIABLES = {
     "alerts": ALERTS_PER_MINUTE,
     "integration_alerts": INTEGRATION_ALERTS_PER_MINUTE,
 }
+
+
+LIMIT_VARIABLES = {
+    Limited.HEARTBEATS: "HEARTBEATS_PER_ACCOUNT",
+    Limited.MAINTENANCE_WINDOWS: "MAINTENANCE_WINDOWS_PER_ACCOUNT",
+    Limited.SCHEDULES: "SCHEDULES_PER_ACCOUNT",
+}
+
+
+def account_limits(env: Mapping[str, str]) -> AccountLimits:
+    """The stage's account limits; each at least 1, and windows at most what one alert's
+    read of the live set holds (`MAX_MAINTENANCE_WINDOWS`)."""
+    defaults = AccountLimits()
+    values = {}
+    for subject, variable in LIMIT_VARIABLES.items():
+        value = _integer(env, variable, defaults.of(subject))
+        if value < 1:
+            raise SettingsError(f"{variable} must be at least 1, got {value}")
+        values[subject.value] = value
+    windows = values[Limited.MAINTENANCE_WINDOWS.value]
+    if windows > MAX_MAINTENANCE_WINDOWS:
+        raise SettingsError(
+            f"{LIMIT_VARIABLES[Limited.MAINTENANCE_WINDOWS]} must be at most "
+            f"{MAX_MAINTENANCE_WINDOWS} (every alert reads them all), got {windows}"
+        )
+    return AccountLimits(**values)
+
+
+def limits_environment(limits: AccountLimits) -> dict[str, str]:
+    """The variables `account_limits` reads back."""
+    return {variable: str(limits.of(subject)) for subject, variable in LIMIT_VARIABLES.items()}
 
 
 def mover_environment(units: int) -> dict[str, str]:

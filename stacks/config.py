@@ -16,6 +16,7 @@ from aws_cdk import RemovalPolicy
 from aws_cdk import aws_logs as logs
 
 from dynashard.resharding import DEFAULT_WRITE_UNITS_PER_SECOND
+from incidents.account_limits import AccountLimits
 from incidents.keys import DEFAULT_STATE_SHARDS, DEFAULT_SUMMARY_SHARDS
 from lambdas.routes import Group
 from lambdas.settings import (
@@ -28,8 +29,10 @@ from lambdas.settings import (
     QuotaSettings,
     SettingsError,
     ShardSettings,
+    account_limits,
     allowed_origins,
     event_retention_days,
+    limits_environment,
     origins_environment,
     retention_environment,
 )
@@ -87,6 +90,13 @@ class StageConfig:
     event_retention_days: int | None = None
     """Days the timeline's events are kept (the table's TTL deletes them after); None: for
     ever (the default: a timeline is a record)."""
+    heartbeats_per_account: int = AccountLimits().heartbeats
+    """Heartbeats one account holds at most (one more: 409 ``limit_reached``)."""
+    maintenance_windows_per_account: int = AccountLimits().maintenance_windows
+    """Maintenance windows not yet ended one account holds at most (at most 1,000: every
+    alert reads them all)."""
+    schedules_per_account: int = AccountLimits().schedules
+    """Schedules one account holds at most."""
 
     def __post_init__(self) -> None:
         if self.removal_policy not in REMOVAL_POLICIES:
@@ -109,6 +119,10 @@ class StageConfig:
             event_retention_days(self.lambda_environment())
         except SettingsError as error:
             raise ValueError(f"stages.{self.stage}.eventRetentionDays: {error}") from None
+        try:  # the positive integers are checked above: only the windows' maximum is left
+            account_limits(self.lambda_environment())
+        except SettingsError as error:
+            raise ValueError(f"stages.{self.stage}.maintenanceWindowsPerAccount: {error}") from None
 
     def _check_notifications(self) -> None:
         for email in self.alarm_emails:
@@ -140,6 +154,9 @@ class StageConfig:
             "integrationAlertsPerMinute": self.integration_alerts_per_minute,
             "apiRequestsPerMinute": self.api_requests_per_minute,
             "apiKeyQuotaPercent": self.api_key_quota_percent,
+            "heartbeatsPerAccount": self.heartbeats_per_account,
+            "maintenanceWindowsPerAccount": self.maintenance_windows_per_account,
+            "schedulesPerAccount": self.schedules_per_account,
             **{f"reservedConcurrency.{k}": v for k, v in self.reserved_concurrency.items()},
         }
         for name, value in limits.items():
@@ -186,7 +203,16 @@ class StageConfig:
                 alerts=self.alerts_per_minute,
                 integration_alerts=self.integration_alerts_per_minute,
             ).to_environment(),
+            **limits_environment(self.limits()),
         }
+
+    def limits(self) -> AccountLimits:
+        """The stage's account limits, as the functions will read them."""
+        return AccountLimits(
+            heartbeats=self.heartbeats_per_account,
+            maintenance_windows=self.maintenance_windows_per_account,
+            schedules=self.schedules_per_account,
+        )
 
     @property
     def removal(self) -> RemovalPolicy:

@@ -42,6 +42,7 @@ TABLE_ACTIONS: dict[Group, tuple[str, ...]] = {
         "dynamodb:GetItem",
         "dynamodb:PutItem",
         "dynamodb:Query",
+        "dynamodb:UpdateItem",
     ),
     Group.ALERTS: (
         "dynamodb:BatchGetItem",
@@ -62,8 +63,8 @@ integrations with their keys' lookup items, open incidents (as commands do), cou
 query the account's live maintenance windows for each alert (keeping a suppressed one with
 an update and a counter shard's add); schedules write a schedule with its versions, its
 overrides and its current and next shift and timer (transactions checking its teams and
-users, whose profiles a batch reads), query its versions and overrides, and delete a
-deleted schedule's items in batches."""
+users, whose profiles a batch reads, and moving the account's count of schedules), query
+its versions and overrides, and delete a deleted schedule's items in batches."""
 
 QUOTA_KEYS = "*#ratelimit#*"
 """The partition keys of the accounts' quota buckets (`dynashard.limits.rate_limit`): each request

@@ -33,7 +33,12 @@ from lambdas.http.conditional import NotModifiedError, not_modified
 from lambdas.http.cors import request_header, with_cors
 from lambdas.http.json_body import JsonBodiesOnly, strict_json
 from lambdas.http.proxy import add_headers, clipped, error_headers, proxy_error
-from lambdas.http.responses import ErrorCode, documented_responses, too_large_message
+from lambdas.http.responses import (
+    ErrorCode,
+    documented_responses,
+    limit_description,
+    too_large_message,
+)
 from lambdas.http.statuses import CountedRefusalError, status_of
 from lambdas.routes import ROUTE_OF, ROUTES, resolver_rule
 from lambdas.runtime import logger, metrics, tracer
@@ -207,6 +212,7 @@ def route(app: APIGatewayRestResolver, name: str) -> Callable[[F], F]:
         resolver_rule(entry),
         entry.method,
         summary=entry.summary,
+        description=limit_description(entry),
         operation_id=name,
         tags=[entry.group.value],
         status_code=entry.status,

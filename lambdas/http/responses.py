@@ -12,6 +12,7 @@ from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse, O
 from pydantic import BaseModel
 
 from incidents.access.models import API_KEY_ID
+from incidents.account_limits import AccountLimits
 from incidents.alerts.models import INTEGRATION_ID
 from incidents.events_out.webhook_models import WEBHOOK_ID
 from incidents.heartbeats.models import HEARTBEAT_NAME
@@ -48,7 +49,7 @@ class ErrorCode(StrEnum):
     IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
     REQUEST_IN_PROGRESS = "request_in_progress"
     TOO_MANY_WEBHOOKS = "too_many_webhooks"
-    TOO_MANY_MAINTENANCE_WINDOWS = "too_many_maintenance_windows"
+    LIMIT_REACHED = "limit_reached"
     TOO_MANY_ROTATIONS = "too_many_rotations"
     PRECONDITION_FAILED = "precondition_failed"
     PAYLOAD_TOO_LARGE = "payload_too_large"
@@ -224,12 +225,10 @@ def documented_responses(route: Route) -> dict[int, OpenAPIResponse]:
         }
     authorized = (403,) if route.gateway_authorized else ()  # a key without its scope
     for status in sorted({*route.errors, *EVERY_ROUTE, *authorized}):
-        example = {
-            "code": ERROR_STATUSES[status].code.value,
-            "message": example_message(route, status),
-        }
+        shown = error_status(route, status)
+        example = {"code": shown.code.value, "message": example_message(route, status)}
         error: OpenAPIResponse = {
-            "description": ERROR_STATUSES[status].description,
+            "description": shown.description,
             "content": {
                 "application/json": {
                     "model": ErrorBody,
@@ -254,7 +253,34 @@ def example_message(route: Route, status: int) -> str:
         return too_large_message(route.max_body + 1, route.max_body)
     if status == HTTPStatus.TOO_MANY_REQUESTS and route.integration_key:
         return rate_limited_message("integration", 3000, 1)
-    return ERROR_STATUSES[status].message
+    return error_status(route, status).message
+
+
+def error_status(route: Route, status: int) -> ErrorStatus:
+    """How the document describes `status` on `route`: a create that an account limit
+    counts shows that limit's 409, at its default value."""
+    if status == HTTPStatus.CONFLICT and route.limited is not None:
+        reached = route.limited.reached(AccountLimits().of(route.limited))
+        return ErrorStatus(
+            f"an account limit reached ({reached.code}: the message names it), a duplicate, "
+            "or a concurrent change",
+            ErrorCode.LIMIT_REACHED,
+            str(reached),
+        )
+    return ERROR_STATUSES[status]
+
+
+def limit_description(route: Route) -> str | None:
+    """The operation's description of the account limit its create counts against."""
+    if route.limited is None:
+        return None
+    default = AccountLimits().of(route.limited)
+    return (
+        f"An account holds at most {default:,} {route.limited.noun} by default (each "
+        f"deployment sets its own limit): one more is answered 409 "
+        f'{{"code": "limit_reached", "message": "{route.limited.reached(default)}"}}. '
+        "A delete frees a place at once; concurrent creates never pass the limit."
+    )
 
 
 def _bad_request_message(route: Route) -> str:

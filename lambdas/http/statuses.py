@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from http import HTTPStatus
 
+from incidents.account_limits import LimitReachedError
 from incidents.errors import (
     AlreadyCreatedError,
     ConflictError,
@@ -23,7 +24,6 @@ from incidents.errors import (
 )
 from incidents.events_out.publish_order import PublishRaceError
 from incidents.events_out.webhooks import TooManyRotationsError, TooManyWebhooksError
-from incidents.maintenance.commands import TooManyWindowsError
 
 STATUSES: dict[type[DomainError], HTTPStatus] = {
     UnauthorizedError: HTTPStatus.UNAUTHORIZED,
@@ -35,7 +35,7 @@ STATUSES: dict[type[DomainError], HTTPStatus] = {
     ConflictError: HTTPStatus.CONFLICT,
     LastMemberError: HTTPStatus.CONFLICT,
     KeyReusedError: HTTPStatus.CONFLICT,
-    TooManyWindowsError: HTTPStatus.CONFLICT,
+    LimitReachedError: HTTPStatus.CONFLICT,
     TooManyWebhooksError: HTTPStatus.CONFLICT,
     TooManyRotationsError: HTTPStatus.CONFLICT,
     PreconditionFailedError: HTTPStatus.PRECONDITION_FAILED,

@@ -1,5 +1,6 @@
-"""From ``cdk.json`` to the store: the stage's shard settings reach the functions, and a bad
-value stops a container at cold start instead of serving from the wrong key space."""
+"""From ``cdk.json`` to the store: the stage's shard settings and account limits reach the
+functions, and a bad value stops a container at cold start instead of serving from the
+wrong key space (or with a limit an alert's read cannot hold)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 
 from lambdas.routes import Group
-from lambdas.settings import SettingsError, ShardSettings
+from lambdas.settings import SettingsError, ShardSettings, account_limits
 from stacks.config import stage_config
 from tests.helpers.synth import Stages, Synthesized, function_of
 
@@ -23,6 +24,9 @@ CUSTOM = {
     "stateShards": {"OPEN": 16, "CLOSED": 64},
     "participantDefaultShards": 2,
     "participantMaxShards": 128,
+    "heartbeatsPerAccount": 200,
+    "maintenanceWindowsPerAccount": 20,
+    "schedulesPerAccount": 300,
 }
 PROBE = """
 import json
@@ -33,6 +37,7 @@ print(json.dumps({
     "states": {state: store.config.state_shards.count_for(state) for state in ("OPEN", "CLOSED")},
     "default": store.counts.policy.default_count,
     "max": store.counts.policy.max_count,
+    "limits": [store.limits.heartbeats, store.limits.maintenance_windows, store.limits.schedules],
 }))
 """
 
@@ -66,12 +71,24 @@ def function_environment(synthesized: Synthesized, group: Group) -> dict[str, st
         (
             "prod",
             None,
-            {"summary": 16, "states": {"OPEN": 8, "CLOSED": 32}, "default": 1, "max": 256},
+            {
+                "summary": 16,
+                "states": {"OPEN": 8, "CLOSED": 32},
+                "default": 1,
+                "max": 256,
+                "limits": [1000, 50, 1000],
+            },
         ),
         (
             "custom",
             {"custom": CUSTOM},
-            {"summary": 32, "states": {"OPEN": 16, "CLOSED": 64}, "default": 2, "max": 128},
+            {
+                "summary": 32,
+                "states": {"OPEN": 16, "CLOSED": 64},
+                "default": 2,
+                "max": 128,
+                "limits": [200, 20, 300],
+            },
         ),
     ],
 )
@@ -107,6 +124,41 @@ def test_a_bad_setting_fails_the_cold_start_naming_it(variable: str, value: str,
     assert started.returncode != 0
     assert "SettingsError" in started.stderr
     assert variable.split("_", maxsplit=1)[0] in started.stderr
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        ("HEARTBEATS_PER_ACCOUNT", "0", "at least 1"),
+        ("SCHEDULES_PER_ACCOUNT", "many", "whole number"),
+        ("MAINTENANCE_WINDOWS_PER_ACCOUNT", "1001", "at most 1000"),
+    ],
+)
+def test_a_bad_account_limit_fails_the_cold_start_naming_it(
+    variable: str, value: str, says: str
+) -> None:
+    with pytest.raises(SettingsError, match=variable) as raised:
+        account_limits({variable: value})
+    assert says in str(raised.value)
+    started = cold_start({variable: value})
+    assert started.returncode != 0
+    assert "SettingsError" in started.stderr
+    assert variable in started.stderr
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "says"),
+    [
+        ("heartbeatsPerAccount", 0, "heartbeatsPerAccount must be a positive integer"),
+        ("schedulesPerAccount", True, "schedulesPerAccount must be a positive integer"),
+        ("maintenanceWindowsPerAccount", 1001, "maintenanceWindowsPerAccount: MAINTENANCE"),
+    ],
+)
+def test_an_account_limit_the_functions_would_refuse_fails_the_synth(
+    key: str, value: object, says: str
+) -> None:
+    with pytest.raises(ValueError, match=says):
+        stage_config("x", {"x": {key: value}})
 
 
 def test_settings_round_trip_through_the_environment() -> None:

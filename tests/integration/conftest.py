@@ -12,6 +12,7 @@ import pytest
 from incidents.table import TABLE_SCHEMA
 from lambdas import runtime
 from lambdas.http.quotas import quotas
+from lambdas.settings import account_limits
 from local.api.call_log import CallRecorder
 from local.engines.clients import create_table
 from local.events.messaging import Messaging, create_messaging
@@ -76,3 +77,15 @@ def set_quotas(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]
 
     yield setting
     quotas.cache_clear()
+
+
+@pytest.fixture
+def set_limits(api: Api, monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
+    """Set the handlers' account limits for this test from limit variables
+    (``HEARTBEATS_PER_ACCOUNT=2``…), read as a cold start reads them."""
+
+    def setting(**variables: int) -> None:
+        limits = account_limits({name: str(value) for name, value in variables.items()})
+        monkeypatch.setattr(runtime.store(), "limits", limits)
+
+    return setting

@@ -12,7 +12,6 @@ import pytest
 from incidents.alerts.ingest import ingest_alert
 from incidents.alerts.integrations import authenticate, create_integration
 from incidents.alerts.models import ALERT_EVENTS, NewIntegration, SuppressedStatus
-from incidents.maintenance import commands
 from incidents.maintenance.commands import create_window, list_suppressed
 from incidents.maintenance.models import NewMaintenanceWindow
 from incidents.store import Caller, build_store, new_id
@@ -133,16 +132,6 @@ def test_a_bad_window_is_a_400_that_names_the_problem(
     reply = window(api, alice, **{"integration_id": sender["id"], **body})
     assert (reply.status, reply.body["code"]) == (400, "validation_error"), reply.body
     assert problem in reply.body["message"]
-
-
-def test_an_account_s_windows_not_yet_ended_are_capped(
-    api: Api, alice: Caller, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(commands, "MAX_LIVE_WINDOWS", 1)
-    sender = integration(api, alice)
-    assert window(api, alice, integration_id=sender["id"]).status == 201
-    refused = window(api, alice, integration_id=sender["id"])
-    assert (refused.status, refused.body["code"]) == (409, "too_many_maintenance_windows")
 
 
 def test_the_scheduled_sweep_resolves_what_fires_at_a_window_s_end(api: Api) -> None:

@@ -15,6 +15,7 @@ import pytest
 from pydantic import ValidationError
 
 from dynashard import GrowthPolicy, ShardCounts, Table
+from incidents.account_limits import AccountLimits, LimitReachedError
 from incidents.alerts.ingest import ingest_alert
 from incidents.alerts.integrations import create_integration
 from incidents.alerts.models import (
@@ -28,9 +29,7 @@ from incidents.alerts.models import (
 from incidents.errors import ConflictError, NotFoundError
 from incidents.incident.commands import load_summary
 from incidents.incident.queries import account_incidents
-from incidents.maintenance import commands
 from incidents.maintenance.commands import (
-    TooManyWindowsError,
     WindowTimesError,
     create_window,
     delete_window,
@@ -307,11 +306,9 @@ def test_a_window_names_a_team_or_integration_of_its_account(world: World) -> No
     assert list_windows(world.store, world.owner).items == []
 
 
-def test_an_account_s_windows_not_yet_ended_are_capped(
-    world: World, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_account_s_windows_not_yet_ended_are_capped(world: World) -> None:
     """Creates at the same moment count under the live set's version: no two pass the cap."""
-    monkeypatch.setattr(commands, "MAX_LIVE_WINDOWS", 3)
+    world.store.limits = AccountLimits(maintenance_windows=3)
     world.window(minutes=(0, 5))
     with ThreadPoolExecutor(8) as pool:
         outcomes = list(pool.map(lambda _: _outcome(world.window), range(8)))
@@ -323,7 +320,7 @@ def test_an_account_s_windows_not_yet_ended_are_capped(
 def _outcome(create: Callable[[], object]) -> str:
     try:
         create()
-    except TooManyWindowsError:
+    except LimitReachedError:
         return "too many"
     return "created"
 

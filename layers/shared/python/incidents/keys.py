@@ -223,6 +223,12 @@ def heartbeat_key(account: str, name: str) -> tuple[str, str]:
     return sharded_key(base, calculated_shard(base, name, HEARTBEAT_SHARDS), HEARTBEAT_SHARDS), name
 
 
+def account_count_key(account: str, subject: str) -> tuple[str, str]:
+    """(PK, SK) of the account's count of `subject` (``heartbeats``, ``schedules``), which
+    each create and delete moves in its transaction (`incidents.account_limits`)."""
+    return build_key(account, "counts"), subject
+
+
 LIVE_WINDOW_COPIES = 8
 SUPPRESSED_SHARDS = 16
 

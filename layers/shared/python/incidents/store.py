@@ -30,6 +30,7 @@ from dynashard.resharding import (
     transact_growing,
 )
 from dynashard.throttling import error_code
+from incidents.account_limits import AccountLimits
 from incidents.errors import DomainError, ThrottledError, VersionConflictError
 from incidents.keys import ShardConfig
 from incidents.models import parse_timestamp, utc_now
@@ -104,6 +105,8 @@ class Store:
     clock: Callable[[], datetime] = utc_now
     event_retention_days: int | None = None
     """Days a timeline event is kept (through the table's TTL); None: for ever."""
+    limits: AccountLimits = field(default_factory=AccountLimits)
+    """What one account may hold at once (the stage's settings)."""
 
     def event_expiry(self, at: str) -> int | None:
         """When an event of instant `at` expires (its item's ``ExpiresAt``), if the stage
@@ -261,6 +264,7 @@ def build_store(
     on_growth: GrowthHook = log_growth,
     max_workers: int = 16,
     event_retention_days: int | None = None,
+    limits: AccountLimits | None = None,
     shard_clock: Callable[[], float] = time.time,
 ) -> Store:
     """A `Store` on `client`, whose connection pool must hold `max_workers` connections;
@@ -288,4 +292,5 @@ def build_store(
         shards=build_tenant_shards(table, config, on_growth=on_growth, clock=shard_clock),
         config=config,
         event_retention_days=event_retention_days,
+        limits=limits or AccountLimits(),
     )

@@ -4,8 +4,8 @@
   (`incidents.keys.live_window_key`), in `LIVE_WINDOW_COPIES` copies written in the
   window's own transactions (created, ended early, deleted). An alert reads one copy, at
   random, with one strongly consistent Query of the entries ending after now: one read unit
-  while the account has up to about sixteen windows not yet ended (four at the cap,
-  `incidents.maintenance.commands.MAX_LIVE_WINDOWS`). There is no cache, so a window
+  while the account has up to about sixteen windows not yet ended (four at the default
+  limit of 50, `incidents.account_limits`). There is no cache, so a window
   created or ended early applies to the next alert; the copies spread a storm's reads over
   eight partitions (24,000 alerts a second before one is at DynamoDB's 3,000 reads).
 - **What is kept**: one item per window, integration and dedup key (its count moved with

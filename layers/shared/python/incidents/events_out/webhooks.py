@@ -15,6 +15,7 @@ from typing import Any
 
 from dynashard import SortKeyRange
 from dynashard.query import Item
+from incidents.account_limits import count_update
 from incidents.errors import ConflictError, DomainError, NotFoundError
 from incidents.events_out.endpoints import EndpointPolicy
 from incidents.events_out.signing import new_secret
@@ -273,18 +274,5 @@ def update_stored(
 
 def _count_move(store: Store, account: str, change: int) -> Item:
     """The transaction's Update of the account's webhook count (refused past the maximum)."""
-    condition = "attribute_not_exists(#n) OR #n < :max" if change > 0 else "attribute_exists(#n)"
-    return {
-        "Update": {
-            "TableName": store.table_name,
-            "Key": item_key(webhooks_partition(account), WEBHOOK_COUNT_SK),
-            "UpdateExpression": "SET #n = if_not_exists(#n, :zero) + :change",
-            "ConditionExpression": condition,
-            "ExpressionAttributeNames": {"#n": "webhook_count"},
-            "ExpressionAttributeValues": {
-                ":zero": {"N": "0"},
-                ":change": {"N": str(change)},
-                **({":max": {"N": str(MAX_WEBHOOKS)}} if change > 0 else {}),
-            },
-        }
-    }
+    key = item_key(webhooks_partition(account), WEBHOOK_COUNT_SK)
+    return count_update(store.table_name, key, "webhook_count", change, MAX_WEBHOOKS)

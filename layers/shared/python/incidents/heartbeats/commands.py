@@ -20,6 +20,7 @@ from typing import Any
 from dynashard import FanOutQuery, shard_keys
 from dynashard.query import Item
 from dynashard.resharding import Operation, Transaction
+from incidents.account_limits import Limited, count_move
 from incidents.alerts.integrations import get_integration
 from incidents.errors import (
     ConflictError,
@@ -60,8 +61,9 @@ heartbeat alerts are P1 by default; a late check is serious, short of an outage)
 
 
 def create_heartbeat(store: Store, caller: Caller, request: NewHeartbeat) -> Heartbeat:
-    """The heartbeat and, if enabled, its expiry one interval on, in one transaction; its
-    integration must be the account's."""
+    """The heartbeat, the account's count of heartbeats (409 at its limit) and, if enabled,
+    its expiry one interval on, in one transaction; its integration must be the
+    account's."""
     get_integration(store, caller, request.integration_id)  # 404 for another account's
     now = store.clock()
     heartbeat = Heartbeat(
@@ -76,7 +78,10 @@ def create_heartbeat(store: Store, caller: Caller, request: NewHeartbeat) -> Hea
     )
     put = store.put_operation(_item(caller.account_id, heartbeat), new=True)
     exists = labelled(put, ConflictError(f"a heartbeat named {request.name} exists"))
-    store.transact_growing(partial(_with_expiry, store, caller.account_id, heartbeat, exists))
+    counted = count_move(store, caller.account_id, Limited.HEARTBEATS, +1)
+    store.transact_growing(
+        partial(_with_expiry, store, caller.account_id, heartbeat, exists, counted)
+    )
     return heartbeat
 
 
@@ -126,15 +131,19 @@ def update_heartbeat(
 
 
 def delete_heartbeat(store: Store, caller: Caller, name: str) -> None:
-    """Delete it and its expiry (an open expiry incident stays, for people to resolve)."""
+    """Delete it and its expiry, freeing its place in the account's count (an open expiry
+    incident stays, for people to resolve)."""
     pk, sk = heartbeat_key(caller.account_id, name)
     missing = NotFoundError(f"heartbeat {name} not found")
-    store.transact(
-        [
-            store.delete_operation(pk, sk),
-            clear_timer(store, caller.account_id, TimerKind.HEARTBEAT, name),
-        ],
-        [missing],
+    store.transact_growing(
+        lambda: Transaction(
+            [
+                labelled(store.delete_operation(pk, sk), missing),
+                labelled(clear_timer(store, caller.account_id, TimerKind.HEARTBEAT, name)),
+                count_move(store, caller.account_id, Limited.HEARTBEATS, -1),
+            ],
+            None,
+        )
     )
 
 
@@ -258,16 +267,20 @@ def _expiry(account: str, heartbeat: Heartbeat) -> Timer:
 
 
 def _with_expiry(
-    store: Store, account: str, heartbeat: Heartbeat, write: Operation[Failure]
+    store: Store,
+    account: str,
+    heartbeat: Heartbeat,
+    write: Operation[Failure],
+    *also: Operation[Failure],
 ) -> Transaction[Failure, None]:
-    """`write` of the heartbeat, and its expiry set where it has one, cleared where not
-    (built again after a growth of the due index, at the grown count)."""
+    """`write` of the heartbeat, and its expiry set where it has one, cleared where not,
+    with `also` (built again after a growth of the due index, at the grown count)."""
     expiry = (
         set_timer(store, _expiry(account, heartbeat))
         if heartbeat.expires_at is not None
         else labelled(clear_timer(store, account, TimerKind.HEARTBEAT, heartbeat.name))
     )
-    return Transaction([write, expiry], None)
+    return Transaction([write, expiry, *also], None)
 
 
 def _put_as_read(

@@ -21,6 +21,7 @@ from botocore.exceptions import ClientError
 from dynashard import FanOutQuery, shard_keys
 from dynashard.query import Item
 from dynashard.resharding import Transaction
+from incidents.account_limits import Limited
 from incidents.alerts.models import SuppressedStatus
 from incidents.alerts.suppression import (
     LiveWindow,
@@ -63,16 +64,7 @@ from incidents.timers.schedule import (
     set_timer,
 )
 
-MAX_LIVE_WINDOWS = 50
-"""Windows not yet ended an account may have: every alert reads them all (a read unit for
-about sixteen), so this bounds what an alert costs."""
 CREATE_ATTEMPTS = 8
-
-
-class TooManyWindowsError(DomainError):
-    """The account's windows not yet ended are at `MAX_LIVE_WINDOWS`."""
-
-    code = "too_many_maintenance_windows"
 
 
 class WindowTimesError(DomainError):
@@ -84,8 +76,9 @@ class WindowTimesError(DomainError):
 def create_window(store: Store, caller: Caller, request: NewMaintenanceWindow) -> MaintenanceWindow:
     """The window, its live entries, the check that its team or integration is the
     account's (404) and, with ``resolve_on_end``, the timer at its end, in one transaction.
-    A start in the past is now; an account's windows not yet ended are counted against
-    `MAX_LIVE_WINDOWS` under its live set's version, which the create moves."""
+    A start in the past is now; an account's windows not yet ended are counted against its
+    limit (every alert reads them all, so it bounds what an alert costs) under its live
+    set's version, which the create moves."""
     now = store.clock()
     start = max(request.start_time, now)
     if request.end_time <= now:
@@ -99,14 +92,11 @@ def create_window(store: Store, caller: Caller, request: NewMaintenanceWindow) -
         status=status_at(start_time, end_time, timestamp(now)), ended_early=False,
         suppressed_alerts=0, created_at=timestamp(now),
     )  # fmt: skip
-    account = caller.account_id
+    account, limit = caller.account_id, store.limits.maintenance_windows
     for attempt in range(CREATE_ATTEMPTS):
         version = _live_version(store, account)
-        if live_count(store, account) >= MAX_LIVE_WINDOWS:
-            raise TooManyWindowsError(
-                f"an account has at most {MAX_LIVE_WINDOWS} maintenance windows not yet "
-                "ended: end or delete one"
-            )
+        if live_count(store, account) >= limit:
+            raise Limited.MAINTENANCE_WINDOWS.reached(limit)
         try:
             store.transact_growing(partial(_created, store, account, window, version))
         except VersionConflictError:

@@ -19,6 +19,7 @@ from datetime import datetime
 from dynashard import FanOutQuery, SortKeyRange
 from dynashard.query import Item
 from dynashard.resharding import Transaction
+from incidents.account_limits import Limited, count_move
 from incidents.errors import ConflictError, DomainError, NotFoundError
 from incidents.items import deserialize
 from incidents.keys import (
@@ -97,7 +98,8 @@ class TooManyPendingVersionsError(ConflictError):
 
 def create_schedule(store: Store, caller: Caller, request: ScheduleRequest) -> Schedule:
     """The schedule, each layer with one version from its start, in one transaction with the
-    checks that its teams are the account's; its users must be the account's too."""
+    checks that its teams are the account's and the account's count of schedules (409 at
+    its limit); its users must be the account's too."""
     account, clock = caller.account_id, store.clock()
     now = timestamp(clock)
     _require_users(store, account, request)
@@ -118,9 +120,11 @@ def create_schedule(store: Store, caller: Caller, request: ScheduleRequest) -> S
     operations = [store.put_operation(schedule_item(account, schedule), new=True)]
     operations += _version_puts(store, account, schedule.id, schedule.versions)
     checks, failures = _team_checks(store, account, request.team_ids)
+    counted = count_move(store, account, Limited.SCHEDULES, +1)
     no_overrides: OverridesIn = lambda since, until: []  # noqa: E731
-    _commit(store, account, (schedule, no_overrides, clock), [*operations, *checks],
-            [None] * len(operations) + failures)  # fmt: skip
+    _commit(store, account, (schedule, no_overrides, clock),
+            [*operations, *checks, counted.request],
+            [None] * len(operations) + failures + [counted.label])  # fmt: skip
     return get_schedule(store, caller, schedule.id)
 
 
@@ -206,14 +210,22 @@ def update_schedule(
 
 
 def delete_schedule(store: Store, caller: Caller, schedule_id: str) -> None:
-    """The schedule, then its versions and overrides (the schedule first: from then on it
-    is not found, whatever is left to delete)."""
+    """The schedule (freeing its place in the account's count), then its versions and
+    overrides (the schedule first: from then on it is not found, whatever is left to
+    delete)."""
     account = caller.account_id
     stored = read_schedule(store, account, schedule_id)
     key = (teams_partition(account), schedule_sort_key(schedule_id))
     head = _conditioned(store, {**item_key(*key)}, stored.version, delete=True)
     store.transact_growing(
-        lambda: Transaction([labelled(head), *cleared(store, account, schedule_id)], None)
+        lambda: Transaction(
+            [
+                labelled(head),
+                *cleared(store, account, schedule_id),
+                count_move(store, account, Limited.SCHEDULES, -1),
+            ],
+            None,
+        )
     )
     parts = [
         *store.query_partition(key[0], prefix=schedule_versions_prefix(schedule_id)),
