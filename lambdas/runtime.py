@@ -26,9 +26,11 @@ from dynashard.resharding import GrowthEvent
 from incidents.events_out.delivery_messages import DeliveryQueue
 from incidents.events_out.endpoints import EndpointPolicy
 from incidents.store import Store, build_store
-from incidents.timers import sweep
+from incidents.timers import firing
+from incidents.timers.firing_queue import FiringQueue
 from lambdas.settings import (
     DELIVERY_QUEUE_URL,
+    TIMER_QUEUE_URL,
     ShardSettings,
     account_limits,
     allow_loopback,
@@ -64,7 +66,7 @@ def client_settings() -> Config:
     """The container's client configuration: a pool for the fan-out's workers and the
     sweep's (the sweeper runs both at once), retries and timeouts."""
     timeouts = Config(connect_timeout=CONNECT_SECONDS, read_timeout=READ_SECONDS)
-    return client_config(MAX_WORKERS + sweep.WORKERS).merge(timeouts)
+    return client_config(MAX_WORKERS + firing.WORKERS).merge(timeouts)
 
 
 @functools.cache
@@ -89,6 +91,13 @@ def delivery_queue() -> DeliveryQueue:
     return DeliveryQueue(
         boto3.client("sqs", config=client_settings()), os.environ[DELIVERY_QUEUE_URL]
     )
+
+
+@functools.cache
+def firing_queue() -> FiringQueue:
+    """The timers' firing queue (``TIMER_QUEUE_URL``; ``AWS_ENDPOINT_URL_SQS`` points the
+    client at a local server)."""
+    return FiringQueue(boto3.client("sqs", config=client_settings()), os.environ[TIMER_QUEUE_URL])
 
 
 @functools.cache

@@ -20,6 +20,7 @@ from dynashard.resharding import DEFAULT_WRITE_UNITS_PER_SECOND
 from incidents.account_limits import MAX_MAINTENANCE_WINDOWS, AccountLimits, Limited
 from incidents.keys import DEFAULT_STATE_SHARDS, DEFAULT_SUMMARY_SHARDS, ShardConfig
 from incidents.models import State
+from incidents.timers.fairness import DEFAULT_FIRINGS_PER_MINUTE
 
 SUMMARY_SHARDS = "SUMMARY_SHARDS"
 STATE_SHARDS = "STATE_SHARDS"
@@ -302,3 +303,23 @@ def allow_loopback(env: Mapping[str, str]) -> bool:
     if value not in {"", "0", "1"}:
         raise SettingsError(f"{WEBHOOK_ALLOW_LOOPBACK} must be 0 or 1, got {value!r}")
     return value == "1"
+
+
+TIMER_QUEUE_URL = "TIMER_QUEUE_URL"
+"""The firing queue the sweep hands due timers to (`incidents.timers.firing_queue`)."""
+TIMER_FIRINGS_PER_MINUTE = "TIMER_FIRINGS_PER_MINUTE"
+"""An account's timers fired a run (`incidents.timers.fairness`)."""
+
+
+def timer_firings_per_minute(env: Mapping[str, str]) -> int:
+    """An account's firing rate (`TIMER_FIRINGS_PER_MINUTE`, at least 1: an account whose
+    timers never fire would never be told)."""
+    rate = _integer(env, TIMER_FIRINGS_PER_MINUTE, DEFAULT_FIRINGS_PER_MINUTE)
+    if rate < 1:
+        raise SettingsError(f"{TIMER_FIRINGS_PER_MINUTE} must be at least 1, got {rate}")
+    return rate
+
+
+def timers_environment(queue_url: str, firings_per_minute: int) -> dict[str, str]:
+    """The variables the sweep reads."""
+    return {TIMER_QUEUE_URL: queue_url, TIMER_FIRINGS_PER_MINUTE: str(firings_per_minute)}

@@ -18,6 +18,7 @@ from aws_cdk import aws_logs as logs
 from dynashard.resharding import DEFAULT_WRITE_UNITS_PER_SECOND
 from incidents.account_limits import AccountLimits
 from incidents.keys import DEFAULT_STATE_SHARDS, DEFAULT_SUMMARY_SHARDS
+from incidents.timers.fairness import DEFAULT_FIRINGS_PER_MINUTE
 from lambdas.routes import Group
 from lambdas.settings import (
     DEFAULT_ALERTS_PER_MINUTE,
@@ -39,6 +40,8 @@ from lambdas.settings import (
 
 EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 REMOVAL_POLICIES = {"retain": RemovalPolicy.RETAIN, "destroy": RemovalPolicy.DESTROY}
+
+DEFAULT_TIMER_WORKERS = 8
 
 
 SUPPORT_FUNCTIONS = ("authorizer", "shard_mover", "sweeper")
@@ -97,6 +100,12 @@ class StageConfig:
     alert reads them all)."""
     schedules_per_account: int = AccountLimits().schedules
     """Schedules one account holds at most."""
+    timer_firings_per_minute: int = DEFAULT_FIRINGS_PER_MINUTE
+    """Each account's timers the sweep hands on a minute; beyond it they wait, due, in the
+    table, without delaying other accounts' (at least 1)."""
+    timer_workers: int = DEFAULT_TIMER_WORKERS
+    """Firing-queue batches fired at once (the worker's ``MaximumConcurrency``, 2 to 1,000):
+    timers a minute grow with it."""
 
     def __post_init__(self) -> None:
         if self.removal_policy not in REMOVAL_POLICIES:
@@ -157,6 +166,7 @@ class StageConfig:
             "heartbeatsPerAccount": self.heartbeats_per_account,
             "maintenanceWindowsPerAccount": self.maintenance_windows_per_account,
             "schedulesPerAccount": self.schedules_per_account,
+            "timerFiringsPerMinute": self.timer_firings_per_minute,
             **{f"reservedConcurrency.{k}": v for k, v in self.reserved_concurrency.items()},
         }
         for name, value in limits.items():
@@ -164,6 +174,11 @@ class StageConfig:
                 raise ValueError(f"stages.{self.stage}.{name} must be a positive integer")
         if self.api_key_quota_percent > 100:
             raise ValueError(f"stages.{self.stage}.apiKeyQuotaPercent must be at most 100")
+        workers = self.timer_workers
+        if not isinstance(workers, int) or isinstance(workers, bool) or not 2 <= workers <= 1000:
+            raise ValueError(  # SQS event sources' MaximumConcurrency
+                f"stages.{self.stage}.timerWorkers must be 2 to 1000, got {workers!r}"
+            )
         cache = self.authorizer_cache_seconds
         if not isinstance(cache, int) or not 0 <= cache <= MAX_AUTHORIZER_CACHE_SECONDS:
             raise ValueError(

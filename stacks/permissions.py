@@ -108,7 +108,12 @@ registrations, in one transaction)."""
 SHARD_MOVER_INDEXES = ("GSI1", "GSI2")
 """Participations are sharded on GSI1, the account's lists and events on GSI2."""
 
-SWEEPER_TABLE_ACTIONS = (
+SWEEPER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query")
+"""The sweep reads and moves its marker, reads the due index's map and lists each minute's
+timers; firing is the workers'."""
+SWEEPER_INDEXES = ("GSI3",)
+"""The due index: each minute's timers, sharded."""
+TIMER_WORKER_TABLE_ACTIONS = (
     "dynamodb:ConditionCheckItem",
     "dynamodb:DeleteItem",
     "dynamodb:GetItem",
@@ -116,17 +121,17 @@ SWEEPER_TABLE_ACTIONS = (
     "dynamodb:Query",
     "dynamodb:UpdateItem",
 )
-"""The sweep reads and moves its marker and the due index's map, and fires a timer in one
-transaction with its claim (a conditional delete): a heartbeat's expiry reads the
-heartbeat and its integration and opens an incident as a create does (its number, its
-summary, details, copies and event, the team's check) with the heartbeat's move; an
-auto-resolve resolves an incident as an update does (its summary and event, then its
-participants' copies, queried); a maintenance window's end queries its suppressed alerts
-and resolves each still triggered (an update) before its claim; a schedule's handoff reads
-the schedule (its item, versions and overrides, a query) and writes its current and next
-shift and its next timer with the claim and a check of the schedule's version."""
-SWEEPER_INDEXES = ("GSI3",)
-"""The due index: each minute's timers, sharded."""
+"""A worker fires a timer in one transaction with its claim (a conditional delete): a
+heartbeat's expiry reads the heartbeat and its integration and opens an incident as a
+create does (its number, its summary, details, copies and event, the team's check) with the
+heartbeat's move; an auto-resolve resolves an incident as an update does (its summary and
+event, then its participants' copies, queried); a maintenance window's end queries its
+suppressed alerts and resolves each still triggered (an update) before its claim; a
+schedule's handoff reads the schedule (its item, versions and overrides, a query) and
+writes its current and next shift and its next timer with the claim and a check of the
+schedule's version. A timer it sets is listed under its minute's shard count (GSI3's map)."""
+TIMER_WORKER_INDEXES = ("GSI3",)
+"""An incident found by its number."""
 
 INDEX_READERS: dict[Group, tuple[str, ...]] = {
     Group.INCIDENT_QUERIES: ("GSI1", "GSI2"),

@@ -60,7 +60,10 @@ def api(
     )
     harness = Api()
     recorder = CallRecorder(API_TABLE, lambda: harness.serving, handler_calls.calls.add)
-    for client in (runtime.dynamodb(), runtime.delivery_queue().sqs, runtime.eventbridge()):
+    for client in (
+        runtime.dynamodb(), runtime.delivery_queue().sqs, runtime.eventbridge(),
+        runtime.firing_queue().sqs,
+    ):  # fmt: skip
         recorder.attach(client)
     return harness
 

@@ -16,6 +16,7 @@ from incidents.maintenance.commands import create_window, list_suppressed
 from incidents.maintenance.models import NewMaintenanceWindow
 from incidents.store import Caller, build_store, new_id
 from lambdas import runtime
+from local.events.messaging import Messaging
 from tests.helpers.api_harness import Api, Reply
 from tests.integration.conftest import API_TABLE
 from tests.integration.test_sweeper_function import run_the_function
@@ -134,7 +135,9 @@ def test_a_bad_window_is_a_400_that_names_the_problem(
     assert problem in reply.body["message"]
 
 
-def test_the_scheduled_sweep_resolves_what_fires_at_a_window_s_end(api: Api) -> None:
+def test_the_scheduled_sweep_resolves_what_fires_at_a_window_s_end(
+    api: Api, messaging: Messaging
+) -> None:
     """As deployed (`lambdas.sweeper`): a window that ended a minute ago with
     ``resolve_on_end`` has its still-firing alert resolved by one invocation."""
     owner = Caller(new_id("acct"), new_id("user"))
@@ -152,7 +155,7 @@ def test_the_scheduled_sweep_resolves_what_fires_at_a_window_s_end(api: Api) -> 
     answer = ingest_alert(earlier, caller, sender, ALERT_EVENTS.validate_python(DISK_FULL))
     assert answer.status.value == "suppressed"
 
-    assert run_the_function()["failed"] == 0
+    assert run_the_function(messaging)["failed"] == 0
     (kept,) = list_suppressed(earlier, owner, held.id).items
     assert (kept.status, kept.resolved_at_end) == (SuppressedStatus.RESOLVED, True)
     earlier.engine.close()

@@ -52,6 +52,7 @@ from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA
 from incidents.team_commands import create_team
 from incidents.timers.schedule import TimerKind
+from incidents.timers.firing import FireHere
 from incidents.timers.sweep import SweepReport, sweep
 from tests.helpers.clock import ClockedAccount, new_owner
 
@@ -137,7 +138,7 @@ def swept(store: Store) -> World:
         Table(store.client, store.table_name, TABLE_SCHEMA), policy=GrowthPolicy(default_count=1)
     )
     built = build_world(store)
-    sweep(store, T0, HANDLERS)  # the schedule has been running
+    sweep(store, T0, FireHere(HANDLERS))  # the schedule has been running
     return built
 
 

@@ -91,8 +91,8 @@ def sweep(
     minute = _marker(store, settled)
     while minute <= minute_of(now):
         items = _due(store, minute, now, report)
-        chosen = budget.in_rounds(items)
         failed_before, held_before = report.failed, budget.held
+        chosen = budget.in_rounds(items)
         if deadline() or not dispatch(store, chosen, deadline, report):
             report.finished = False
             break
