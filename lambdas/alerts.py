@@ -1,7 +1,8 @@
 """Machine access over HTTP: the account's API keys (people manage them), its integrations,
 heartbeats and maintenance windows, and ``POST /alerts``, which monitoring tools call with
 an integration key instead of a user's token (``Authorization: Bearer <key>``, or
-``routing_key`` in the body as PagerDuty's Events API v2 takes it)."""
+``routing_key`` in the body as PagerDuty's Events API v2 takes it), with PagerDuty's body
+or Alertmanager's and Grafana's webhook bodies."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from incidents.access import api_keys
 from incidents.access.models import API_KEY_ID, ApiKey, ApiKeyList, ApiKeyWithKey, NewApiKey
 from incidents.alerts import integrations as commands
 from incidents.alerts.changes import record_change
+from incidents.alerts.grouped import AlertBody, GroupAccepted, GroupedAlerts, ingest_grouped
 from incidents.alerts.ingest import alert_count, ingest_alert
 from incidents.alerts.models import (
     INTEGRATION_ID,
@@ -26,9 +28,7 @@ from incidents.alerts.models import (
     IntegrationChanges,
     IntegrationList,
     IntegrationWithKey,
-    MoveAlert,
     NewIntegration,
-    TriggerAlert,
 )
 from incidents.errors import UnauthorizedError
 from incidents.heartbeats import commands as heartbeats
@@ -68,7 +68,7 @@ ApiKeyId = Annotated[str, Path(pattern=API_KEY_ID)]
 IncidentId = Annotated[str, Path(pattern=INCIDENT_ID)]
 HeartbeatName = Annotated[str, Path(pattern=HEARTBEAT_NAME)]
 WindowId = Annotated[str, Path(pattern=WINDOW_ID)]
-AlertBody = Annotated[TriggerAlert | MoveAlert, Body(discriminator="event_action")]
+SentAlerts = Annotated[AlertBody, Body()]
 
 app = new_resolver()
 
@@ -234,24 +234,30 @@ def incident_alerts(incident_id: IncidentId) -> AlertCount:
 
 
 @route(app, "send_alert")
-def send_alert(body: AlertBody) -> Response[AlertAccepted]:
-    """Open, join, acknowledge or resolve the incident of the alert's ``dedup_key``."""
+def send_alert(body: SentAlerts) -> Response[AlertAccepted | GroupAccepted]:
+    """Open, join, acknowledge or resolve the incident of the alert's ``dedup_key`` (of
+    each alert's ``fingerprint``, for Alertmanager's and Grafana's webhook bodies)."""
     return _alert(body)
 
 
 @route(app, "enqueue_event")
-def enqueue_event(body: AlertBody) -> Response[AlertAccepted]:
+def enqueue_event(body: SentAlerts) -> Response[AlertAccepted | GroupAccepted]:
     """``POST /alerts`` on the path PagerDuty's Events API v2 clients post to, so an SDK
     given the API's URL as its base sends here unchanged."""
     return _alert(body)
 
 
-def _alert(body: TriggerAlert | MoveAlert) -> Response[AlertAccepted]:
-    """Ingest one alert; each accepted one counts in ``AlertsReceived`` (the dashboard's
-    alerts in; the service dimension alone)."""
+def _alert(body: AlertBody) -> Response[AlertAccepted | GroupAccepted]:
+    """Ingest one alert, or each of a group's; each accepted one counts in
+    ``AlertsReceived`` (the dashboard's alerts in; the service dimension alone)."""
     who, integration = _sender()
-    accepted = ingest_alert(store(), who, integration, body)
-    metrics.add_metric(name="AlertsReceived", unit=MetricUnit.Count, value=1)
+    accepted: AlertAccepted | GroupAccepted
+    if isinstance(body, GroupedAlerts):
+        accepted = ingest_grouped(store(), who, integration, body)
+        received = len(accepted.alerts)
+    else:
+        accepted, received = ingest_alert(store(), who, integration, body), 1
+    metrics.add_metric(name="AlertsReceived", unit=MetricUnit.Count, value=received)
     return answer(app, accepted, status=202)
 
 

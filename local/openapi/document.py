@@ -212,8 +212,9 @@ def _shared_headers(document: dict[str, Any]) -> None:
 
 ALERT_EVENT = (
     "AlertEvent",
-    "One alert, as PagerDuty's Events API v2 takes it: a trigger, or an acknowledge or "
-    "resolve of its dedup_key, told apart by event_action.",
+    "One alert, as PagerDuty's Events API v2 takes it (a trigger, or an acknowledge or "
+    "resolve of its dedup_key, told apart by event_action), or a group of them as "
+    "Alertmanager's and Grafana's webhooks send it (alerts, each with its fingerprint).",
 )
 INLINE_BODIES = {"send_alert": ALERT_EVENT, "enqueue_event": ALERT_EVENT}
 """Request bodies Powertools writes inline (a discriminated union): names, descriptions."""

@@ -5,6 +5,7 @@ incident."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -101,3 +102,22 @@ def test_a_change_with_details_past_an_item_is_trimmed_not_refused(api: Api, ali
     assert kept["custom_details"]["log"].endswith("…")
     assert kept["custom_details"]["_trimmed"]["sent_bytes"] > 450_000
     assert len(kept["links"]) == 20
+
+
+def test_identical_change_events_sent_at_once_are_kept_once(api: Api, alice: Caller) -> None:
+    """Issue 66, point 4: 16 copies of one change event at once (a tool retrying on a
+    timeout) kept 16 log entries, each round, where 16 copies of an alert count once. Each
+    copy is answered 202 with the one change's id."""
+    key = api.call("create_integration", alice, body={"name": "ci"}).body["key"]
+    for round_ in range(5):
+        summary = f"deployed checkout {round_}"
+        with ThreadPoolExecutor(16) as pool:
+            replies = list(pool.map(change, [api] * 16, [key] * 16, [summary] * 16))
+        assert {reply.status for reply in replies} == {202}, [r.body for r in replies]
+        ids = {reply.body["id"] for reply in replies}
+        assert len(ids) == 1, f"round {round_}: {len(ids)} changes"
+        kept = [c["id"] for c in changes(api, alice).body["items"] if c["summary"] == summary]
+        assert kept == list(ids), f"round {round_}: {len(kept)} entries"
+    timed = change(api, key, "deployed checkout 0", timestamp=datetime.now(UTC).isoformat())
+    assert len(changes(api, alice).body["items"]) == 6, "another body (a time named) is kept"
+    assert timed.status == 202

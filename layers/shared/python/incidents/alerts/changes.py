@@ -2,7 +2,9 @@
 configuration push, a feature flag) is kept in the account's change log, a partition a
 day, and never opens or moves an incident (decision 013). Responders read the changes
 around an incident's start with ``GET /changes?since&until``; the log keeps
-`RETENTION_DAYS`, as PagerDuty does.
+`RETENTION_DAYS`, as PagerDuty does. A change sent again (a retry, or the same body sent
+at once by a tool that retries on a timeout) is kept once, as an alert is counted once
+(`incidents.alerts.seen`).
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from typing import Any
 from dynashard import build_key
 from dynashard.query import Item
 from incidents.alerts.models import Change, ChangeEvent, ChangeRecorded, Integration
+from incidents.alerts.seen import SeenError, body_digest, seen_answer, seen_put, tries
 from incidents.alerts.trimmed import size_of, trimmed
-from incidents.errors import InvalidFilterError
+from incidents.errors import InvalidFilterError, ThrottledError, VersionConflictError
 from incidents.items import (
     MAX_DETAILS_BYTES,
     MAX_ITEM_BYTES,
@@ -37,6 +40,9 @@ FIELDS = ("id", "at", "integration_id", "team_id", "summary", "source")
 ITEM_RESERVE = 8 * 1024
 """Bytes of a change's item kept for its attribute names and types: its custom details
 take what is left of DynamoDB's 400 KB beside its summary, links and images."""
+CHANGE_SECONDS = 6.0
+"""How long a change racing its own copies tries again (each loser then reads the winner's
+answer); past it, a 429, which every sender retries."""
 
 
 def changes_partition(account: str, day: str) -> str:
@@ -48,7 +54,31 @@ def record_change(
     store: Store, caller: Caller, integration: Integration, event: ChangeEvent
 ) -> ChangeRecorded:
     """Keep `event` in the account's change log (at the time it names, or now if it names
-    none or one ahead of the server's clock)."""
+    none or one ahead of the server's clock), with its seen item in the same transaction:
+    the same body again within the seen window answers the first one's id and keeps
+    nothing more."""
+    account = caller.account_id
+    digest = body_digest(integration.id, "change", event)
+    for _ in tries(CHANGE_SECONDS):
+        recorded, put = _change_put(store, caller, integration, event)
+        seen = seen_put(store, account, digest, recorded)
+        try:
+            store.transact([seen, put], [SeenError("this change was kept"), None])
+        except SeenError:
+            first = seen_answer(store, account, digest, ChangeRecorded)
+            if first is not None:
+                return first
+        except VersionConflictError:
+            continue  # a copy's transaction was writing the seen item: read it again
+        else:
+            return recorded
+    raise ThrottledError("the change is busy; retry with back-off")
+
+
+def _change_put(
+    store: Store, caller: Caller, integration: Integration, event: ChangeEvent
+) -> tuple[ChangeRecorded, Item]:
+    """The change's answer and the Put of its item in the account's log."""
     payload, now = event.payload, store.clock()
     at = min(payload.timestamp, now) if payload.timestamp else now
     stamped = timestamp(at)
@@ -70,8 +100,8 @@ def record_change(
     if details is not None:  # what the item has room for beside the rest
         room = min(MAX_DETAILS_BYTES, MAX_ITEM_BYTES - ITEM_RESERVE - size_of(values))
         values["custom_details"] = details_body(trimmed(details, room))
-    store.client.put_item(TableName=store.table_name, Item=serialize(values))
-    return ChangeRecorded(status="recorded", id=change_id)
+    put = {"Put": {"TableName": store.table_name, "Item": serialize(values)}}
+    return ChangeRecorded(status="recorded", id=change_id), put
 
 
 def list_changes(store: Store, caller: Caller, page: PageRequest) -> ListPage[Change]:

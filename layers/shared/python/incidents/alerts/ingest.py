@@ -9,9 +9,9 @@ races, and cheap on a hot key.
 - **Grouping**: a trigger whose key names no open incident joins its group's, if its
   integration groups alerts (`incidents.alerts.grouping`): its key's item then names
   that incident.
-- **Exactly once**: each alert writes a *seen* item (a digest of the integration and the
-  body, kept `SEEN_SECONDS`) in the transaction that counts it; a retry of the same body
-  fails there and answers what the first one did.
+- **Exactly once**: each alert writes a *seen* item (`incidents.alerts.seen`: a digest of
+  the integration and the body, kept a few minutes) in the transaction that counts it; a
+  retry of the same body fails there and answers what the first one did.
 - **Hot keys**: a joining alert is two writes in one transaction, the seen item and an add
   to the incident's sharded alert counter (`dynashard.ShardedCounter`, 8 items): no write
   to the incident itself. Its timeline gets one ``alert.received`` event per key a minute
@@ -27,9 +27,6 @@ races, and cheap on a hot key.
 from __future__ import annotations
 
 import hashlib
-import itertools
-import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -49,6 +46,7 @@ from incidents.alerts.models import (
     TriggerAlert,
     title_of,
 )
+from incidents.alerts.seen import SeenError, body_digest, seen_answer, seen_put, tries
 from incidents.alerts.suppression import covering_window, kept
 from incidents.alerts.trimmed import size_of, trimmed
 from incidents.errors import (
@@ -60,7 +58,6 @@ from incidents.errors import (
 from incidents.incident.commands import CHANGE_ATTEMPTS, load_summary, update_incident
 from incidents.incident.create import create_incident
 from incidents.items import MAX_DETAILS_BYTES, deserialize, serialize
-from incidents.keyed import request_digest
 from incidents.models import EventType, IncidentSummary, Status, timestamp
 from incidents.requests import CreateIncident, UpdateIncident
 from incidents.store import Caller, Failure, Store, labelled, new_id
@@ -76,9 +73,6 @@ from incidents.timers.schedule import Timer, TimerKind, set_timer
 KEY_SHARDS = 16
 KEY_BYTES = 255
 """A dedup key's bytes kept as they are in its item's sort key; a longer one is hashed."""
-SEEN_SHARDS = 16
-SEEN_SECONDS = 300
-"""A body seen again within this window is a retry of the same alert."""
 EVENT_EVERY = timedelta(minutes=1)
 COUNTER_SHARDS = 8
 NEVER = ""
@@ -94,10 +88,6 @@ ALERT_DETAILS = "alert"
 
 class KeyTakenError(DomainError):
     """Another trigger opened the key's incident first (never leaves this module)."""
-
-
-class SeenError(DomainError):
-    """This alert was counted before (never leaves this module)."""
 
 
 class ResolvedMeanwhileError(DomainError):
@@ -184,38 +174,23 @@ def _suppressed_once(
     its first delivery got, as a trigger's retry does."""
     digest = _digest(key, alert)
     answer = key.answer(AlertStatus.SUPPRESSED, None)
-    seen = labelled(_seen_put(key.store, key.account, digest, answer),
+    seen = labelled(seen_put(key.store, key.account, digest, answer),
                     SeenError("this alert was counted"))  # fmt: skip
     try:
         key.store.transact_growing(lambda: Transaction([seen, *writes], None))
     except SeenError:
-        return _seen_answer(key.store, key.account, digest) or answer
+        return seen_answer(key.store, key.account, digest, AlertAccepted) or answer
     return answer
 
 
 def _digest(key: AlertKey, alert: AlertEvent) -> str:
-    """What tells a retry of an alert from a new one: its integration and its body (the
-    integration key left out, however it was sent)."""
-    body = alert.model_dump(mode="json", exclude={"routing_key"})
-    return request_digest({"integration": key.integration.id, "alert": body})
-
-
-def _tries() -> Iterator[int]:
-    """Tries of an alert losing races on its key: a jittered pause before each retry, and
-    none once `ALERT_SECONDS` have passed."""
-    deadline = time.monotonic() + ALERT_SECONDS
-    for attempt in itertools.count():
-        if attempt:
-            pause_before_retry(min(attempt - 1, 6))
-        if time.monotonic() > deadline:
-            return
-        yield attempt
+    return body_digest(key.integration.id, "alert", alert)
 
 
 def _trigger(key: AlertKey, alert: TriggerAlert) -> AlertAccepted:
     store, account = key.store, key.account
     digest = _digest(key, alert)
-    for _ in _tries():
+    for _ in tries(ALERT_SECONDS):
         state = key.state()
         open_at = _open_at(key, state.incident_id if state else None)
         try:
@@ -227,7 +202,7 @@ def _trigger(key: AlertKey, alert: TriggerAlert) -> AlertAccepted:
                 return _attach(key, alert, digest, state, group, joined)
             return _open(key, alert, digest, state, group)
         except SeenError:  # a retry of an alert that was counted: its first answer
-            seen = _seen_answer(store, account, digest)
+            seen = seen_answer(store, account, digest, AlertAccepted)
             if seen is not None:
                 return seen
         except (KeyTakenError, GroupMovedError, ResolvedMeanwhileError, VersionConflictError):
@@ -265,7 +240,7 @@ def _open(
         return [
             labelled(_claim_key(key, {**values, "incident_id": summary.id}, replaced),
                      KeyTakenError("the key's incident was opened by another trigger")),
-            labelled(_seen_put(store, key.account, digest, answer, gone),
+            labelled(seen_put(store, key.account, digest, answer, gone),
                      SeenError("this alert was counted")),
             labelled(store.counter(COUNTER_SHARDS).add(_count_base(key.account, summary.id))),
             *_auto_resolve(key, summary.id),
@@ -291,7 +266,7 @@ def _join(
         store.transact_growing(
             lambda: Transaction(
                 [
-                    labelled(_seen_put(store, key.account, digest, answer),
+                    labelled(seen_put(store, key.account, digest, answer),
                              SeenError("this alert was counted")),
                     labelled(store.counter(COUNTER_SHARDS).add(base)),
                     labelled(still_open, ResolvedMeanwhileError("resolved")),
@@ -301,7 +276,7 @@ def _join(
             )
         )  # fmt: skip
     except SeenError:
-        return _seen_answer(store, key.account, digest) or answer
+        return seen_answer(store, key.account, digest, AlertAccepted) or answer
     _note_alerts(key, alert, state)
     return answer
 
@@ -330,7 +305,7 @@ def _attach(  # noqa: PLR0917 (the trigger's reads, each once)
             [
                 labelled(_claim_key(key, values, replaced),
                          KeyTakenError("the key's incident was opened by another trigger")),
-                labelled(_seen_put(store, key.account, digest, answer,
+                labelled(seen_put(store, key.account, digest, answer,
                                    replaced.incident_id if replaced else None),
                          SeenError("this alert was counted")),
                 labelled(store.counter(COUNTER_SHARDS).add(_count_base(key.account, incident_id))),
@@ -413,7 +388,7 @@ def _move(key: AlertKey, alert: MoveAlert) -> AlertAccepted:
     """An acknowledge or a resolve: the key's incident moves, unless the alert is older.
     One that loses a race to another change of the incident tries again until it has moved
     it (a resolve that loses to an acknowledge still resolves)."""
-    for _ in _tries():
+    for _ in tries(ALERT_SECONDS):
         try:
             return _move_once(key, alert)
         except (VersionConflictError, PreconditionFailedError):
@@ -517,49 +492,6 @@ def _claim_event(key: AlertKey, state: KeyState, now: datetime, total: int) -> b
     except client.exceptions.ConditionalCheckFailedException:
         return False
     return True
-
-
-def _seen_item(account: str, digest: str) -> tuple[str, str]:
-    base = build_key(account, "alertseen")
-    return sharded_key(base, calculated_shard(base, digest, SEEN_SHARDS), SEEN_SHARDS), digest
-
-
-def _seen_put(
-    store: Store, account: str, digest: str, answer: AlertAccepted, replaced: str | None = None
-) -> Item:
-    """The Put of an alert's seen item: where none is, where one has lapsed, or where one
-    names the resolved incident this trigger replaces (the same body after a resolve is a
-    new alert, not a retry: a flapping check sends the same words again)."""
-    pk, sk = _seen_item(account, digest)
-    now = int(store.clock().timestamp())
-    values = {PK: pk, SK: sk, "Type": "alert_seen", "ExpiresAt": now + SEEN_SECONDS,
-              **answer.model_dump(mode="json")}  # fmt: skip
-    condition = f"attribute_not_exists({PK}) OR ExpiresAt < :now"
-    bound: dict[str, Any] = {":now": {"N": str(now)}}
-    if replaced is not None:
-        condition += " OR incident_id = :replaced"
-        bound[":replaced"] = {"S": replaced}
-    return {
-        "Put": {
-            "TableName": store.table_name,
-            "Item": serialize(values),
-            "ConditionExpression": condition,
-            "ExpressionAttributeValues": bound,
-        }
-    }
-
-
-def _seen_answer(store: Store, account: str, digest: str) -> AlertAccepted | None:
-    """The answer an earlier delivery of this alert got, within the window."""
-    item = store.get(*_seen_item(account, digest))
-    if item is None or int(item["ExpiresAt"]["N"]) < int(store.clock().timestamp()):
-        return None
-    values = deserialize(item)
-    return AlertAccepted(
-        status=values["status"],
-        dedup_key=values["dedup_key"],
-        incident_id=values.get("incident_id"),  # none for a suppressed alert
-    )
 
 
 def _count_base(account: str, incident_id: str) -> str:

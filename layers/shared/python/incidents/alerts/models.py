@@ -3,7 +3,9 @@ EventBridge's PagerDuty settings work unchanged) and what integrations are."""
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import UTC, datetime
+from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -14,9 +16,11 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    StrictInt,
     StringConstraints,
     TypeAdapter,
     ValidatorFunctionWrapHandler,
+    WithJsonSchema,
     model_validator,
 )
 
@@ -31,7 +35,7 @@ from incidents.models import (
     Timestamp,
 )
 from incidents.requests import CleanName, OneLine, documented, never_null, stored_text
-from incidents.text import FLATTENED_CHARACTERS, REFUSED_CLASS, TEXT_RULES, one_line
+from incidents.text import FLATTENED_CHARACTERS, IN_CONTEXT, REFUSED_CLASS, TEXT_RULES, one_line
 
 INTEGRATION_ID = rf"^{INTEGRATION_PREFIX}_{KSUID}$"
 TIMEOUT_MAX_SECONDS = 30 * 24 * 3600
@@ -42,6 +46,7 @@ DEDUP_KEY_MAX = 255
 SUMMARY_MAX = 1024
 """PagerDuty's limit for a summary; an incident's title keeps its first `TITLE_MAX`."""
 SOURCE_MAX = 255
+"""PagerDuty's limit for a source: a longer one is cut to it (`cut_to`), not refused."""
 LINE_MAX = 1024
 """A component, group, class, client, link text or image text at most."""
 URL_MAX = 2048
@@ -91,6 +96,30 @@ def _flattened(max_characters: int) -> Any:
     return documented(max_characters, rules, FLATTENED_CHARACTERS)
 
 
+def cut_to(text: str, max_characters: int) -> str:
+    """`text` (in NFC) within `max_characters`: a longer one keeps its head and ends in an
+    ellipsis, with no joiner or selector left dangling where it was cut."""
+    text = unicodedata.normalize("NFC", text)
+    if len(text) <= max_characters:
+        return text
+    return text[: max_characters - 1].rstrip("".join(IN_CONTEXT)) + "…"
+
+
+def _cut(max_characters: int) -> Any:
+    """Alert text taken whatever its length: cut to `max_characters` (`cut_to`), and the
+    document says so instead of naming a limit a sender would be refused at."""
+    rules = (
+        "Made one line first: each control character (a newline, a tab) and line or "
+        f"paragraph separator becomes a space. Then: {TEXT_RULES} Longer than "
+        f"{max_characters:,} characters (counted in NFC), it is cut to that, the last "
+        "an ellipsis (…), not refused."
+    )
+    return (
+        AfterValidator(lambda text: cut_to(text, max_characters)),
+        Field(description=rules, json_schema_extra={"pattern": FLATTENED_CHARACTERS}),
+    )
+
+
 def _in_utc(value: datetime) -> datetime:
     """A sent time in UTC (one without an offset is taken as UTC); one whose UTC falls
     outside the calendar (``0001-01-01T00:00:00+14:00``) is a 400, not an overflow."""
@@ -114,7 +143,7 @@ SentTime = Annotated[datetime, BeforeValidator(_written), AfterValidator(_in_utc
 FLATTEN = BeforeValidator(_one_line)
 """What monitoring tools' templates send (a multi-line summary) is made one line, not refused."""
 AlertSummary = Annotated[str, FLATTEN, OneLine, stored_text(SUMMARY_MAX), _flattened(SUMMARY_MAX)]
-AlertSource = Annotated[str, FLATTEN, OneLine, stored_text(SOURCE_MAX), _flattened(SOURCE_MAX)]
+AlertSource = Annotated[str, FLATTEN, OneLine, *_cut(SOURCE_MAX), stored_text(SOURCE_MAX)]
 AlertLine = Annotated[str, FLATTEN, OneLine, stored_text(LINE_MAX), _flattened(LINE_MAX)]
 DedupKey = Annotated[str, FLATTEN, OneLine, stored_text(DEDUP_KEY_MAX), _flattened(DEDUP_KEY_MAX)]
 HttpUrl = Annotated[
@@ -354,8 +383,40 @@ GroupingField = Annotated[str, StringConstraints(pattern=GROUPING_FIELD)]
 """A payload field a content-based grouping compares: one of the payload's own, or a
 top-level key of its ``custom_details`` (``custom_details.<key>``)."""
 MAX_GROUPING_FIELDS = 10
-GroupingWindow = Annotated[int, Field(ge=300, le=3600)] | Literal[86400]
-"""PagerDuty's windows: 5 minutes to an hour, or a day."""
+WINDOW_RULE = "a whole number of seconds from 300 to 3,600, or 86,400 (a day)"
+
+
+def _read_back(value: object) -> object:
+    """A window read back from the table (a whole `Decimal`) as the integer it was sent as;
+    a body's JSON never makes one, so ``300.0`` and ``"300"`` stay refused."""
+    if isinstance(value, Decimal) and value == value.to_integral_value():
+        return int(value)
+    return value
+
+
+def _grouping_window(seconds: int) -> int:
+    """The rule named in words: a union of ranges would spell pydantic's branches instead."""
+    if 300 <= seconds <= 3600 or seconds == 86400:
+        return seconds
+    raise ValueError(f"time_window is {WINDOW_RULE}")
+
+
+GroupingWindow = Annotated[
+    StrictInt,
+    BeforeValidator(_read_back),
+    AfterValidator(_grouping_window),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "integer", "minimum": 300, "maximum": 3600},
+                {"type": "integer", "const": 86400},
+            ],
+            "description": f"PagerDuty's windows: {WINDOW_RULE}.",
+        }
+    ),
+]
+"""PagerDuty's windows: 5 minutes to an hour, or a day; an integer (not ``"300"`` or
+``300.0``)."""
 
 
 class NoGrouping(BaseModel):
@@ -493,7 +554,7 @@ class IntegrationList(BaseModel):
 
 def title_of(summary: str) -> str:
     """An incident's title from an alert's summary: the summary, clipped to `TITLE_MAX`."""
-    return summary if len(summary) <= TITLE_MAX else summary[: TITLE_MAX - 1] + "…"
+    return cut_to(summary, TITLE_MAX)
 
 
 class AlertCount(BaseModel):

@@ -7,7 +7,15 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StringConstraints,
+    model_validator,
+)
 
 from incidents.alerts.models import INTEGRATION_ID
 from incidents.models import RESPONSE, Page, Timestamp
@@ -19,7 +27,8 @@ IntegrationId = Annotated[str, StringConstraints(pattern=INTEGRATION_ID)]
 MAX_INTERVAL = 527_040
 """The largest interval in any unit: a leap year in minutes (the document can say a bound per
 field, not per unit, and a longer check is a mistake, not a heartbeat)."""
-Interval = Annotated[int, Field(ge=1, le=MAX_INTERVAL)]
+Interval = Annotated[StrictInt, Field(ge=1, le=MAX_INTERVAL)]
+"""A JSON integer: not ``"5"``, ``5.0`` or ``true`` (which would be one minute)."""
 
 
 class IntervalUnit(StrEnum):

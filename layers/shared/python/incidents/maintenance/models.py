@@ -51,7 +51,8 @@ class NewMaintenanceWindow(BaseModel):
     integration_id: IntegrationId | None = None
     start_time: Instant
     end_time: Instant
-    description: CleanTitle
+    description: CleanTitle | None = None
+    """Optional, as PagerDuty's is."""
     resolve_on_end: StrictBool = False
     """At its end, its suppressed alerts still triggered are resolved (incident.io's); they
     never open an incident either way."""
@@ -79,7 +80,7 @@ class MaintenanceWindow(BaseModel):
     start_time: Timestamp
     end_time: Timestamp
     """When it ends, or when it was ended early."""
-    description: str
+    description: str | None
     resolve_on_end: bool
     status: WindowStatus
     ended_early: bool
