@@ -48,8 +48,8 @@ from incidents.schedules.reads import overrides_between, overrides_reader, read_
 from incidents.schedules.stored import override_item
 from incidents.store import Caller, Failure, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA
-from incidents.timers.schedule import Timer, TimerKind
 from incidents.timers.firing import Fire, FireHere
+from incidents.timers.schedule import Timer, TimerKind
 from incidents.timers.sweep import sweep
 from incidents.users import save_profile
 from local.engines.clients import create_table, local_client

@@ -134,7 +134,7 @@ def scaling(store: Store, queue: FiringQueue, clock: Clock) -> list[dict[str, fl
     rows = []
     for n, workers in enumerate((1, 2, 4, 8)):
         due = T0 + timedelta(hours=2 + n)
-        for account in range(20):
+        for _ in range(20):
             write_timers(store, account_timers(new_id("acct"), SCALING_TIMERS // 20, due))
         clock.reset(due - timedelta(seconds=1))
         sweep(store, clock(), queue)  # the marker

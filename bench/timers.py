@@ -48,8 +48,8 @@ from incidents.models import Status, timestamp
 from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA
 from incidents.timers import firing
-from incidents.timers.schedule import Timer, TimerKind, set_timer
 from incidents.timers.firing import FireHere
+from incidents.timers.schedule import Timer, TimerKind, set_timer
 from incidents.timers.sweep import SweepReport, sweep
 from lambdas.timer_worker import HANDLERS
 from local.engines.clients import create_table, local_client
@@ -242,7 +242,8 @@ def main() -> None:
         first = coming_due(store, clock, T0 + MINUTE, share[0] // 2)
         second = coming_due(store, clock, T0 + 2 * MINUTE, share[0] - share[0] // 2)
         setup = time.perf_counter() - started
-        sweep(store, T0 + MINUTE, FireHere(HANDLERS))  # the run before: each now reads three minutes
+        # the run before: each now reads three minutes
+        sweep(store, T0 + MINUTE, FireHere(HANDLERS))
         units = Units(client)
         runs = [swept(store, clock, first, 1, units), swept(store, clock, second, 8, units)]
         clock.at = T0 + 3 * MINUTE

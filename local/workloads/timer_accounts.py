@@ -60,14 +60,13 @@ def record_firing(
             SK: {"S": f"{timer.subject}#{timer.due_at.isoformat()}"},
             "fired_at": {"S": store.clock().isoformat()},
         }
+        items: Any = [
+            claim(store, timer),
+            {"Put": {"TableName": store.table_name, "Item": record,
+                     "ConditionExpression": f"attribute_not_exists({PK})"}},
+        ]  # fmt: skip
         try:
-            store.client.transact_write_items(
-                TransactItems=[
-                    claim(store, timer),
-                    {"Put": {"TableName": store.table_name, "Item": record,
-                             "ConditionExpression": f"attribute_not_exists({PK})"}},
-                ]
-            )  # fmt: skip
+            store.client.transact_write_items(TransactItems=items)
         except store.client.exceptions.TransactionCanceledException as error:
             reasons = [r.get("Code") for r in error.response.get("CancellationReasons", [])]
             if reasons[0] == "ConditionalCheckFailed" and reasons[1] in ("None", None):

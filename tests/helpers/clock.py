@@ -7,9 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from incidents.store import Caller, Store, new_id
-from incidents.timers.schedule import TimerKind
 from incidents.timers.firing import Fire, FireHere
-from incidents.timers.firing import FireHere
+from incidents.timers.schedule import TimerKind
 from incidents.timers.sweep import SweepReport, sweep
 
 START = 1_800_000_000.0

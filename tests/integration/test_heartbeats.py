@@ -31,8 +31,8 @@ from incidents.models import parse_timestamp as parse
 from incidents.requests import UpdateIncident
 from incidents.store import Caller, Store, new_id
 from incidents.table import TABLE_SCHEMA
-from incidents.timers.schedule import Timer, TimerKind
 from incidents.timers.firing import FireHere
+from incidents.timers.schedule import Timer, TimerKind
 from incidents.timers.sweep import SweepReport, sweep
 from tests.helpers.clock import ClockedAccount, new_owner
 
@@ -48,9 +48,7 @@ class World(ClockedAccount):
     integration: IntegrationWithKey
     incidents: list[str] = field(default_factory=list)
 
-    def sweep(
-        self, moment: datetime, deadline: Callable[[], bool] = lambda: False
-    ) -> SweepReport:
+    def sweep(self, moment: datetime, deadline: Callable[[], bool] = lambda: False) -> SweepReport:
         return self.sweep_at(moment, HANDLERS, deadline=deadline)
 
     def ping(self, name: str, moment: datetime) -> str | None:

@@ -30,8 +30,8 @@ from incidents.paging import PageRequest
 from incidents.requests import CreateIncident, UpdateIncident
 from incidents.store import Caller, Store, new_id
 from incidents.timeline.queries import EventRequest, incident_timeline
-from incidents.timers.schedule import TimerKind
 from incidents.timers.firing import FireHere
+from incidents.timers.schedule import TimerKind
 from incidents.timers.sweep import SweepReport, sweep
 
 pytestmark = pytest.mark.integration

@@ -51,8 +51,8 @@ from incidents.requests import CreateTeam
 from incidents.store import Caller, Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA
 from incidents.team_commands import create_team
-from incidents.timers.schedule import TimerKind
 from incidents.timers.firing import FireHere
+from incidents.timers.schedule import TimerKind
 from incidents.timers.sweep import SweepReport, sweep
 from tests.helpers.clock import ClockedAccount, new_owner
 

@@ -38,8 +38,8 @@ from incidents.models import Status
 from incidents.requests import UpdateIncident
 from incidents.store import Caller, Store
 from incidents.table import TABLE_SCHEMA
-from incidents.timers.schedule import Timer, TimerKind
 from incidents.timers.firing import Fire, FireHere
+from incidents.timers.schedule import Timer, TimerKind
 from incidents.timers.sweep import sweep
 from lambdas.timer_worker import HANDLERS
 from tests.helpers.clock import ClockedAccount, new_owner

@@ -112,7 +112,7 @@ def test_an_engine_without_ttl_keeps_the_table_and_says_so(
 
 def test_make_dev_honours_webhook_allow_loopback_0(monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 37, point 7: ``WEBHOOK_ALLOW_LOOPBACK=0`` was overridden by ``make dev``."""
-    messaging = Messaging("http://127.0.0.1:1", "q", "dlq", "bus")
+    messaging = Messaging("http://127.0.0.1:1", "q", "dlq", "bus", "timers")
     monkeypatch.setenv("WEBHOOK_ALLOW_LOOPBACK", "0")
     assert messaging.environment()["WEBHOOK_ALLOW_LOOPBACK"] == "0"
     monkeypatch.delenv("WEBHOOK_ALLOW_LOOPBACK")

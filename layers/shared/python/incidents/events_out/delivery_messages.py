@@ -40,6 +40,7 @@ is hidden again), and as often again while it waits behind a failing message of 
 handle at all (it crashes on it) reaches the dead-letter queue; a delivery given up is
 logged and deleted."""
 
+
 class DeliveryMessage(BaseModel):
     """One event for one webhook."""
 
