@@ -398,6 +398,95 @@ ROUTES: dict[str, Route] = {
     "update_user": Route(
         "PATCH", "/users/{user_id}", Group.TEAMS, "Change a user's profile", errors=(*WRITE, 403)
     ),
+    "list_contact_methods": Route(
+        "GET",
+        "/users/{user_id}/contact-methods",
+        Group.TEAMS,
+        "A user's contact methods",
+        errors=(*LOOKUP, 403),
+    ),
+    "create_contact_method": Route(
+        "POST",
+        "/users/{user_id}/contact-methods",
+        Group.TEAMS,
+        "Add a contact method (unverified: a code is made for it)",
+        201,
+        (*WRITE, 403),
+    ),
+    "get_contact_method": Route(
+        "GET",
+        "/users/{user_id}/contact-methods/{contact_method_id}",
+        Group.TEAMS,
+        "Get a contact method",
+        errors=(*LOOKUP, 403),
+    ),
+    "replace_contact_method": Route(
+        "PUT",
+        "/users/{user_id}/contact-methods/{contact_method_id}",
+        Group.TEAMS,
+        "Replace a contact method (a new address is verified again)",
+        errors=(*WRITE, 403),
+    ),
+    "delete_contact_method": Route(
+        "DELETE",
+        "/users/{user_id}/contact-methods/{contact_method_id}",
+        Group.TEAMS,
+        "Delete a contact method and the notification rules that use it",
+        204,
+        (*ACTION, 403),
+    ),
+    "verify_contact_method": Route(
+        "POST",
+        "/users/{user_id}/contact-methods/{contact_method_id}/verify",
+        Group.TEAMS,
+        "Verify a contact method with its code",
+        errors=(*WRITE, 403),
+    ),
+    "send_contact_method_verification": Route(
+        "POST",
+        "/users/{user_id}/contact-methods/{contact_method_id}/send-verification",
+        Group.TEAMS,
+        "Make a new verification code for a contact method",
+        202,
+        (*ACTION, 403),
+    ),
+    "list_notification_rules": Route(
+        "GET",
+        "/users/{user_id}/notification-rules",
+        Group.TEAMS,
+        "A user's notification rules",
+        errors=(*LOOKUP, 403),
+    ),
+    "create_notification_rule": Route(
+        "POST",
+        "/users/{user_id}/notification-rules",
+        Group.TEAMS,
+        "Add a notification rule",
+        201,
+        (*WRITE, 403),
+    ),
+    "get_notification_rule": Route(
+        "GET",
+        "/users/{user_id}/notification-rules/{notification_rule_id}",
+        Group.TEAMS,
+        "Get a notification rule",
+        errors=(*LOOKUP, 403),
+    ),
+    "replace_notification_rule": Route(
+        "PUT",
+        "/users/{user_id}/notification-rules/{notification_rule_id}",
+        Group.TEAMS,
+        "Replace a notification rule",
+        errors=(*WRITE, 403),
+    ),
+    "delete_notification_rule": Route(
+        "DELETE",
+        "/users/{user_id}/notification-rules/{notification_rule_id}",
+        Group.TEAMS,
+        "Delete a notification rule",
+        204,
+        (*ACTION, 403),
+    ),
     "create_schedule": Route(
         "POST",
         "/schedules",
@@ -548,10 +637,13 @@ MANAGED = {
     "integrations": "integrations",
     "heartbeats": "integrations",
     "maintenance-windows": "integrations",
+    "contact-methods": "users",
+    "notification-rules": "users",
 }
-"""Path segments whose scope is a ``:manage`` one, reads and changes alike (heartbeats are
-pinged with an integration's key, so managing them is managing integrations; a maintenance
-window silences integrations' alerts, so it is too)."""
+"""Path segments whose scope is a ``:manage`` one, reads and changes alike, anywhere in the
+path (heartbeats are pinged with an integration's key, so managing them is managing
+integrations; a maintenance window silences integrations' alerts, so it is too; a user's
+contact methods and rules are their phone numbers and addresses, read by few)."""
 
 
 ALSO_NEEDS = {
@@ -593,8 +685,9 @@ def scope_of(route: Route) -> str | None:
     subject = next((READ_OR_MANAGE[p] for p in parts if p in READ_OR_MANAGE), None)
     if subject is not None:
         return f"{subject}:{'read' if route.method == 'GET' else 'manage'}"
-    if parts[0] in MANAGED:
-        return f"{MANAGED[parts[0]]}:manage"
+    managed = next((MANAGED[p] for p in parts if p in MANAGED), None)
+    if managed is not None:
+        return f"{managed}:manage"
     if parts[0] not in SUBJECTS:
         return None
     subject = "incidents" if "incidents" in parts else SUBJECTS[parts[0]]

@@ -56,7 +56,8 @@ TABLE_ACTIONS: dict[Group, tuple[str, ...]] = {
 }
 """Queries read (point reads of metadata and memberships, fan-out queries); commands also
 write summaries, copies, counters, shard metadata and idempotency records; teams write
-teams, memberships (with the team's member count) and profiles and batch-read teams;
+teams, memberships (with the team's member count), profiles and users' contact methods
+and notification rules (with their counts), and batch-read teams;
 webhooks write webhooks with the account's count and read their delivery log; alerts write
 integrations with their keys' lookup items, open incidents (as commands do), count alerts
 (an add to a counter shard, all shards batch-read) and move incidents by their keys, and

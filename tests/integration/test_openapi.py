@@ -117,6 +117,8 @@ ID_PREFIXES = {
     "window_id": "mw",
     "schedule_id": "sched",
     "override_id": "ovr",
+    "contact_method_id": "cm",
+    "notification_rule_id": "nr",
 }
 
 

@@ -30,6 +30,13 @@ EXPECTED = {
         "create_schedule", "preview_schedule", "update_schedule", "delete_schedule",
         "create_override", "delete_override", "rotate_schedule_feed", "rotate_user_feed",
     },
+    "users:manage": {
+        "list_contact_methods", "create_contact_method", "get_contact_method",
+        "replace_contact_method", "delete_contact_method", "verify_contact_method",
+        "send_contact_method_verification", "list_notification_rules",
+        "create_notification_rule", "get_notification_rule", "replace_notification_rule",
+        "delete_notification_rule",
+    },
     "webhooks:manage": {
         "create_webhook", "list_webhooks", "get_webhook", "update_webhook", "delete_webhook",
         "rotate_webhook_secret", "list_deliveries", "replay_webhook", "test_webhook",

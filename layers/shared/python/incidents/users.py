@@ -8,15 +8,18 @@ also writes the list's owner item, which only one save can create.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from dynashard import SortKeyRange
 from dynashard.query import Item
+from incidents.contacts.defaults import first_contact_items
 from incidents.errors import DomainError, ForbiddenError, NotFoundError
 from incidents.items import from_item, to_item
 from incidents.keys import OWNER_SK, PROFILE_SK, USER_PREFIX, user_partition, users_partition
 from incidents.models import User, UserRole
 from incidents.paging import ListPage, PageRequest, partition_page
 from incidents.requests import SaveProfile, UserPatch
-from incidents.store import Caller, Store
+from incidents.store import Caller, Failure, Store
 from incidents.table import PK, SK
 
 SAVE_ATTEMPTS = 3
@@ -56,29 +59,37 @@ def save_profile(store: Store, caller: Caller, request: SaveProfile) -> User:
 
 
 def _create(store: Store, account: str, user: User) -> User:
-    """A new profile, as the owner if the account has none yet."""
+    """A new profile, as the owner if the account has none yet, with its first contact
+    method and notification rule (`incidents.contacts.defaults`)."""
     owner = user.model_copy(update={"role": UserRole.OWNER})
     claim = store.put_operation(owner_item(account, user.id), new=True)
+    taken = _OwnerTakenError("the account has an owner")
+    contacts = [(item, None) for item in first_contact_items(store, account, user)]
     try:
-        _write(store, account, owner, new=True, also=[claim])
+        _write(store, account, owner, new=True, also=[*contacts, (claim, taken)])
         return owner
     except _OwnerTakenError:
-        _write(store, account, user, new=True)
+        _write(store, account, user, new=True, also=contacts)
         return user
 
 
 def _write(
-    store: Store, account: str, user: User, *, new: bool = False, also: list[Item] | None = None
+    store: Store,
+    account: str,
+    user: User,
+    *,
+    new: bool = False,
+    also: Sequence[tuple[Item, Failure]] = (),
 ) -> None:
-    """The profile and its list item in one transaction (`new`: only if there is none)."""
-    operations = [
-        store.put_operation(profile_item(account, user), new=new),
-        store.put_operation(listed_item(account, user)),
-        *(also or []),
-    ]
+    """The profile and its list item in one transaction (`new`: only if there is none),
+    with `also` (operations, and the error each one's failed condition raises)."""
     meanwhile = _SavedMeanwhileError(f"user {user.id} was saved concurrently")
-    failures = [meanwhile if new else None, None, _OwnerTakenError("the account has an owner")]
-    store.transact(operations, failures[: len(operations)])
+    operations = [
+        (store.put_operation(profile_item(account, user), new=new), meanwhile if new else None),
+        (store.put_operation(listed_item(account, user)), None),
+        *also,
+    ]
+    store.transact([op for op, _ in operations], [failure for _, failure in operations])
 
 
 def profile_item(account: str, user: User) -> Item:

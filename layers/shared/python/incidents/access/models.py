@@ -19,11 +19,12 @@ Scope = Literal[
     "integrations:manage",
     "schedules:read",
     "schedules:manage",
+    "users:manage",
 ]
 """What a key may call: reads (GET) or changes of incidents (and the account's events and
-lists), of teams and profiles, of schedules (who is on call: a read); webhooks and
-integrations, whole. ``/me`` and ``/api-keys``
-are for people only."""
+lists), of teams and profiles, of schedules (who is on call: a read); webhooks,
+integrations and users' contact methods and notification rules, whole. ``/me`` and
+``/api-keys`` are for people only."""
 SCOPES: tuple[str, ...] = Scope.__args__  # type: ignore[attr-defined]
 
 
