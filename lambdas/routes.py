@@ -487,6 +487,44 @@ ROUTES: dict[str, Route] = {
         204,
         (*ACTION, 403),
     ),
+    "create_escalation_policy": Route(
+        "POST",
+        "/escalation-policies",
+        Group.SCHEDULES,
+        "Create an escalation policy",
+        201,
+        (*CREATE, 404),
+        limited=Limited.ESCALATION_POLICIES,
+    ),
+    "list_escalation_policies": Route(
+        "GET",
+        "/escalation-policies",
+        Group.SCHEDULES,
+        "The account's escalation policies",
+        errors=LIST,
+    ),
+    "get_escalation_policy": Route(
+        "GET",
+        "/escalation-policies/{policy_id}",
+        Group.SCHEDULES,
+        "Get an escalation policy",
+        errors=LOOKUP,
+    ),
+    "replace_escalation_policy": Route(
+        "PUT",
+        "/escalation-policies/{policy_id}",
+        Group.SCHEDULES,
+        "Replace an escalation policy (incidents escalating keep the version they started with)",
+        errors=WRITE,
+    ),
+    "delete_escalation_policy": Route(
+        "DELETE",
+        "/escalation-policies/{policy_id}",
+        Group.SCHEDULES,
+        "Delete an escalation policy no integration names",
+        204,
+        ACTION,
+    ),
     "create_schedule": Route(
         "POST",
         "/schedules",
@@ -628,6 +666,7 @@ READ_OR_MANAGE = {
     "schedules": "schedules",
     "oncalls": "schedules",
     "rotate-feed-url": "schedules",
+    "escalation-policies": "escalation_policies",
 }
 """Path segments whose scope is ``:read`` for reads and ``:manage`` for changes (anywhere in
 the path: one user's on-call shifts are a schedules read, a URL to their calendar feed a

@@ -1,6 +1,7 @@
 """On-call schedules over HTTP, in PagerDuty's REST v2 names: schedules (create, list, read
 rendered over a range, edit from a time on, delete, preview), their overrides, who is on
-call (``/oncalls``, and one user's) and calendar feeds (a schedule's, a user's)."""
+call (``/oncalls``, and one user's), calendar feeds (a schedule's, a user's) and the
+escalation policies that page who is on call."""
 
 from __future__ import annotations
 
@@ -10,7 +11,21 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import APIGatewayRestResolver
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from incidents.models import FEED_TOKEN, OVERRIDE_ID, SCHEDULE_ID, USER_ID, TeamId, UserId
+from incidents.escalation import policies
+from incidents.escalation.models import (
+    EscalationPolicy,
+    EscalationPolicyList,
+    EscalationPolicyRequest,
+)
+from incidents.models import (
+    ESCALATION_POLICY_ID,
+    FEED_TOKEN,
+    OVERRIDE_ID,
+    SCHEDULE_ID,
+    USER_ID,
+    TeamId,
+    UserId,
+)
 from incidents.paging import DEFAULT_LIMIT
 from incidents.requests import MAX_LIST
 from incidents.schedules import commands, feeds
@@ -44,6 +59,7 @@ from lambdas.runtime import store
 
 ScheduleId = Annotated[str, Path(pattern=SCHEDULE_ID)]
 OverrideId = Annotated[str, Path(pattern=OVERRIDE_ID)]
+PolicyId = Annotated[str, Path(pattern=ESCALATION_POLICY_ID)]
 PathUserId = Annotated[str, Path(pattern=USER_ID)]
 FeedToken = Annotated[str, Path(pattern=FEED_TOKEN, description="the feed's secret")]
 CALENDAR = "text/calendar; charset=utf-8"
@@ -60,6 +76,42 @@ def _ids(what: str) -> Query:
         max_length=MAX_LIST,
         description=f"only these {what}s (repeat the parameter)",
     )
+
+
+@route(app, "create_escalation_policy")
+def create_escalation_policy(body: EscalationPolicyRequest) -> Response[EscalationPolicy]:
+    """A new escalation policy, version 1."""
+    created = policies.create_policy(store(), caller(), body)
+    return answer(app, created, status=201, location=f"/escalation-policies/{created.id}")
+
+
+@route(app, "list_escalation_policies")
+def list_escalation_policies(
+    *, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+) -> EscalationPolicyList:
+    """The account's escalation policies, by id."""
+    return policies.list_policies(store(), caller(), limit=limit, cursor=cursor)
+
+
+@route(app, "get_escalation_policy")
+def get_escalation_policy(policy_id: PolicyId) -> EscalationPolicy:
+    """An escalation policy."""
+    return policies.get_policy(store(), caller(), policy_id)
+
+
+@route(app, "replace_escalation_policy")
+def replace_escalation_policy(
+    policy_id: PolicyId, body: EscalationPolicyRequest
+) -> EscalationPolicy:
+    """The policy as the body has it, its version moved."""
+    return policies.replace_policy(store(), caller(), policy_id, body)
+
+
+@route(app, "delete_escalation_policy")
+def delete_escalation_policy(policy_id: PolicyId) -> Response[None]:
+    """Delete a policy that no integration names."""
+    policies.delete_policy(store(), caller(), policy_id)
+    return no_content()
 
 
 @route(app, "create_schedule")

@@ -1,11 +1,12 @@
 """The firing queue's worker (`incidents.timers.firing_queue`): each message is one due
-timer, fired once through its kind's handler (heartbeat expiries, incidents' auto-resolves
-and acknowledgement timeouts, maintenance windows' ends, schedules' handoffs). A message
-group is one subject, so a failure holds back that subject's later timers only (Powertools'
-FIFO batch processor, skipping the failed groups): the failed message comes back after the
-visibility timeout, and after its last receive goes to the dead-letter queue while its timer
-stays due in the table, where the sweep finds it again. One log line a firing (its account
-and lateness, which the per-account lateness rule reads) and the batch's metrics.
+timer, fired once through its kind's handler (heartbeat expiries, incidents' auto-resolves,
+acknowledgement timeouts and escalations, maintenance windows' ends, schedules' handoffs).
+A message group is one subject, so a failure holds back that subject's later timers only
+(Powertools' FIFO batch processor, skipping the failed groups): the failed message comes
+back after the visibility timeout, and after its last receive goes to the dead-letter queue
+while its timer stays due in the table, where the sweep finds it again. One log line a
+firing (its account and lateness, which the per-account lateness rule reads) and the
+batch's metrics.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from incidents.alerts.lifecycle import acknowledgement_timeout, auto_resolve
+from incidents.escalation.engine import fire_escalation
 from incidents.heartbeats.commands import expire_heartbeat
 from incidents.maintenance.commands import resolve_at_end
 from incidents.schedules.handoffs import hand_off
@@ -33,6 +35,7 @@ HANDLERS: dict[TimerKind, Fire] = {
     TimerKind.ACKNOWLEDGEMENT: acknowledgement_timeout,
     TimerKind.MAINTENANCE_END: resolve_at_end,
     TimerKind.HANDOFF: hand_off,
+    TimerKind.ESCALATION: fire_escalation,
 }
 """What firing each kind of timer does."""
 

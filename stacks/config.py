@@ -100,6 +100,8 @@ class StageConfig:
     alert reads them all)."""
     schedules_per_account: int = AccountLimits().schedules
     """Schedules one account holds at most."""
+    escalation_policies_per_account: int = AccountLimits().escalation_policies
+    """Escalation policies one account holds at most."""
     timer_firings_per_minute: int = DEFAULT_FIRINGS_PER_MINUTE
     """Each account's timers the sweep hands on a minute; beyond it they wait, due, in the
     table, without delaying other accounts' (at least 1)."""
@@ -166,6 +168,7 @@ class StageConfig:
             "heartbeatsPerAccount": self.heartbeats_per_account,
             "maintenanceWindowsPerAccount": self.maintenance_windows_per_account,
             "schedulesPerAccount": self.schedules_per_account,
+            "escalationPoliciesPerAccount": self.escalation_policies_per_account,
             "timerFiringsPerMinute": self.timer_firings_per_minute,
             **{f"reservedConcurrency.{k}": v for k, v in self.reserved_concurrency.items()},
         }
@@ -227,6 +230,7 @@ class StageConfig:
             heartbeats=self.heartbeats_per_account,
             maintenance_windows=self.maintenance_windows_per_account,
             schedules=self.schedules_per_account,
+            escalation_policies=self.escalation_policies_per_account,
         )
 
     @property

@@ -18,6 +18,7 @@ from incidents.events_out.webhook_models import WEBHOOK_ID
 from incidents.heartbeats.models import HEARTBEAT_NAME
 from incidents.maintenance.models import WINDOW_ID
 from incidents.models import (
+    ESCALATION_POLICY_ID,
     FEED_TOKEN,
     INCIDENT_ID,
     OVERRIDE_ID,
@@ -215,6 +216,7 @@ PATH_PATTERNS = {
     "schedule_id": SCHEDULE_ID,
     "override_id": OVERRIDE_ID,
     "token": FEED_TOKEN,
+    "policy_id": ESCALATION_POLICY_ID,
 }
 """The pattern of each id (or name) in a path, for the example of a malformed one."""
 

@@ -119,6 +119,7 @@ ID_PREFIXES = {
     "override_id": "ovr",
     "contact_method_id": "cm",
     "notification_rule_id": "nr",
+    "policy_id": "ep",
 }
 
 

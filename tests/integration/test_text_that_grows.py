@@ -40,7 +40,10 @@ def test_every_text_field_counts_its_limit_after_normalization(api: Api, alice: 
     refused(api.call("add_note", alice, incident, body={"text": GROWS * 334}), "text")
 
 
-def test_a_refused_create_takes_no_number(api: Api, alice: Caller) -> None:
+def test_a_refused_create_never_gives_its_number_to_another(api: Api, alice: Caller) -> None:
+    """Numbers are taken before the create's write (so creates at once never conflict over
+    them): a create refused then leaves a gap, never a repeat, and a body refused before
+    the create takes none."""
     first = api.call("create_incident", alice, body={"title": "one"})
     refusals = [
         api.call("create_incident", alice, body={"title": GROWS * 67}),
@@ -49,7 +52,9 @@ def test_a_refused_create_takes_no_number(api: Api, alice: Caller) -> None:
     ]
     assert [r.status for r in refusals] == [400, 404, 404]
     second = api.call("create_incident", alice, body={"title": "two"})
-    assert (first.body["summary"]["number"], second.body["summary"]["number"]) == (1, 2)
+    assert (first.body["summary"]["number"], second.body["summary"]["number"]) == (1, 4)
+    listed = api.call("account_incidents", alice).body["items"]
+    assert sorted(i["number"] for i in listed) == [1, 4], "the refused ones made nothing"
 
 
 def test_a_name_of_one_caller_is_unaffected(api: Api) -> None:

@@ -157,7 +157,7 @@ def test_an_update_whose_refresh_fails_still_answers_with_the_committed_summary(
 
 
 def expect_create_reads(stubber: Stubber, participants: int) -> None:
-    stubber.add_response("get_item", {"Item": {"value": {"N": "7"}}})  # the number counter
+    stubber.add_response("update_item", {"Attributes": {"value": {"N": "8"}}})  # its number
     for _ in range(participants):
         stubber.add_response("get_item", {})  # no shard metadata: default count
 
@@ -166,8 +166,8 @@ def test_create_with_an_unknown_team_names_it(stubbed: tuple[Store, Stubber]) ->
     store, stubber = stubbed
     team = new_id("team")
     expect_create_reads(stubber, participants=2)
-    # summary, details, creator's and team's copies, created event, number, the team's check
-    cancelled(stubber, "None", "None", "None", "None", "None", "None", "ConditionalCheckFailed")
+    # summary, details, creator's and team's copies, created event, the team's check
+    cancelled(stubber, "None", "None", "None", "None", "None", "ConditionalCheckFailed")
     with pytest.raises(NotFoundError, match=team):
         create_incident(store, CALLER, CreateIncident(title="t", teams=[team]))
 
@@ -190,23 +190,23 @@ def test_create_throttled_on_a_participant_grows_its_shards_and_retries(
     cancelled(stubber, "None", "None", "ThrottlingError")
     stubber.add_response("get_item", {})  # consistent re-read before the conditional growth
     stubber.add_response("transact_write_items", {})  # ShardCount 1 -> 2
-    stubber.add_response("get_item", {"Item": {"value": {"N": "7"}}})  # the number again
-    stubber.add_response("transact_write_items", {})
+    stubber.add_response("transact_write_items", {})  # the same number: taken once
     created = create_incident(store, CALLER, CreateIncident(title="t"))
     meta = store.counts.get(participant_meta(CALLER.account_id, CALLER.user_id))
     assert meta.shard_count == 2
     assert created.summary.number == 8
 
 
-def test_a_create_that_loses_its_number_takes_the_next(stubbed: tuple[Store, Stubber]) -> None:
-    """Another create claimed number 8 first: this one tries again as 9 (no gap, no repeat)."""
+def test_a_create_tried_again_keeps_the_number_it_took(stubbed: tuple[Store, Stubber]) -> None:
+    """Its number is one ``ADD`` before the transaction, outside it: a create another write
+    conflicted with tries again with the same number, never taking a second."""
     store, stubber = stubbed
     expect_create_reads(stubber, participants=1)
-    cancelled(stubber, "None", "None", "None", "None", "ConditionalCheckFailed")
-    stubber.add_response("get_item", {"Item": {"value": {"N": "8"}}})
+    cancelled(stubber, "TransactionConflict", "None", "None")
     stubber.add_response("transact_write_items", {})
     created = create_incident(store, CALLER, CreateIncident(title="t"))
-    assert created.summary.number == 9
+    assert created.summary.number == 8
+    stubber.assert_no_pending_responses()
 
 
 def expect_cancelled_attempts(stubber: Stubber, attempts: int, *reasons: str) -> None:

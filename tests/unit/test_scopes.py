@@ -30,6 +30,10 @@ EXPECTED = {
         "create_schedule", "preview_schedule", "update_schedule", "delete_schedule",
         "create_override", "delete_override", "rotate_schedule_feed", "rotate_user_feed",
     },
+    "escalation_policies:read": {"list_escalation_policies", "get_escalation_policy"},
+    "escalation_policies:manage": {
+        "create_escalation_policy", "replace_escalation_policy", "delete_escalation_policy",
+    },
     "users:manage": {
         "list_contact_methods", "create_contact_method", "get_contact_method",
         "replace_contact_method", "delete_contact_method", "verify_contact_method",

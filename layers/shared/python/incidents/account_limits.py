@@ -1,12 +1,13 @@
 """Per-account limits on what an account keeps: heartbeats, maintenance windows not yet
-ended and schedules (each a stage setting, `lambdas.settings.account_limits`).
+ended, schedules and escalation policies (each a stage setting,
+`lambdas.settings.account_limits`).
 
 Each bounds one account's share of the table and of the timers' sweep: a heartbeat, a
-``resolve_on_end`` window and a schedule each hold at most one pending timer. Heartbeats
-and schedules are counted by one item per account and subject, moved by `count_move` in
-the transaction of each create (only below the limit) and each delete, so concurrent
-creates at the limit never pass it and a delete frees a place at once. Windows are counted
-by their live set, which ends by the clock (`incidents.maintenance.commands`).
+``resolve_on_end`` window and a schedule each hold at most one pending timer. Heartbeats,
+schedules and escalation policies are counted by one item per account and subject, moved by
+`count_move` in the transaction of each create (only below the limit) and each delete, so
+concurrent creates at the limit never pass it and a delete frees a place at once. Windows
+are counted by their live set, which ends by the clock (`incidents.maintenance.commands`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class Limited(StrEnum):
     HEARTBEATS = "heartbeats"
     MAINTENANCE_WINDOWS = "maintenance_windows"
     SCHEDULES = "schedules"
+    ESCALATION_POLICIES = "escalation_policies"
 
     @property
     def noun(self) -> str:
@@ -53,6 +55,7 @@ WORDING = {
     Limited.HEARTBEATS: ("heartbeats", "delete one"),
     Limited.MAINTENANCE_WINDOWS: ("maintenance windows not yet ended", "end or delete one"),
     Limited.SCHEDULES: ("schedules", "delete one"),
+    Limited.ESCALATION_POLICIES: ("escalation policies", "delete one"),
 }
 
 
@@ -69,6 +72,7 @@ class AccountLimits:
     maintenance_windows: int = 50
     """Low by default: every alert reads them all (a read unit for about sixteen)."""
     schedules: int = 1000
+    escalation_policies: int = 1000
 
     def of(self, subject: Limited) -> int:
         """The limit on `subject`."""

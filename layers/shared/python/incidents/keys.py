@@ -64,6 +64,22 @@ def state_index_key(
     return sharded_key(base, shard, count), build_key(created_at, incident_id, kind="sort")
 
 
+ESCALATION_SK = "escalation"
+PAGE_PREFIX = "page#"
+
+
+def escalation_key(account: str, incident_id: str) -> tuple[str, str]:
+    """(PK, SK) of an incident's escalation: the policy it started with and where it is,
+    in the incident's own partition (beside its details and its pages)."""
+    return build_key(account, incident_id), ESCALATION_SK
+
+
+def page_sort_key(generation: int, loop: int, level: int, user_id: str) -> str:
+    """``page#<generation>#<loop>#<level>#<user>``: one page decided, once; generation,
+    loop and level zero-padded so pages list in the order they were decided."""
+    return f"{PAGE_PREFIX}{generation:04d}#{loop:02d}#{level:02d}#{user_id}"
+
+
 def details_key(account: str, incident_id: str) -> tuple[str, str]:
     """(PK, SK) of an incident's details: ``<acct>#<incident id>``, ``data``."""
     return build_key(account, incident_id), DETAILS_SK
@@ -355,6 +371,17 @@ def schedule_version_sort_key(schedule_id: str, layer: int, effective_from: str)
     """``schedule_version#<id>#<layer, 2 digits>#<effective from>``: a layer's versions in
     the order they take effect."""
     return build_key("schedule_version", schedule_id, f"{layer:02d}", effective_from, kind="sort")
+
+
+def escalation_policy_sort_key(policy_id: str) -> str:
+    """``escpolicy#<id>``: an escalation policy, in its account's teams partition (read with
+    the schedules and teams it names)."""
+    return build_key("escpolicy", policy_id, kind="sort")
+
+
+def escalation_policies_prefix() -> str:
+    """The prefix of every escalation policy's sort key."""
+    return build_key("escpolicy", kind="sort") + SEPARATOR
 
 
 def schedules_prefix() -> str:

@@ -33,6 +33,7 @@ EVENT_ID = rf"^evt_{KSUID}$"
 ACCOUNT_ID = rf"^acct_{KSUID}$"
 SCHEDULE_ID = rf"^sched_{KSUID}$"
 OVERRIDE_ID = rf"^ovr_{KSUID}$"
+ESCALATION_POLICY_ID = rf"^ep_{KSUID}$"
 FEED_TOKEN = rf"^acct_{KSUID}\.[0-9A-Za-z_-]{{32}}$"
 """A calendar feed's token: its account and a secret (the feed's URL is its credential)."""
 IncidentId = Annotated[str, StringConstraints(pattern=INCIDENT_ID)]

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Annotated, Any, Literal, Self
 
 from email_validator import EmailNotValidError, validate_email
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
+    StrictInt,
     StringConstraints,
     model_validator,
 )
@@ -34,6 +37,21 @@ from incidents.models import (
 from incidents.text import CLEAN_CHARACTERS, REFUSED_CLASS, TEXT_RULES, clean_text
 
 MAX_LIST = 100
+
+
+def _json_integer(value: object) -> object:
+    """A JSON integer as JSON Schema counts one: ``300`` and ``300.0`` (or ``3e2``, or a whole
+    ``Decimal`` read back from the table) are the integer 300; ``"300"`` and ``true`` are
+    not numbers, and ``300.5`` not whole (refused next, by the strict integer)."""
+    if isinstance(value, bool | str):
+        raise ValueError("must be a JSON integer, not a string or a boolean")
+    if isinstance(value, float | Decimal) and value == int(value):
+        return int(value)
+    return value
+
+
+JsonInteger = Annotated[StrictInt, BeforeValidator(_json_integer)]
+"""An integer field of a body: what the document's ``"type": "integer"`` admits, no more."""
 
 
 def never_null(*names: str, at_least_one: bool = False) -> Callable[[dict[str, Any]], None]:

@@ -20,11 +20,13 @@ Scope = Literal[
     "schedules:read",
     "schedules:manage",
     "users:manage",
+    "escalation_policies:read",
+    "escalation_policies:manage",
 ]
 """What a key may call: reads (GET) or changes of incidents (and the account's events and
 lists), of teams and profiles, of schedules (who is on call: a read); webhooks,
-integrations and users' contact methods and notification rules, whole. ``/me`` and
-``/api-keys`` are for people only."""
+integrations and users' contact methods and notification rules, whole; escalation
+policies (reads, or changes). ``/me`` and ``/api-keys`` are for people only."""
 SCOPES: tuple[str, ...] = Scope.__args__  # type: ignore[attr-defined]
 
 

@@ -55,6 +55,7 @@ from incidents.errors import (
     ThrottledError,
     VersionConflictError,
 )
+from incidents.escalation.engine import escalation_for
 from incidents.incident.commands import CHANGE_ATTEMPTS, load_summary, update_incident
 from incidents.incident.create import create_incident
 from incidents.items import MAX_DETAILS_BYTES, deserialize, serialize
@@ -234,6 +235,7 @@ def _open(
     }
 
     gone = replaced.incident_id if replaced else None
+    escalates = escalation_for(store, key.account, integration.escalation_policy_id)
 
     def claim(summary: IncidentSummary) -> list[Operation[Failure]]:
         answer = key.answer(AlertStatus.OPENED, summary.id)
@@ -245,6 +247,7 @@ def _open(
             labelled(store.counter(COUNTER_SHARDS).add(_count_base(key.account, summary.id))),
             *_auto_resolve(key, summary.id),
             *(group.puts(store, summary.id) if group else []),
+            *escalates(summary.id),
         ]  # fmt: skip
 
     incident = create_incident(store, key.caller, request, also=claim)

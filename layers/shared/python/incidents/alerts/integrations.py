@@ -18,6 +18,7 @@ from incidents.alerts.models import (
     NewIntegration,
 )
 from incidents.errors import DomainError, NotFoundError, UnauthorizedError
+from incidents.escalation.policies import reference_moves
 from incidents.items import deserialize, serialize
 from incidents.keys import integrations_partition, teams_partition
 from incidents.models import INTEGRATION_PREFIX, timestamp
@@ -30,6 +31,7 @@ NO_GROUPING = {"type": "none"}
 STORED = (
     "name",
     "team_id",
+    "escalation_policy_id",
     "default_severity",
     "auto_resolve_timeout",
     "acknowledgement_timeout",
@@ -48,6 +50,7 @@ def create_integration(store: Store, caller: Caller, request: NewIntegration) ->
         id=new_id(INTEGRATION_PREFIX),
         name=request.name,
         team_id=request.team_id,
+        escalation_policy_id=request.escalation_policy_id,
         default_severity=request.default_severity,
         auto_resolve_timeout=request.auto_resolve_timeout,
         acknowledgement_timeout=request.acknowledgement_timeout,
@@ -65,7 +68,10 @@ def create_integration(store: Store, caller: Caller, request: NewIntegration) ->
     if request.team_id is not None:
         operations.append(store.exists_check(teams_partition(caller.account_id), request.team_id))
         failures.append(NotFoundError(f"team {request.team_id} not found"))
-    store.transact(operations, failures)
+    moves = reference_moves(store, caller.account_id, None, request.escalation_policy_id)
+    store.transact(
+        [*operations, *(m.request for m in moves)], [*failures, *(m.label for m in moves)]
+    )
     return shown
 
 
@@ -83,9 +89,11 @@ def get_integration(store: Store, caller: Caller, integration_id: str) -> Integr
 def update_integration(
     store: Store, caller: Caller, integration_id: str, changes: IntegrationChanges
 ) -> Integration:
-    """Change its name, team, default severity or timeouts (the team must exist): only the
-    fields named, so a concurrent change of another field or a rotation of its key is kept,
-    not overwritten with what this request read (nor answered with a 404)."""
+    """Change its name, team, escalation policy, default severity or timeouts (the team and
+    the policy must exist): only the fields named, so a concurrent change of another field
+    or a rotation of its key is kept, not overwritten with what this request read (nor
+    answered with a 404). A change of policy moves both policies' counts of what names
+    them, on the condition that the policy is still the one read."""
     fields = changes.model_dump(exclude_unset=True)
     names = {f"#f{n}": name for n, name in enumerate(fields)}
     values = serialize({f":f{n}": value for n, value in enumerate(fields.values())})
@@ -103,10 +111,23 @@ def update_integration(
         "ConditionExpression": f"attribute_exists({PK})",
         "ExpressionAttributeNames": names,
     }
+    moves = []
+    if "escalation_policy_id" in fields:
+        before = get_integration(store, caller, integration_id).escalation_policy_id
+        update["ConditionExpression"] += (
+            " AND escalation_policy_id = :before" if before
+            else " AND attribute_not_exists(escalation_policy_id)"
+        )  # fmt: skip
+        values.update(serialize({":before": before}) if before else {})
+        after = fields["escalation_policy_id"]
+        moves = reference_moves(store, caller.account_id, before, after)
     if values:
         update["ExpressionAttributeValues"] = values
-    operations: list[Item] = [{"Update": update}]
-    failures: list[DomainError | None] = [NotFoundError(f"integration {integration_id} not found")]
+    operations: list[Item] = [{"Update": update}, *(m.request for m in moves)]
+    failures: list[DomainError | None] = [
+        NotFoundError(f"integration {integration_id} not found (or changed meanwhile: retry)"),
+        *(m.label for m in moves),
+    ]
     if fields.get("team_id") is not None:
         operations.append(store.exists_check(teams_partition(caller.account_id), fields["team_id"]))
         failures.append(NotFoundError(f"team {fields['team_id']} not found"))
@@ -145,21 +166,37 @@ def rotate_key(store: Store, caller: Caller, integration_id: str) -> Integration
 
 
 def delete_integration(store: Store, caller: Caller, integration_id: str) -> None:
-    """Delete it and its key (which stops working at once)."""
+    """Delete it and its key (which stops working at once), and its count on the policy it
+    names."""
     stored = deserialize(_stored(store, caller.account_id, integration_id))
     pk = integrations_partition(caller.account_id)
+    policy = stored.get("escalation_policy_id")
+    moves = reference_moves(store, caller.account_id, policy, None)
     store.transact(
         [
-            {"Delete": {"TableName": store.table_name, "Key": item_key(pk, integration_id)}},
+            {"Delete": {"TableName": store.table_name, "Key": item_key(pk, integration_id),
+                        **_naming(policy)}},
             {
                 "Delete": {
                     "TableName": store.table_name,
                     "Key": lookup_key(KIND, stored["key_hash"]),
                 }
             },
+            *(m.request for m in moves),
         ],
-        [None, None],
-    )
+        [NotFoundError(f"integration {integration_id} changed meanwhile: retry"), None,
+         *(m.label for m in moves)],
+    )  # fmt: skip
+
+
+def _naming(policy: str | None) -> dict[str, Any]:
+    """A condition that the integration still names `policy` (or none)."""
+    if policy is None:
+        return {"ConditionExpression": "attribute_not_exists(escalation_policy_id)"}
+    return {
+        "ConditionExpression": "escalation_policy_id = :policy",
+        "ExpressionAttributeValues": {":policy": {"S": policy}},
+    }
 
 
 def authenticate(store: Store, key: str) -> tuple[Caller, Integration]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import unicodedata
 from datetime import UTC, datetime
-from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -16,7 +15,6 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
-    StrictInt,
     StringConstraints,
     TypeAdapter,
     ValidatorFunctionWrapHandler,
@@ -24,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from incidents.escalation.models import EscalationPolicyId
 from incidents.models import (
     INTEGRATION_PREFIX,
     KSUID,
@@ -34,7 +33,7 @@ from incidents.models import (
     TeamId,
     Timestamp,
 )
-from incidents.requests import CleanName, OneLine, documented, never_null, stored_text
+from incidents.requests import CleanName, JsonInteger, OneLine, documented, never_null, stored_text
 from incidents.text import FLATTENED_CHARACTERS, IN_CONTEXT, REFUSED_CLASS, TEXT_RULES, one_line
 
 INTEGRATION_ID = rf"^{INTEGRATION_PREFIX}_{KSUID}$"
@@ -386,14 +385,6 @@ MAX_GROUPING_FIELDS = 10
 WINDOW_RULE = "a whole number of seconds from 300 to 3,600, or 86,400 (a day)"
 
 
-def _read_back(value: object) -> object:
-    """A window read back from the table (a whole `Decimal`) as the integer it was sent as;
-    a body's JSON never makes one, so ``300.0`` and ``"300"`` stay refused."""
-    if isinstance(value, Decimal) and value == value.to_integral_value():
-        return int(value)
-    return value
-
-
 def _grouping_window(seconds: int) -> int:
     """The rule named in words: a union of ranges would spell pydantic's branches instead."""
     if 300 <= seconds <= 3600 or seconds == 86400:
@@ -402,8 +393,7 @@ def _grouping_window(seconds: int) -> int:
 
 
 GroupingWindow = Annotated[
-    StrictInt,
-    BeforeValidator(_read_back),
+    JsonInteger,
     AfterValidator(_grouping_window),
     WithJsonSchema(
         {
@@ -474,6 +464,8 @@ class NewIntegration(BaseModel):
 
     name: CleanName
     team_id: TeamId | None = None
+    escalation_policy_id: EscalationPolicyId | None = None
+    """The policy that pages people for the incidents it opens (none: nobody is paged)."""
     default_severity: Severity | None = None
     """The severity of the incidents it opens, whatever the alert says (none: the alert's)."""
     auto_resolve_timeout: LifecycleTimeout | None = None
@@ -498,6 +490,7 @@ class IntegrationChanges(BaseModel):
 
     name: CleanName | None = None
     team_id: TeamId | None = None
+    escalation_policy_id: EscalationPolicyId | None = None
     default_severity: Severity | None = None
     auto_resolve_timeout: LifecycleTimeout | None = None
     acknowledgement_timeout: LifecycleTimeout | None = None
@@ -507,8 +500,8 @@ class IntegrationChanges(BaseModel):
     def _not_empty(self) -> IntegrationChanges:
         if not self.model_fields_set:
             raise ValueError(
-                "name it: at least one of name, team_id, default_severity, "
-                "auto_resolve_timeout, acknowledgement_timeout, alert_grouping"
+                "name it: at least one of name, team_id, escalation_policy_id, "
+                "default_severity, auto_resolve_timeout, acknowledgement_timeout, alert_grouping"
             )
         if "name" in self.model_fields_set and self.name is None:
             raise ValueError("name: an integration keeps a name")
@@ -525,6 +518,8 @@ class Integration(BaseModel):
     id: str
     name: str
     team_id: str | None
+    escalation_policy_id: str | None = None
+    """The policy that pages people for the incidents it opens (null: nobody is paged)."""
     default_severity: Severity | None
     auto_resolve_timeout: int | None
     """Seconds after its last alert an incident it opened resolves (null: never by itself)."""

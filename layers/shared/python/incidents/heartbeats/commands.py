@@ -27,6 +27,7 @@ from incidents.errors import (
     NotFoundError,
     VersionConflictError,
 )
+from incidents.escalation.engine import escalation_for
 from incidents.heartbeats.models import (
     Heartbeat,
     HeartbeatChanges,
@@ -206,8 +207,10 @@ def expire_heartbeat(store: Store, timer: Timer) -> bool:
     try:
         routed = get_integration(store, integration, current.integration_id)
         severity, teams = routed.default_severity, [routed.team_id] if routed.team_id else []
+        escalates = escalation_for(store, timer.account, routed.escalation_policy_id)
     except NotFoundError:  # deleted since: the expiry still opens its incident, unrouted
         severity, teams = None, []
+        escalates = escalation_for(store, timer.account, None)
     request = CreateIncident(
         title=f"{current.name} is expired",
         severity=severity or EXPIRED_SEVERITY,
@@ -225,6 +228,7 @@ def expire_heartbeat(store: Store, timer: Timer) -> bool:
         return [
             labelled(claim(store, timer), moved),
             _put_as_read(store, timer.account, after, current),
+            *escalates(summary.id),
         ]
 
     try:

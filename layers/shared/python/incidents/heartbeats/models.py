@@ -12,14 +12,13 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
-    StrictInt,
     StringConstraints,
     model_validator,
 )
 
 from incidents.alerts.models import INTEGRATION_ID
 from incidents.models import RESPONSE, Page, Timestamp
-from incidents.requests import never_null
+from incidents.requests import JsonInteger, never_null
 
 HEARTBEAT_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"
 HeartbeatName = Annotated[str, StringConstraints(pattern=HEARTBEAT_NAME)]
@@ -27,8 +26,8 @@ IntegrationId = Annotated[str, StringConstraints(pattern=INTEGRATION_ID)]
 MAX_INTERVAL = 527_040
 """The largest interval in any unit: a leap year in minutes (the document can say a bound per
 field, not per unit, and a longer check is a mistake, not a heartbeat)."""
-Interval = Annotated[StrictInt, Field(ge=1, le=MAX_INTERVAL)]
-"""A JSON integer: not ``"5"``, ``5.0`` or ``true`` (which would be one minute)."""
+Interval = Annotated[JsonInteger, Field(ge=1, le=MAX_INTERVAL)]
+"""A JSON integer: not ``"5"`` or ``true`` (which would be one minute)."""
 
 
 class IntervalUnit(StrEnum):

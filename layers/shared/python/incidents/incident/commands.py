@@ -23,6 +23,7 @@ from incidents.errors import (
     PreconditionFailedError,
     VersionConflictError,
 )
+from incidents.escalation.engine import status_operations
 from incidents.incident.acknowledgement import acknowledgement_timeout, acknowledgement_timers
 from incidents.incident.copies import get_refreshed_copies, refresh_after_commit, summary_item
 from incidents.items import from_item
@@ -161,9 +162,11 @@ def _change(  # noqa: PLR0917 (bound by `partial`, one per try)
 ) -> Change:
     """An update's transaction: its summary and events, the caller's writes, and the
     acknowledgement timer's, derived from the due index's shard count as it is now (it
-    grows if the timer's bucket is throttled)."""
+    grows if the timer's bucket is throttled), and the escalation's (stopped by an
+    acknowledge or a resolve, started over when triggered again)."""
     timers = acknowledgement_timers(store, account, seconds, before, updated)
-    return Transaction([*map(labelled, written), *also, *timers], None)
+    escalation = status_operations(store, account, before, updated)
+    return Transaction([*map(labelled, written), *also, *timers, *escalation], None)
 
 
 def _summary_put(

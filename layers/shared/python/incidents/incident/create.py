@@ -90,10 +90,11 @@ def create_incident(
     account = caller.account_id
     now = timestamp(store.clock())
 
+    number = next_number(store, account)  # once: a create tried again keeps it
+    if number == 1:  # a new account: its maps first, at one shard a family
+        store.shards.ensure_maps(account)
+
     def build() -> Transaction[Failure, tuple[IncidentSummary, list[Participation]]]:
-        number = next_number(store, account)
-        if number == 1:  # a new account: its maps first, at one shard a family
-            store.shards.ensure_maps(account)
         summary = new_summary(caller, number, request, now)
         copies = [
             Participation(participant_id=pid, roles=sorted(roles), incident=summary)

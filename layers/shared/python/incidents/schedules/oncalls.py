@@ -9,7 +9,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from incidents.errors import InvalidFilterError
-from incidents.keys import oncall_members_prefix, oncalls_prefix, teams_partition
+from incidents.keys import (
+    oncall_members_prefix,
+    oncall_sort_key,
+    oncalls_prefix,
+    teams_partition,
+)
 from incidents.models import timestamp
 from incidents.schedules.engine import render
 from incidents.schedules.models import (
@@ -98,6 +103,19 @@ def materialized(store: Store, account: str) -> list[Known]:
     """Every schedule's current and next shift: one Query (paged by DynamoDB's 1 MB)."""
     items = store.query_partition(teams_partition(account), prefix=oncalls_prefix())
     return [known_from(item) for item in items]
+
+
+def schedule_on_call(
+    store: Store, account: str, schedule_id: str, instant: datetime
+) -> tuple[Shift, int] | None:
+    """Who one schedule has on call at `instant` (a gap: nobody) and the schedule's version
+    that says so: one point read of its materialized shifts; None for a schedule that is
+    not there."""
+    item = store.get(teams_partition(account), oncall_sort_key(schedule_id))
+    if item is None:
+        return None
+    known = known_from(item)
+    return _at(store, account, known, instant), known.version
 
 
 def _at(store: Store, account: str, known: Known, instant: datetime) -> Shift:

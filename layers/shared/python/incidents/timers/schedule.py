@@ -43,6 +43,9 @@ class TimerKind(StrEnum):
     triggered are resolved."""
     HANDOFF = "handoff"
     """A schedule's current shift ended: who is on call now and next is worked out again."""
+    ESCALATION = "escalation"
+    """A triggered incident's escalation has something due: a level to page, or the next
+    level after the current one waited its delay."""
 
 
 class TimerMovedError(DomainError):

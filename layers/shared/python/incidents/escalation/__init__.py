@@ -1,0 +1,1 @@
+"""Escalation policies (PagerDuty's): who is paged for an incident, level after level."""
