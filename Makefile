@@ -113,6 +113,7 @@ bench: $(STAMP)
 	$(PY) -m bench.cold_start
 	$(PY) -m bench.sync_async
 	$(PY) -m bench.timers
+	$(PY) -m bench.timer_fairness
 	$(PY) -m bench.oncall
 	$(PY) -m bench.insights
 	$(PY) -m bench.load

@@ -12,18 +12,25 @@ are counted by their live set, which ends by the clock (`incidents.maintenance.c
 
 from __future__ import annotations
 
+import random
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from dynashard.query import Item
 from dynashard.resharding import Operation
-from incidents.errors import DomainError
+from incidents.errors import DomainError, VersionConflictError
 from incidents.keys import account_count_key
 from incidents.table import item_key
 
 if TYPE_CHECKING:
     from incidents.store import Failure, Store
+
+
+T = TypeVar("T")
+CONFLICT_PAUSE_SECONDS = 0.02
 
 
 class LimitReachedError(DomainError):
@@ -78,6 +85,23 @@ class AccountLimits:
         """The limit on `subject`."""
         limit: int = getattr(self, subject.value)
         return limit
+
+
+COUNT_TRIES = 3
+"""Tries of a transaction that moves an account's count: two that write the count item at
+the same instant are cancelled against each other on DynamoDB (``TransactionConflict``), a
+collision, not a refusal."""
+
+
+def counted(run: Callable[[], T]) -> T:
+    """`run` (a transaction moving a count), tried again after a short random pause when a
+    concurrent one conflicted with it; a conflict on the last try is the caller's 409."""
+    for attempt in range(COUNT_TRIES - 1):
+        try:
+            return run()
+        except VersionConflictError:
+            time.sleep(random.uniform(0, CONFLICT_PAUSE_SECONDS * 2**attempt))
+    return run()
 
 
 def count_move(store: Store, account: str, subject: Limited, change: int) -> Operation[Failure]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dynashard import FanOutQuery, SortKeyRange
 from dynashard.query import Item
 from dynashard.resharding import Operation, Transaction
-from incidents.account_limits import Limited, count_move
+from incidents.account_limits import Limited, count_move, counted
 from incidents.errors import ConflictError, DomainError, NotFoundError
 from incidents.escalation.models import (
     EscalationPolicy,
@@ -54,8 +54,10 @@ def create_policy(
     account = caller.account_id
     put = store.put_operation(policy_item(account, policy), new=True)
     checks = _checks(store, account, request)
-    counted = count_move(store, account, Limited.ESCALATION_POLICIES, +1)
-    store.transact_growing(lambda: Transaction([labelled(put), *checks, counted], None))
+    moved = count_move(store, account, Limited.ESCALATION_POLICIES, +1)
+    counted(
+        lambda: store.transact_growing(lambda: Transaction([labelled(put), *checks, moved], None))
+    )
     return policy
 
 
@@ -127,8 +129,10 @@ def delete_policy(store: Store, caller: Caller, policy_id: str) -> None:
             "ExpressionAttributeValues": {":none": {"N": "0"}},
         }
     }
-    counted = count_move(store, account, Limited.ESCALATION_POLICIES, -1)
-    store.transact_growing(lambda: Transaction([labelled(delete, in_use), counted], None))
+    moved = count_move(store, account, Limited.ESCALATION_POLICIES, -1)
+    counted(
+        lambda: store.transact_growing(lambda: Transaction([labelled(delete, in_use), moved], None))
+    )
 
 
 def reference_moves(

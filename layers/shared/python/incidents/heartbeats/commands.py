@@ -20,7 +20,7 @@ from typing import Any
 from dynashard import FanOutQuery, shard_keys
 from dynashard.query import Item
 from dynashard.resharding import Operation, Transaction
-from incidents.account_limits import Limited, count_move
+from incidents.account_limits import Limited, count_move, counted
 from incidents.alerts.integrations import get_integration
 from incidents.errors import (
     ConflictError,
@@ -79,9 +79,12 @@ def create_heartbeat(store: Store, caller: Caller, request: NewHeartbeat) -> Hea
     )
     put = store.put_operation(_item(caller.account_id, heartbeat), new=True)
     exists = labelled(put, ConflictError(f"a heartbeat named {request.name} exists"))
-    counted = count_move(store, caller.account_id, Limited.HEARTBEATS, +1)
-    store.transact_growing(
-        partial(_with_expiry, store, caller.account_id, heartbeat, exists, counted)
+    moved = count_move(store, caller.account_id, Limited.HEARTBEATS, +1)
+    counted(
+        partial(
+            store.transact_growing,
+            partial(_with_expiry, store, caller.account_id, heartbeat, exists, moved),
+        )
     )
     return heartbeat
 
@@ -136,7 +139,7 @@ def delete_heartbeat(store: Store, caller: Caller, name: str) -> None:
     incident stays, for people to resolve)."""
     pk, sk = heartbeat_key(caller.account_id, name)
     missing = NotFoundError(f"heartbeat {name} not found")
-    store.transact_growing(
+    counted(lambda: store.transact_growing(
         lambda: Transaction(
             [
                 labelled(store.delete_operation(pk, sk), missing),
@@ -145,7 +148,7 @@ def delete_heartbeat(store: Store, caller: Caller, name: str) -> None:
             ],
             None,
         )
-    )
+    ))  # fmt: skip
 
 
 def ping_heartbeat(store: Store, caller: Caller, integration_id: str, name: str) -> Pong:

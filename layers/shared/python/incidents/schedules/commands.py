@@ -19,7 +19,7 @@ from datetime import datetime
 from dynashard import FanOutQuery, SortKeyRange
 from dynashard.query import Item
 from dynashard.resharding import Transaction
-from incidents.account_limits import Limited, count_move
+from incidents.account_limits import Limited, count_move, counted
 from incidents.errors import ConflictError, DomainError, NotFoundError
 from incidents.items import deserialize
 from incidents.keys import (
@@ -120,11 +120,11 @@ def create_schedule(store: Store, caller: Caller, request: ScheduleRequest) -> S
     operations = [store.put_operation(schedule_item(account, schedule), new=True)]
     operations += _version_puts(store, account, schedule.id, schedule.versions)
     checks, failures = _team_checks(store, account, request.team_ids)
-    counted = count_move(store, account, Limited.SCHEDULES, +1)
+    moved = count_move(store, account, Limited.SCHEDULES, +1)
     no_overrides: OverridesIn = lambda since, until: []  # noqa: E731
-    _commit(store, account, (schedule, no_overrides, clock),
-            [*operations, *checks, counted.request],
-            [None] * len(operations) + failures + [counted.label])  # fmt: skip
+    counted(lambda: _commit(store, account, (schedule, no_overrides, clock),
+                            [*operations, *checks, moved.request],
+                            [None] * len(operations) + failures + [moved.label]))  # fmt: skip
     return get_schedule(store, caller, schedule.id)
 
 
@@ -217,7 +217,7 @@ def delete_schedule(store: Store, caller: Caller, schedule_id: str) -> None:
     stored = read_schedule(store, account, schedule_id)
     key = (teams_partition(account), schedule_sort_key(schedule_id))
     head = _conditioned(store, {**item_key(*key)}, stored.version, delete=True)
-    store.transact_growing(
+    counted(lambda: store.transact_growing(
         lambda: Transaction(
             [
                 labelled(head),
@@ -226,7 +226,7 @@ def delete_schedule(store: Store, caller: Caller, schedule_id: str) -> None:
             ],
             None,
         )
-    )
+    ))  # fmt: skip
     parts = [
         *store.query_partition(key[0], prefix=schedule_versions_prefix(schedule_id)),
         *store.query_partition(key[0], prefix=schedule_overrides_prefix(schedule_id)),
