@@ -9,6 +9,8 @@ when the previous one finished, if later) and runs on in real time while its tim
 - **Fairness**: the attacker's backlog and the victims' timers are due in the same minute;
   the sweep hands the accounts on in rounds, the attacker at its rate a run
   (`timerFiringsPerMinute`), so the victims' lateness should not depend on the backlog.
+  The baseline, in the same run: the same load through the same queue and workers, handed
+  on in due order with no rate, as the sweep was.
 - **Exactly once**: every firing writes a ``fired#`` item conditioned on its absence in the
   claim's transaction (`local.workloads.timer_accounts`): counted against the table.
 - **Scaling**: the same firing path with 1, 2, 4 and 8 workers on one queue of due timers
@@ -21,7 +23,7 @@ import os
 import statistics
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -30,6 +32,7 @@ import boto3
 
 from bench.support.consumed import Units
 from bench.support.report import recording_tables, save
+from dynashard.query import Item
 from incidents.store import Store, build_store, new_id
 from incidents.table import TABLE_SCHEMA
 from incidents.timers.fairness import DEFAULT_FIRINGS_PER_MINUTE, FiringBudget
@@ -101,43 +104,58 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[max(0, -(-len(ordered) * share // 1) - 1).__int__()] if ordered else 0.0
 
 
-def fairness(store: Store, queue: FiringQueue, clock: Clock, workers: int) -> dict[str, Any]:
-    """The attacker's backlog and the victims' timers through run after run."""
+class DueOrder(FiringBudget):
+    """The sweep as it was: every due timer at once, in due order, whatever its account."""
+
+    def in_rounds(self, items: Iterable[Item]) -> list[Item]:
+        """`items` as listed (no rounds, no rate)."""
+        return list(items)
+
+
+def fairness(
+    store: Store, queue: FiringQueue, clock: Clock, budget: Callable[[], FiringBudget],
+    start: datetime,
+) -> dict[str, Any]:  # fmt: skip
+    """The attacker's backlog and the victims' timers, due in the minute from `start`,
+    through run after run, each run with a new `budget`."""
     attacker, victims = new_id("acct"), [new_id("acct") for _ in range(VICTIMS)]
-    write_timers(store, account_timers(attacker, ATTACKER, T0, spread=timedelta(seconds=50)))
+    write_timers(store, account_timers(attacker, ATTACKER, start, spread=timedelta(seconds=50)))
+    victims_due = start + timedelta(seconds=55)
     for victim in victims:
-        write_timers(store, account_timers(victim, VICTIM_TIMERS, T0 + timedelta(seconds=55)))
-    clock.reset(T0 - timedelta(seconds=1))
+        write_timers(store, account_timers(victim, VICTIM_TIMERS, victims_due))
+    clock.reset(start - timedelta(seconds=1))
     sweep(store, clock(), queue)  # the marker
     units, queue_requests = Units(store.client), [0]
+    hook = "before-call.sqs.*"
     queue.sqs.meta.events.register(
-        "before-call.sqs.*", lambda **_: queue_requests.__setitem__(0, queue_requests[0] + 1)
+        hook, lambda **_: queue_requests.__setitem__(0, queue_requests[0] + 1), unique_id="count"
     )
     runs: list[SweepReport] = []
     started = time.perf_counter()
     minute = 1
     while not runs or runs[-1].queued or runs[-1].held:
-        clock.start(T0 + minute * MINUTE)
-        runs.append(sweep(store, clock(), queue, budget=FiringBudget(DEFAULT_FIRINGS_PER_MINUTE)))
-        drain(store, queue.sqs, queue.url, workers)
+        clock.start(start + minute * MINUTE)
+        runs.append(sweep(store, clock(), queue, budget=budget()))
+        drain(store, queue.sqs, queue.url, WORKERS[-1])
         minute += 1
-    real = time.perf_counter() - started
+    queue.sqs.meta.events.unregister(hook, unique_id="count")
     late = [
-        (at - T0 - timedelta(seconds=55)).total_seconds()
+        (at - victims_due).total_seconds()
         for victim in victims
         for at in fired(store, victim).values()
     ]
     attacker_fired = fired(store, attacker)
     return {
         "attacker_timers": ATTACKER, "victims": VICTIMS, "victim_timers": VICTIM_TIMERS,
-        "rate_per_minute": DEFAULT_FIRINGS_PER_MINUTE, "workers": workers, "runs": len(runs),
-        "fired_attacker": len(attacker_fired), "fired_victims": len(late),
+        "rate_per_minute": DEFAULT_FIRINGS_PER_MINUTE, "workers": WORKERS[-1],
+        "runs": len(runs), "fired_attacker": len(attacker_fired), "fired_victims": len(late),
         "victim_late_p50_s": statistics.median(late), "victim_late_p99_s": percentile(late, 0.99),
-        "attacker_drain_s": (max(attacker_fired.values()) - T0).total_seconds(),
+        "attacker_drain_s": (max(attacker_fired.values()) - start).total_seconds(),
         "sweep_read_units": sum(run.read_units for run in runs),
         "read_units": units.read, "write_units": units.billed_small_writes(),
         "dynamodb_requests": units.requests, "queue_requests": queue_requests[0],
-        "queries": sum(run.requests for run in runs), "real_seconds": real,
+        "queries": sum(run.requests for run in runs),
+        "real_seconds": time.perf_counter() - started,
     }  # fmt: skip
 
 
@@ -187,7 +205,8 @@ def main() -> None:
                            aws_access_key_id="local", aws_secret_access_key="local")  # fmt: skip
         url = sqs.create_queue(QueueName="timers.fifo", Attributes={"FifoQueue": "true"})
         queue = FiringQueue(sqs, url["QueueUrl"])
-        result = fairness(store, queue, clock, workers=8)
+        result = fairness(store, queue, clock, lambda: FiringBudget(DEFAULT_FIRINGS_PER_MINUTE), T0)
+        before = fairness(store, queue, clock, DueOrder, T0 + 3 * timedelta(hours=1))
         rows = scaling(store, queue, clock)
         remote = scaling(store, queue, clock, ROUND_TRIP)
     print(
@@ -195,18 +214,23 @@ def main() -> None:
         f"accounts with {VICTIM_TIMERS} each (due 5 s after the attacker's last), rate "
         f"{DEFAULT_FIRINGS_PER_MINUTE:,} a minute an account, 8 workers, on {engine.description}\n"
     )
-    print("| fired (attacker / victims) | victims late p50 / p99 (s) | attacker drained (s) "
-          "| runs | write units / firing (floor 4) | read units / firing | queue requests "
-          "/ firing |")  # fmt: skip
-    print("|---:|---:|---:|---:|---:|---:|---:|")
-    fired_all = result["fired_attacker"] + result["fired_victims"]
-    print(
-        f"| {result['fired_attacker']:,} / {result['fired_victims']:,} "
-        f"| {result['victim_late_p50_s']:.1f} / {result['victim_late_p99_s']:.1f} "
-        f"| {result['attacker_drain_s']:.0f} | {result['runs']} "
-        f"| {result['write_units'] / fired_all:.2f} | {result['read_units'] / fired_all:.2f} "
-        f"| {result['queue_requests'] / fired_all:.2f} |"
-    )
+    print("| sweep | fired (attacker / victims) | victims late p50 / p99 (s) | vs in due "
+          "order | attacker drained (s) | runs | write units / firing (floor 4) | read units "
+          "/ firing | queue requests / firing |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, row in (
+        ("rounds, at each account's rate", result),
+        ("in due order (before)", before),
+    ):
+        fired_all = row["fired_attacker"] + row["fired_victims"]
+        print(
+            f"| {name} | {row['fired_attacker']:,} / {row['fired_victims']:,} "
+            f"| {row['victim_late_p50_s']:.1f} / {row['victim_late_p99_s']:.1f} "
+            f"| {row['victim_late_p99_s'] / before['victim_late_p99_s']:.2f}x "
+            f"| {row['attacker_drain_s']:.0f} | {row['runs']} "
+            f"| {row['write_units'] / fired_all:.2f} | {row['read_units'] / fired_all:.2f} "
+            f"| {row['queue_requests'] / fired_all:.2f} |"
+        )
     print("\n| workers | fired | firings / s | vs one worker | with 10 ms a request "
           "| vs one worker |\n|---:|---:|---:|---:|---:|---:|")  # fmt: skip
     for row, far in zip(rows, remote, strict=True):
@@ -219,7 +243,7 @@ def main() -> None:
         "reads a backlog held by its rate again each run until it drains; queue requests "
         "are the sweep's sends and the workers' receives and deletes, 10 a request."
     )
-    figures = {"fairness": result, "scaling": rows, "scaling_10ms": remote}
+    figures = {"fairness": result, "due_order": before, "scaling": rows, "scaling_10ms": remote}
     print(f"\nwritten to {save('timer_fairness', figures)}")
 
 
