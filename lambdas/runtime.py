@@ -63,8 +63,9 @@ cannot connect in 1 s or answer in 3 s fails, and the standard retry mode tries 
 
 
 def client_settings() -> Config:
-    """The container's client configuration: a pool for the fan-out's workers and the
-    sweep's (the sweeper runs both at once), retries and timeouts."""
+    """The container's client configuration: a pool for the fan-out's workers and those of
+    timers fired in process (`FireHere`: tests and benchmarks on these clients), retries
+    and timeouts."""
     timeouts = Config(connect_timeout=CONNECT_SECONDS, read_timeout=READ_SECONDS)
     return client_config(MAX_WORKERS + firing.WORKERS).merge(timeouts)
 

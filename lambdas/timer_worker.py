@@ -4,7 +4,7 @@ acknowledgement timeouts and escalations, maintenance windows' ends, schedules' 
 A message group is one subject, so a failure holds back that subject's later timers only
 (Powertools' FIFO batch processor, skipping the failed groups): the failed message comes
 back after the visibility timeout, and after its last receive goes to the dead-letter queue
-while its timer stays due in the table, where the sweep finds it again. One log line a
+while its timer stays due in the table, until a redrive of that queue. One log line a
 firing (its account and lateness, which the per-account lateness rule reads) and the
 batch's metrics.
 """

@@ -158,7 +158,7 @@ class Timers(NestedStack):
                 period=PERIOD, statistic="Maximum"
             ),
             1,
-            "a timer failed five times (still due: the sweep hands it on again)",
+            "a timer failed five times (still due: redrive the dead-letter queue to fire it)",
         )
         monitoring.alarm("sweeper-errors", self.function.metric_errors(), 1, "errors")
         monitoring.alarm("timer-worker-errors", self.worker.metric_errors(), 1, "errors")

@@ -80,6 +80,8 @@ def test_a_policy_an_integration_names_stays(api: Api, owner: Caller) -> None:
     )
     assert integration.status == 201, integration.body
     assert integration.body["escalation_policy_id"] == made["id"]
+    replaced = api.call("replace_escalation_policy", owner, ids, body=policy(owner.user_id))
+    assert replaced.status == 200, "a replace keeps the count of what names the policy"
     refused = api.call("delete_escalation_policy", owner, ids)
     assert (refused.status, refused.body["code"]) == (409, "conflict")
     moved = api.call(

@@ -16,7 +16,7 @@ from incidents.store import Store, new_id
 from incidents.timers.fairness import FiringBudget
 from incidents.timers.firing import FireHere
 from incidents.timers.firing_queue import FiringQueue, timer_from_message
-from incidents.timers.schedule import Timer, TimerKind
+from incidents.timers.schedule import Timer, TimerKind, set_timer
 from incidents.timers.sweep import sweep
 from local.events.messaging import REGION, Messaging
 from local.workloads.timer_accounts import account_timers, fired, record_firing, write_timers
@@ -101,3 +101,27 @@ def test_the_queue_holds_each_due_timer_once_however_often_it_is_read(
         )
     assert len(received) == 52 == len({timer.identity for timer in received})
     assert sum(timer.account == victim for timer in received) == 2
+
+
+def test_an_unreadable_timer_fails_alone_and_holds_only_its_minute(
+    store: Store, messaging: Messaging
+) -> None:
+    """One item the index lists but no firing can read (a kind this version does not know)
+    is counted failed; the others are queued, and the marker waits at its minute."""
+    sqs = boto3.client("sqs", endpoint_url=messaging.endpoint, region_name=REGION)
+    url = sqs.create_queue(
+        QueueName=f"timers-{new_id('q')}.fifo", Attributes={"FifoQueue": "true"}
+    )["QueueUrl"]
+    queue = FiringQueue(sqs, url)
+    account = new_id("acct")
+    (good, odd) = account_timers(account, 2, T0)
+    item = set_timer(store, odd).request["Put"]["Item"]
+    item["kind"] = {"S": "from-a-later-version"}
+    store.client.put_item(TableName=store.table_name, Item=item)
+    write_timers(store, [good])
+    store.clock = lambda: T0
+    sweep(store, T0 - timedelta(seconds=1), queue)  # the marker
+    report = sweep(store, T0 + timedelta(minutes=3), queue)
+    assert (report.queued, report.failed) == (1, 1)
+    again = sweep(store, T0 + timedelta(minutes=4), queue)
+    assert again.failed == 1, "its minute is read again: the marker waits there"

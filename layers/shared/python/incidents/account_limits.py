@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dynashard.query import Item
 from dynashard.resharding import Operation
@@ -115,21 +115,17 @@ def count_move(store: Store, account: str, subject: Limited, change: int) -> Ope
 
 def count_update(table: str, key: Item, attribute: str, change: int, limit: int) -> Item:
     """A transaction's Update moving the count `attribute` of the item `key` (made by the
-    first create) by `change`: an increase only while the count is below `limit`, a
-    decrease only of a count that exists (what a create counted)."""
-    grows = change > 0
-    condition = "attribute_not_exists(#n) OR #n < :max" if grows else "attribute_exists(#n)"
-    return {
-        "Update": {
-            "TableName": table,
-            "Key": key,
-            "UpdateExpression": "SET #n = if_not_exists(#n, :zero) + :change",
-            "ConditionExpression": condition,
-            "ExpressionAttributeNames": {"#n": attribute},
-            "ExpressionAttributeValues": {
-                ":zero": {"N": "0"},
-                ":change": {"N": str(change)},
-                **({":max": {"N": str(limit)}} if grows else {}),
-            },
-        }
+    first create) by `change`: an increase only while the count is below `limit`; a
+    decrease always, so a delete is never refused over its count (what was made before the
+    counts existed was never counted: such a delete leaves the count low, never stuck)."""
+    update: dict[str, Any] = {
+        "TableName": table,
+        "Key": key,
+        "UpdateExpression": "SET #n = if_not_exists(#n, :zero) + :change",
+        "ExpressionAttributeNames": {"#n": attribute},
+        "ExpressionAttributeValues": {":zero": {"N": "0"}, ":change": {"N": str(change)}},
     }
+    if change > 0:
+        update["ConditionExpression"] = "attribute_not_exists(#n) OR #n < :max"
+        update["ExpressionAttributeValues"][":max"] = {"N": str(limit)}
+    return {"Update": update}

@@ -17,7 +17,7 @@ from incidents.alerts.models import (
     IntegrationWithKey,
     NewIntegration,
 )
-from incidents.errors import DomainError, NotFoundError, UnauthorizedError
+from incidents.errors import DomainError, NotFoundError, UnauthorizedError, VersionConflictError
 from incidents.escalation.policies import reference_moves
 from incidents.items import deserialize, serialize
 from incidents.keys import integrations_partition, teams_partition
@@ -125,7 +125,11 @@ def update_integration(
         update["ExpressionAttributeValues"] = values
     operations: list[Item] = [{"Update": update}, *(m.request for m in moves)]
     failures: list[DomainError | None] = [
-        NotFoundError(f"integration {integration_id} not found (or changed meanwhile: retry)"),
+        (
+            VersionConflictError(f"integration {integration_id} changed meanwhile; retry")
+            if moves or "escalation_policy_id" in fields
+            else NotFoundError(f"integration {integration_id} not found")
+        ),
         *(m.label for m in moves),
     ]
     if fields.get("team_id") is not None:
@@ -184,7 +188,7 @@ def delete_integration(store: Store, caller: Caller, integration_id: str) -> Non
             },
             *(m.request for m in moves),
         ],
-        [NotFoundError(f"integration {integration_id} changed meanwhile: retry"), None,
+        [VersionConflictError(f"integration {integration_id} changed meanwhile; retry"), None,
          *(m.label for m in moves)],
     )  # fmt: skip
 

@@ -14,6 +14,7 @@ redelivered message or two racing workers never page twice.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -46,6 +47,7 @@ from incidents.timers.schedule import (
     set_timer,
 )
 
+logger = logging.getLogger(__name__)
 ROUND_ROBIN_SORT_KEY = "round_robin"
 Starts = Callable[[str], list[Operation[Failure]]]
 """The writes that start a new incident's escalation, given its id."""
@@ -152,6 +154,10 @@ def fire_escalation(store: Store, timer: Timer) -> bool:
     pages: list[Page] = []
     if not state.stopped and not state.paged:
         pages = _targets(store, account, state)
+        if not pages:  # every schedule of the level has a gap now, or is gone
+            logger.warning("an escalation level found nobody to page",
+                           extra={"account": account, "incident_id": incident_id,
+                                  "level": state.level, "policy_id": state.policy.id})  # fmt: skip
         delay = timedelta(minutes=state.rule.escalation_delay_in_minutes)
         state = replace(state, paged=True, next_at=timestamp(now + delay))
     written = replace(state, revision=state.revision + 1)

@@ -14,7 +14,7 @@ from dynashard import FanOutQuery, SortKeyRange
 from dynashard.query import Item
 from dynashard.resharding import Operation, Transaction
 from incidents.account_limits import Limited, count_move, counted
-from incidents.errors import ConflictError, DomainError, NotFoundError
+from incidents.errors import ConflictError, DomainError, NotFoundError, VersionConflictError
 from incidents.escalation.models import (
     EscalationPolicy,
     EscalationPolicyList,
@@ -96,17 +96,22 @@ def replace_policy(
         request, policy_id, version=before.version + 1, created_at=before.created_at,
         updated_at=timestamp(store.clock()),
     )  # fmt: skip
-    kept = {REFERENCES: item[REFERENCES]} if REFERENCES in item else {}
+    fields = policy.model_dump(mode="json", exclude={"type", "id"})
+    values = serialize({f":{name}": value for name, value in fields.items()})
+    names = [name[1:] for name in values]
     put = {
-        "Put": {
+        "Update": {  # its fields only: the count of what names it moves on its own
             "TableName": store.table_name,
-            "Item": {**policy_item(account, policy), **kept},
-            "ConditionExpression": "version = :version",
-            "ExpressionAttributeValues": {":version": {"N": str(before.version)}},
+            "Key": item_key(teams_partition(account), escalation_policy_sort_key(policy_id)),
+            "UpdateExpression": "SET " + ", ".join(f"#{n} = :{n}" for n in names),
+            "ConditionExpression": "#version = :read",
+            "ExpressionAttributeNames": {f"#{n}": n for n in names},
+            "ExpressionAttributeValues": {**values, ":read": {"N": str(before.version)}},
         }
     }
     checks = _checks(store, account, request)
-    store.transact_growing(lambda: Transaction([labelled(put), *checks], None))
+    moved = VersionConflictError(f"escalation policy {policy_id} changed meanwhile; retry")
+    store.transact_growing(lambda: Transaction([labelled(put, moved), *checks], None))
     return policy
 
 
@@ -139,7 +144,8 @@ def reference_moves(
     store: Store, account: str, before: str | None, after: str | None
 ) -> list[Operation[Failure]]:
     """An integration's transaction's Updates when it stops naming `before` and starts
-    naming `after` (404 if `after` is not the account's)."""
+    naming `after` (404 if `after` is not the account's; a `before` deleted meanwhile has no
+    count left to move)."""
     if before == after:
         return []
     moves = []
@@ -148,13 +154,14 @@ def reference_moves(
             _reference_update(store, account, after, +1),
             NotFoundError(f"escalation policy {after} not found in this account"),
         ))  # fmt: skip
-    if before is not None:
+    if before is not None and find_policy(store, account, before) is not None:
         moves.append(labelled(_reference_update(store, account, before, -1)))
     return moves
 
 
 def policy_item(account: str, policy: EscalationPolicy) -> Item:
-    """The policy's item (its references kept apart: a replace carries them over)."""
+    """The policy's item as a create writes it (a replace sets its fields, never its count
+    of what names it)."""
     values = policy.model_dump(mode="json", exclude={"type"})
     keys = {PK: teams_partition(account), SK: escalation_policy_sort_key(policy.id)}
     return serialize({**values, "Type": "escalation_policy", **keys})

@@ -87,8 +87,6 @@ class FireHere:
     """A sweep's timers fired in its own process, `WORKERS` at once, one subject's in turn."""
 
     handlers: Mapping[TimerKind, Fire]
-    settles: bool = True
-    """Every timer handed on is fired (or failed) when the call returns."""
 
     def __call__(
         self,

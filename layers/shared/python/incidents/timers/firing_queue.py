@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import zlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -21,22 +22,26 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from botocore.exceptions import ClientError
+
 from dynashard.query import Item
 from incidents.fifo import BATCH, fifo_entry, send_in_order
 from incidents.store import Store
-from incidents.timers.firing import FiringReport, subject_of
+from incidents.table import GSI3
+from incidents.timers.firing import FiringReport
 from incidents.timers.schedule import Timer, TimerKind, timer_from_item
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
+logger = logging.getLogger(__name__)
 SENDERS = 4
 """Batches sent at once: a run hands on a minute's timers in a few seconds."""
 WORKER_TIMEOUT_SECONDS = 60
 """A worker's batch of 10 firings, each a read and a transaction, well within it."""
 RECEIVES_BEFORE_DEAD_LETTER = 5
 """A firing that fails five times goes to the dead-letter queue (and pages); its timer stays
-due in the table, and the sweep hands it on again."""
+due in the table until a redrive of that queue fires it."""
 MAX_GROUP_LENGTH = 128
 """SQS: a message group id holds at most 128 characters."""
 
@@ -60,8 +65,10 @@ def timer_from_message(body: str) -> Timer:
     )
 
 
-def _group(item: Item) -> str:
-    subject = subject_of(item)
+def _group(timer: Timer) -> str:
+    """The message group: the timer's subject across accounts (hashed when longer than SQS
+    allows)."""
+    subject = f"{timer.account}#{timer.subject}"
     if len(subject) <= MAX_GROUP_LENGTH:
         return subject
     return hashlib.sha256(subject.encode()).hexdigest()
@@ -77,8 +84,6 @@ class FiringQueue:
 
     sqs: SQSClient
     url: str
-    settles: bool = False
-    """A timer handed on fires later, in a worker: the sweep reads its bucket again."""
 
     def __call__(
         self,
@@ -89,29 +94,53 @@ class FiringQueue:
     ) -> bool:
         """Send `items`, `BATCH` a request, in `SENDERS` lanes at once (one subject's
         timers in one lane, in order); False if the deadline came first (what was not sent
-        is read again next run)."""
-        lanes: list[list[Item]] = [[] for _ in range(SENDERS)]
+        is read again next run). A timer that cannot be read or sent counts as failed (it
+        stays due, and holds the marker at its minute); the others go on."""
+        lanes: list[list[Timer]] = [[] for _ in range(SENDERS)]
         for item in items:
-            lanes[zlib.crc32(_group(item).encode()) % SENDERS].append(item)
+            try:
+                timer = timer_from_item(item)
+            except (KeyError, ValueError):
+                logger.exception(
+                    "a due timer cannot be read", extra={"item": item.get(GSI3.sort_key)}
+                )
+                report.failed += 1
+                continue
+            lanes[zlib.crc32(_group(timer).encode()) % SENDERS].append(timer)
         with ThreadPoolExecutor(SENDERS, thread_name_prefix="timer-queue") as pool:
             sent = list(pool.map(lambda lane: self._send_lane(lane, deadline), lanes))
-        report.queued += sum(count for count, _ in sent)
-        return all(finished for _, finished in sent)
+        report.queued += sum(lane.sent for lane in sent)
+        report.failed += sum(lane.failed for lane in sent)
+        return all(lane.finished for lane in sent)
 
-    def _send_lane(self, lane: Sequence[Item], deadline: Callable[[], bool]) -> tuple[int, bool]:
-        """A lane's timers in batches: how many were sent, and whether all were."""
-        sent = 0
+    def _send_lane(self, lane: Sequence[Timer], deadline: Callable[[], bool]) -> _Lane:
+        """A lane's timers in batches: how many were sent or refused, and whether the lane
+        reached its end (a refused batch stops it: its subjects' later timers must not
+        overtake it)."""
+        done = _Lane()
         for start in range(0, len(lane), BATCH):
             if deadline():
-                return sent, False
-            sent += self._send(lane[start : start + BATCH])
-        return sent, True
+                done.finished = False
+                return done
+            batch = lane[start : start + BATCH]
+            entries = [
+                fifo_entry(n, timer_message(timer), _group(timer), _deduplication(timer))
+                for n, timer in enumerate(batch)
+            ]
+            try:
+                send_in_order(self.sqs, self.url, entries)
+            except (ClientError, RuntimeError):
+                logger.exception("the firing queue refused a batch")
+                done.failed += len(lane) - start
+                return done
+            done.sent += len(batch)
+        return done
 
-    def _send(self, batch: Sequence[Item]) -> int:
-        timers = [timer_from_item(item) for item in batch]
-        entries = [
-            fifo_entry(n, timer_message(timer), _group(item), _deduplication(timer))
-            for n, (item, timer) in enumerate(zip(batch, timers, strict=True))
-        ]
-        send_in_order(self.sqs, self.url, entries)
-        return len(entries)
+
+@dataclass
+class _Lane:
+    """What one lane sent."""
+
+    sent: int = 0
+    failed: int = 0
+    finished: bool = True

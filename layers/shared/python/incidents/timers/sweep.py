@@ -11,8 +11,11 @@ the transaction of what it does (`schedule.claim`): a timer moved since the inde
 or fired already, is left alone, so a run that dies mid-page loses nothing (the marker has
 not moved) and repeats nothing (the claims are gone). GSI3 is eventually consistent: a
 timer set a moment ago may not be listed yet, so a bucket is read again by every run until
-its minute is `SETTLE` behind, and the marker passes it only once it is settled: each timer
-it listed fired, or (when the timers fire elsewhere) nothing left in it.
+its minute is `SETTLE` behind, and the marker passes it only once it is settled: every
+timer it listed handed on (fired here, or sent to the firing queue), none held back by its
+account's rate and none failed. A firing that then fails in a worker is the queue's to
+try again, and after its last try it waits in the dead-letter queue (an alarm) until it is
+redriven: it never pins the marker, which would make every later run read more.
 """
 
 from __future__ import annotations
@@ -44,11 +47,6 @@ MINUTE = timedelta(minutes=1)
 
 class Dispatch(Protocol):
     """Where a run's timers go: fired here, or handed to workers."""
-
-    @property
-    def settles(self) -> bool:
-        """Whether every timer handed on has fired (or failed) when the call returns."""
-        ...
 
     def __call__(
         self,
@@ -97,9 +95,7 @@ def sweep(
             report.finished = False
             break
         report.buckets += 1
-        done = not items or (
-            dispatch.settles and report.failed == failed_before and budget.held == held_before
-        )
+        done = report.failed == failed_before and budget.held == held_before
         if minute <= settled and done:
             _advance(store, minute)
         minute = _next(minute)
