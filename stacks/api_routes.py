@@ -35,7 +35,7 @@ SUBJECTS: Mapping[str, tuple[str, ...]] = {
     "People": ("me", "teams", "users"),
     "Webhooks": ("webhooks",),
     "Machines": ("alerts", "v2", "integrations", "api-keys"),
-    "OnCall": ("heartbeats", "maintenance-windows", "schedules", "oncalls"),
+    "OnCall": ("heartbeats", "maintenance-windows", "schedules", "oncalls", "escalation-policies"),
 }
 """Each nested stack's subject and the first path parts whose routes it holds."""
 

@@ -120,7 +120,22 @@ def test_every_201_says_where_what_it_created_is(api: Api, alice: Caller) -> Non
         {"schedule_id": schedule_id},
         body={"start": MAINTENANCE_FROM, "end": MAINTENANCE_TO, "user_id": alice.user_id},
     )
+    level = {"escalation_delay_in_minutes": 5, "targets": [{"type": "user", "id": alice.user_id}]}
+    policy = api.call(
+        "create_escalation_policy", alice, body={"name": "Ops", "escalation_rules": [level]}
+    )
+    mine = {"user_id": alice.user_id}
+    email = {"type": "email_contact_method", "label": "Work", "address": "ops@example.com"}
+    method = api.call("create_contact_method", alice, mine, body={"contact_method": email})
+    method_id = method.body.get("contact_method", {}).get("id")
+    rule = api.call("create_notification_rule", alice, mine, body={"notification_rule": {
+        "start_delay_in_minutes": 0, "urgency": "high",
+        "contact_method": {"id": method_id, "type": "email_contact_method"}}})  # fmt: skip
+    rule_id = rule.body.get("notification_rule", {}).get("id")
     created = {
+        "create_escalation_policy": (policy, f"/escalation-policies/{policy.body.get('id')}"),
+        "create_contact_method": (method, f"/users/{alice.user_id}/contact-methods/{method_id}"),
+        "create_notification_rule": (rule, f"/users/{alice.user_id}/notification-rules/{rule_id}"),
         "create_incident": (incident, f"/incidents/{incident_id}"),
         "add_note": (note, f"/incidents/{incident_id}/timeline"),
         "create_team": (team, f"/teams/{team.body['id']}"),
