@@ -47,6 +47,7 @@ from lambdas.settings import SettingsError, ShardSettings, allowed_origins
 from local.api.call_log import CallFile, CallRecorder
 from local.api.gateway import LocalGateway
 from local.api.server import default_concurrency, serve
+from local.demo.contacts import DemoContacts, demo_contacts
 from local.demo.data import DemoAccount, DemoSize, callers, prepare_demo
 from local.demo.integration import (
     DEMO_HEARTBEAT,
@@ -57,6 +58,7 @@ from local.demo.integration import (
     demo_integration,
     demo_windows,
 )
+from local.demo.policies import DemoPolicies, demo_policies
 from local.demo.schedules import DemoSchedules, demo_schedules
 from local.demo.webhooks import DemoWebhook, receiver_webhook
 from local.engines.clients import create_table, local_client, use_local_credentials
@@ -137,7 +139,8 @@ def example_incident(store: Store, account: DemoAccount) -> str:
 @dataclasses.dataclass(frozen=True)
 class Examples:
     """What the examples name in the first demo account: an open incident, its webhook, an
-    integration's key, an API key, its maintenance windows and its schedules."""
+    integration's key, an API key, its maintenance windows, its schedules, its escalation
+    policies and its first user's contact methods and rules."""
 
     incident: str
     webhook: DemoWebhook
@@ -145,6 +148,8 @@ class Examples:
     api_key: DemoKey
     windows: DemoWindows
     schedules: DemoSchedules
+    policies: DemoPolicies
+    contacts: DemoContacts
 
 
 def example_variables(url: str, account: DemoAccount, examples: Examples) -> dict[str, str]:
@@ -273,13 +278,16 @@ def _serve(stack: ExitStack) -> None:
     reseed = os.environ.get("DEMO_RESEED") == "1"
     accounts = prepare_demo(store, demo_size(engine), reseed=reseed)
     hooks = [receiver_webhook(store, account) for account in accounts]
+    schedules = demo_schedules(store, accounts[0])
     examples = Examples(
         example_incident(store, accounts[0]),
         hooks[0],
         demo_integration(store, accounts[0]),
         demo_api_key(store, accounts[0]),
         demo_windows(store, accounts[0]),
-        demo_schedules(store, accounts[0]),
+        schedules,
+        demo_policies(store, accounts[0], schedules.schedule),
+        demo_contacts(store, accounts[0]),
     )
     demo_heartbeat(store, accounts[0], examples.integration)
     store.engine.close()  # the master holds no threads or clients into the fork
@@ -353,6 +361,16 @@ def worker_gateway(
             "override_id": examples.schedules.override,
             "schedule_feed_token": examples.schedules.schedule_feed,
             "user_feed_token": examples.schedules.user_feed,
+            "policy_id": examples.policies.policy,
+            "scratch_policy_id": examples.policies.scratch,
+            "me_user_id": examples.contacts.user_id,
+            "contact_method_id": examples.contacts.method,
+            "notification_rule_id": examples.contacts.rule,
+            "scratch_contact_method_id": examples.contacts.scratch_method,
+            "scratch_notification_rule_id": examples.contacts.scratch_rule,
+            "verify_contact_method_id": examples.contacts.verify_method,
+            "verification_code": examples.contacts.code,
+            "resend_contact_method_id": examples.contacts.resend_method,
         }
         if examples
         else None

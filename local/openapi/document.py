@@ -20,7 +20,9 @@ from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate
 from incidents.events_out.webhook_models import NOTHING_YET
 from lambdas.http.responses import QUOTA_HEADERS, RETRY_AFTER
 from lambdas.routes import ROUTES, Group
+from local.demo.contacts import method_body, rule_body
 from local.demo.data import DemoSize, demo_accounts
+from local.demo.policies import policy_body
 from local.demo.schedules import override_body, schedule_body
 from local.engines.clients import use_local_credentials
 from local.openapi.webhooks import WEBHOOK, add_webhooks
@@ -326,6 +328,36 @@ one that suppresses nothing (and that can be deleted)."""
 OPERATION_EXAMPLES = {
     "delete_maintenance_window": {"window_id": "scheduled_window_id"},
     "delete_schedule": {"schedule_id": "scratch_schedule_id"},
+    "delete_escalation_policy": {"policy_id": "scratch_policy_id"},
+    **{
+        name: {"user_id": "me_user_id"}
+        for name in (
+            "list_contact_methods",
+            "create_contact_method",
+            "get_contact_method",
+            "replace_contact_method",
+            "list_notification_rules",
+            "create_notification_rule",
+            "get_notification_rule",
+            "replace_notification_rule",
+        )
+    },
+    "delete_contact_method": {
+        "user_id": "me_user_id",
+        "contact_method_id": "scratch_contact_method_id",
+    },
+    "verify_contact_method": {
+        "user_id": "me_user_id",
+        "contact_method_id": "verify_contact_method_id",
+    },
+    "send_contact_method_verification": {
+        "user_id": "me_user_id",
+        "contact_method_id": "resend_contact_method_id",
+    },
+    "delete_notification_rule": {
+        "user_id": "me_user_id",
+        "notification_rule_id": "scratch_notification_rule_id",
+    },
     "schedule_feed": {"token": "schedule_feed_token"},
     "user_feed": {"token": "user_feed_token"},
 }
@@ -407,6 +439,15 @@ def _demo_examples(document: dict[str, Any], known: Mapping[str, str]) -> None:
     bodies["create_schedule"] = schedule_body(account, "Search on-call")
     bodies["preview_schedule"] = schedule_body(account, "Search on-call")
     bodies["update_schedule"] = {**schedule_body(account), "effective_at": EDIT_FROM}
+    schedule_id = known.get("schedule_id", "sched_…")
+    bodies["create_escalation_policy"] = policy_body(account, schedule_id, "Search on-call")
+    bodies["replace_escalation_policy"] = policy_body(account, schedule_id)
+    method_id = known.get("contact_method_id", "cm_…")
+    bodies["create_contact_method"] = method_body(account, "Home email")
+    bodies["replace_contact_method"] = method_body(account, "Work email")
+    bodies["verify_contact_method"] = {"code": known.get("verification_code", "123456")}
+    bodies["create_notification_rule"] = rule_body(method_id, 5)
+    bodies["replace_notification_rule"] = rule_body(method_id, 0)
     bodies["create_override"] = override_body(account)
     bodies["update_user"] = {"time_zone": "America/Chicago"}
     bodies["create_maintenance_window"] = {
