@@ -50,7 +50,11 @@ def _json_integer(value: object) -> object:
     return value
 
 
-JsonInteger = Annotated[StrictInt, BeforeValidator(_json_integer)]
+AS_JSON_INTEGER = BeforeValidator(_json_integer)
+"""Put after a field's bounds (``Annotated[StrictInt, Field(ge=..), AS_JSON_INTEGER]``):
+before them, the document would print the bounds under pydantic's names, not as
+``minimum`` and ``maximum``."""
+JsonInteger = Annotated[StrictInt, AS_JSON_INTEGER]
 """An integer field of a body: what the document's ``"type": "integer"`` admits, no more."""
 
 

@@ -14,13 +14,14 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
+    StrictInt,
     StringConstraints,
     model_validator,
 )
 
 from incidents.contacts.phones import MAX_TYPED, e164
 from incidents.models import KSUID, RESPONSE, Timestamp
-from incidents.requests import CleanName, Email, JsonInteger
+from incidents.requests import AS_JSON_INTEGER, CleanName, Email
 
 CONTACT_METHOD_ID = rf"^cm_{KSUID}$"
 NOTIFICATION_RULE_ID = rf"^nr_{KSUID}$"
@@ -104,7 +105,7 @@ class PhoneMethodRequest(BaseModel):
     type: Literal["sms_contact_method", "phone_contact_method"]
     label: CleanName
     address: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TYPED)]
-    country_code: Annotated[JsonInteger, Field(ge=1, le=1999)] | None = None
+    country_code: Annotated[StrictInt, Field(ge=1, le=1999), AS_JSON_INTEGER] | None = None
     enabled: StrictBool = True
 
     @model_validator(mode="after")
@@ -237,7 +238,7 @@ class NotificationRuleRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     type: Literal["assignment_notification_rule"] = "assignment_notification_rule"
-    start_delay_in_minutes: Annotated[JsonInteger, Field(ge=0, le=MAX_START_DELAY)]
+    start_delay_in_minutes: Annotated[StrictInt, Field(ge=0, le=MAX_START_DELAY), AS_JSON_INTEGER]
     contact_method: MethodReferenceRequest
     urgency: Urgency
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, model_validator
 
 from incidents.models import (
     ESCALATION_POLICY_ID,
@@ -22,7 +22,7 @@ from incidents.models import (
     TeamId,
     Timestamp,
 )
-from incidents.requests import CleanName, CleanTitle, JsonInteger
+from incidents.requests import AS_JSON_INTEGER, CleanName, CleanTitle
 
 MAX_RULES = 10
 """Levels of one policy."""
@@ -81,7 +81,9 @@ class EscalationRuleRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    escalation_delay_in_minutes: Annotated[JsonInteger, Field(ge=1, le=MAX_DELAY_MINUTES)]
+    escalation_delay_in_minutes: Annotated[
+        StrictInt, Field(ge=1, le=MAX_DELAY_MINUTES), AS_JSON_INTEGER
+    ]
     targets: Annotated[list[Target], Field(min_length=1, max_length=MAX_TARGETS)]
     escalation_rule_assignment_strategy: AssignmentStrategy = AssignmentStrategy.ASSIGN_TO_EVERYONE
 
@@ -93,7 +95,7 @@ class EscalationPolicyRequest(BaseModel):
 
     name: CleanName
     description: CleanTitle | None = None
-    num_loops: Annotated[JsonInteger, Field(ge=0, le=MAX_LOOPS)] = 0
+    num_loops: Annotated[StrictInt, Field(ge=0, le=MAX_LOOPS), AS_JSON_INTEGER] = 0
     """Times the whole policy is paged again after its last level (0: once)."""
     escalation_rules: Annotated[
         list[EscalationRuleRequest], Field(min_length=1, max_length=MAX_RULES)

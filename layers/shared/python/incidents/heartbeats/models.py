@@ -12,13 +12,14 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
+    StrictInt,
     StringConstraints,
     model_validator,
 )
 
 from incidents.alerts.models import INTEGRATION_ID
 from incidents.models import RESPONSE, Page, Timestamp
-from incidents.requests import JsonInteger, never_null
+from incidents.requests import AS_JSON_INTEGER, never_null
 
 HEARTBEAT_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"
 HeartbeatName = Annotated[str, StringConstraints(pattern=HEARTBEAT_NAME)]
@@ -26,7 +27,7 @@ IntegrationId = Annotated[str, StringConstraints(pattern=INTEGRATION_ID)]
 MAX_INTERVAL = 527_040
 """The largest interval in any unit: a leap year in minutes (the document can say a bound per
 field, not per unit, and a longer check is a mistake, not a heartbeat)."""
-Interval = Annotated[JsonInteger, Field(ge=1, le=MAX_INTERVAL)]
+Interval = Annotated[StrictInt, Field(ge=1, le=MAX_INTERVAL), AS_JSON_INTEGER]
 """A JSON integer: not ``"5"`` or ``true`` (which would be one minute)."""
 
 
