@@ -99,11 +99,13 @@ def handler_function(
 def grant_table(
     role: iam.Role, table: dynamodb.ITableV2, actions: Sequence[str], indexes: Sequence[str]
 ) -> None:
-    """`actions` on the table, and Query on `indexes`: what a background function calls."""
+    """`actions` on the table, and Query on `indexes` (if any): what a background function
+    calls."""
     role.add_to_policy(iam.PolicyStatement(actions=list(actions), resources=[table.table_arn]))
-    role.add_to_policy(
-        iam.PolicyStatement(
-            actions=["dynamodb:Query"],
-            resources=[f"{table.table_arn}/index/{index}" for index in indexes],
+    if indexes:
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["dynamodb:Query"],
+                resources=[f"{table.table_arn}/index/{index}" for index in indexes],
+            )
         )
-    )

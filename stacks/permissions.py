@@ -109,11 +109,11 @@ registrations, in one transaction)."""
 SHARD_MOVER_INDEXES = ("GSI1", "GSI2")
 """Participations are sharded on GSI1, the account's lists and events on GSI2."""
 
-SWEEPER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query")
-"""The sweep reads and moves its marker, reads the due index's map and lists each minute's
-timers; firing is the workers'."""
+SWEEPER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem")
+"""The sweep reads and moves its marker and reads the due index's map; firing is the
+workers'."""
 SWEEPER_INDEXES = ("GSI3",)
-"""The due index: each minute's timers, sharded."""
+"""The due index: each minute's timers, sharded, queried."""
 TIMER_WORKER_TABLE_ACTIONS = (
     "dynamodb:ConditionCheckItem",
     "dynamodb:DeleteItem",
@@ -130,9 +130,8 @@ event, then its participants' copies, queried); a maintenance window's end queri
 suppressed alerts and resolves each still triggered (an update) before its claim; a
 schedule's handoff reads the schedule (its item, versions and overrides, a query) and
 writes its current and next shift and its next timer with the claim and a check of the
-schedule's version. A timer it sets is listed under its minute's shard count (GSI3's map)."""
-TIMER_WORKER_INDEXES = ("GSI3",)
-"""An incident found by its number."""
+schedule's version. A timer it sets is listed under its minute's shard count (GSI3's map,
+an item of the table). It queries no index."""
 
 INDEX_READERS: dict[Group, tuple[str, ...]] = {
     Group.INCIDENT_QUERIES: ("GSI1", "GSI2"),

@@ -28,7 +28,6 @@ from stacks.monitoring import PERIOD, Monitoring, custom_metric
 from stacks.permissions import (
     SWEEPER_INDEXES,
     SWEEPER_TABLE_ACTIONS,
-    TIMER_WORKER_INDEXES,
     TIMER_WORKER_TABLE_ACTIONS,
 )
 from stacks.queues import encrypted_queue
@@ -109,9 +108,10 @@ class Timers(NestedStack):
             "incidents: fires due timers (heartbeat expiries, auto-resolves), each once",
             256,
             WORKER_TIMEOUT,
+            reserved=runtime.config.reserved("timer_worker"),
         )
         function, role = handler_function(self, spec, runtime, {"TABLE_NAME": table.table_name})
-        grant_table(role, table, TIMER_WORKER_TABLE_ACTIONS, TIMER_WORKER_INDEXES)
+        grant_table(role, table, TIMER_WORKER_TABLE_ACTIONS, ())
         function.add_event_source(  # receiving, deleting and hiding: the event source's grant
             sources.SqsEventSource(
                 self.queue,

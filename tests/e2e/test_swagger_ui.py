@@ -18,8 +18,9 @@ from tests.helpers.browser import chromium, watched
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser, pytest.mark.slow]
 WAIT_MS = 120_000
-"""An upper bound on waiting for an answer, never reached when the page works: under load a
-render can take long, and the wait ends as soon as the status shows."""
+"""An upper bound on waiting for an answer or a click, never reached when the page works:
+under load a render (a large answer's highlighting) can hold the page's one thread for
+longer than Playwright's default 30 s, and each wait ends as soon as the page is ready."""
 LAST = (
     "rotate_schedule_feed",
     "rotate_user_feed",
@@ -59,6 +60,7 @@ def test_every_operation_executes_with_its_prefilled_values(local_api: LocalApi)
     with chromium() as browser:
         seen = watched(browser)
         page = seen.page
+        page.set_default_timeout(WAIT_MS)
         page.goto(f"{local_api.url}/docs", wait_until="networkidle")
         page.locator(".opblock").first.wait_for()
         page.evaluate(

@@ -18,6 +18,7 @@ import logging
 import zlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -108,7 +109,15 @@ class FiringQueue:
                 continue
             lanes[zlib.crc32(_group(timer).encode()) % SENDERS].append(timer)
         with ThreadPoolExecutor(SENDERS, thread_name_prefix="timer-queue") as pool:
-            sent = list(pool.map(lambda lane: self._send_lane(lane, deadline), lanes))
+            # each lane in a copy of this context: what the caller's context holds (its
+            # logger's keys, the function being served) holds for the lane's calls too
+            sent = [
+                future.result()
+                for future in [
+                    pool.submit(copy_context().run, self._send_lane, lane, deadline)
+                    for lane in lanes
+                ]
+            ]
         report.queued += sum(lane.sent for lane in sent)
         report.failed += sum(lane.failed for lane in sent)
         return all(lane.finished for lane in sent)
