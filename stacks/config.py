@@ -17,6 +17,7 @@ from aws_cdk import aws_logs as logs
 
 from dynashard.resharding import DEFAULT_WRITE_UNITS_PER_SECOND
 from incidents.account_limits import AccountLimits
+from incidents.events_out.delivery_messages import SENDER_MAX_CONCURRENCY
 from incidents.keys import DEFAULT_STATE_SHARDS, DEFAULT_SUMMARY_SHARDS
 from incidents.timers.fairness import DEFAULT_FIRINGS_PER_MINUTE
 from lambdas.routes import Group
@@ -44,10 +45,19 @@ REMOVAL_POLICIES = {"retain": RemovalPolicy.RETAIN, "destroy": RemovalPolicy.DES
 DEFAULT_TIMER_WORKERS = 8
 
 
-SUPPORT_FUNCTIONS = ("authorizer", "shard_mover", "sweeper")
+SUPPORT_FUNCTIONS = (
+    "authorizer",
+    "shard_mover",
+    "sweeper",
+    "timer_worker",
+    "publisher",
+    "sender",
+    "stream_recovery",
+)
 """Functions besides the handler groups whose concurrency a stage bounds: the authorizer
 (one call per token a cache's life), the scheduled shard mover and the timers' sweep (one
-run at a time)."""
+run at a time), the timers' workers, and events out's publisher (one batch a stream shard),
+sender and stream recovery: a storm in one never takes the concurrency the API needs."""
 
 
 @dataclass(frozen=True)
@@ -188,12 +198,25 @@ class StageConfig:
                 f"stages.{self.stage}.authorizerCacheSeconds must be 0 to "
                 f"{MAX_AUTHORIZER_CACHE_SECONDS}"
             )
+        self._check_queue_consumers()
         if sum(self.reserved_concurrency.values()) > self.account_concurrency_limit - 100:
             raise ValueError(
                 f"stages.{self.stage}.reservedConcurrency: Lambda keeps 100 of the account's "
                 f"{self.account_concurrency_limit} unreserved; reserve at most "
                 f"{self.account_concurrency_limit - 100} in all"
             )
+
+    def _check_queue_consumers(self) -> None:
+        """A queue's consumer reserves at least its event source's maximum concurrency: with
+        less, Lambda's pollers are throttled and messages wait, then retry, for nothing."""
+        needs = {"sender": SENDER_MAX_CONCURRENCY, "timer_worker": self.timer_workers}
+        for function, least in needs.items():
+            reserved = self.reserved(function)
+            if reserved is not None and reserved < least:
+                raise ValueError(
+                    f"stages.{self.stage}.reservedConcurrency.{function} must be at least "
+                    f"{least}, its queue's maximum concurrency; got {reserved}"
+                )
 
     def reserved(self, function: str) -> int | None:
         """The reserved concurrency of a function: a handler group's, or one of

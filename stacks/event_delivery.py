@@ -130,6 +130,7 @@ class EventDelivery(NestedStack):
             "incidents events out: stream to EventBridge and webhook queue",
             512,
             PUBLISHER_TIMEOUT,
+            reserved=runtime.config.reserved("publisher"),
         )
         function, role = handler_function(self, spec, runtime, environment)
         self._grant_publishing(role, table)
@@ -177,6 +178,7 @@ class EventDelivery(NestedStack):
             "incidents events out: publishes the stream batches the publisher gave up on",
             512,
             RECOVERY_TIMEOUT,
+            reserved=runtime.config.reserved("stream_recovery"),
         )
         function, role = handler_function(self, spec, runtime, environment)
         self._grant_publishing(role, table)
@@ -202,6 +204,7 @@ class EventDelivery(NestedStack):
             "incidents events out: signs and posts webhook deliveries",
             512,
             SENDER_TIMEOUT,
+            reserved=runtime.config.reserved("sender"),
         )
         secret = {"CURSOR_SECRET_ARN": inputs.cursor_secret.secret_arn}
         function, role = handler_function(self, spec, runtime, {**environment, **secret})

@@ -130,12 +130,14 @@ def _cost_against_teams(axes: Axes, results: list[Results]) -> None:
 
 
 def _latency_under_load(axes: Axes, results: list[Results]) -> None:
-    runs = results[0]["runs"]
-    run = runs[max(runs, key=int)]
-    routes = sorted(run["routes"])
+    runs = [results[0]["runs"][workers] for workers in sorted(results[0]["runs"], key=int)]
+    routes = sorted(runs[0]["routes"])
     _bars(axes, routes, {
-        f"p50, {run['workers']} workers": [run["routes"][r]["p50_ms"] for r in routes],
-        f"p99, {run['workers']} workers": [run["routes"][r]["p99_ms"] for r in routes],
+        f"{quantile}, {run['workers']} worker{'s' if run['workers'] > 1 else ''}": [
+            run["routes"][route][f"{quantile}_ms"] for route in routes
+        ]
+        for run in runs
+        for quantile in ("p50", "p99")
     })  # fmt: skip
     axes.set_xlabel(f"latency (ms), {results[0]['clients']} clients at once")
 
@@ -258,7 +260,8 @@ CHARTS: dict[str, Chart] = {
         "Read units a page of 'my teams' against the member's teams", ("many_teams",),
         _cost_against_teams),
     "latency_under_load": Chart(
-        "Latency of each route under load, p50 and p99", ("load",), _latency_under_load),
+        "Latency of each route under load, p50 and p99, each run of the bench",
+        ("load",), _latency_under_load),
     "alert_storm": Chart(
         "Another account's alert latency alone and beside a storm", ("alert_storm",),
         _alert_storm),

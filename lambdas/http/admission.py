@@ -3,9 +3,10 @@ resolver parses anything: a refusal (401, 403, 429) never depends on the body, a
 answer to an admitted caller (a 400 or a 404 too) has spent its quota and carries its
 headers.
 
-A person or an API key is named by the authorizer's context. An API key must hold the
-route's scopes and spends its own bucket before the account's ``api`` one, so a looping key
-is stopped by its bucket while the account's people keep theirs. An integration key (the
+A person or an API key is named by the authorizer's context. People spend their account's
+``api`` bucket. An API key must hold the route's scopes and spends its own bucket, then the
+``api-keys`` bucket its account's keys share, never the people's: however many keys loop,
+the account's people keep their whole quota. An integration key (the
 alert routes) comes in ``Authorization`` or as the body's ``routing_key``; it spends its
 integration's bucket, then the account's ``alerts`` one.
 """
@@ -37,6 +38,7 @@ _ACCOUNT_PATTERN = re.compile(ACCOUNT_ID)
 _PRINCIPAL_PATTERN = re.compile(rf"{USER_ID}|{API_KEY_ID}")
 BEARER = "bearer "
 API_QUOTA = "api"
+API_KEYS_QUOTA = "api-keys"
 ALERTS_QUOTA = "alerts"
 
 
@@ -101,7 +103,7 @@ def _person(event: Mapping[str, Any], route: Route) -> Admission:
     limits = quotas()
     takes = [(API_QUOTA, limits.api)]
     if isinstance(scopes, str):
-        takes.insert(0, (principal, limits.api_key))
+        takes = [(principal, limits.api_key), (API_KEYS_QUOTA, limits.api_keys)]
     headers = admit(account, takes)
     if isinstance(scopes, str):
         try:

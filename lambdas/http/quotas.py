@@ -1,8 +1,10 @@
 """The stage's rate limits, built once a container from its settings.
 
-Every API request takes one from its account's ``api`` bucket (an API key's first from its
-own ``api-key`` bucket, a share of the account's); an alert takes one from its integration
-key's ``integration`` bucket, then one from its account's ``alerts`` bucket.
+A person's API request takes one from its account's ``api`` bucket; an API key's takes one
+from the key's own ``api-key`` bucket (a share of the account's quota), then one from the
+``api-keys`` bucket all the account's keys share (as large as the people's, and apart from
+it). An alert takes one from its integration key's ``integration`` bucket, then one from its
+account's ``alerts`` bucket.
 Each bucket is a `dynashard.RatePolicy` kept in the table (one conditional write a
 request), spread over more items when its pace is more than one item should take.
 """
@@ -42,6 +44,7 @@ class Quotas:
 
     api: RatePolicy
     api_key: RatePolicy
+    api_keys: RatePolicy
     alerts: RatePolicy
     integration: RatePolicy
 
@@ -53,6 +56,7 @@ class Quotas:
             api_key=per_minute(
                 "api-key", max(1, settings.api_requests * settings.api_key_percent // 100)
             ),
+            api_keys=per_minute("api-keys", settings.api_requests),
             alerts=per_minute("alerts", settings.alerts),
             integration=per_minute("integration", settings.integration_alerts),
         )
@@ -86,12 +90,22 @@ def admit(account: str, takes: list[tuple[str, RatePolicy]]) -> dict[str, str]:
 
 
 def _headers(decisions: list[Decision]) -> dict[str, str]:
-    """Several decisions' headers as the draft's lists (``Retry-After`` from the last)."""
+    """Several decisions' headers as the draft's lists; on a refusal, ``Retry-After`` is the
+    longest wait of the quotas a retry would meet empty (a quota before the refusing one
+    spent this request too, and may have nothing left for longer)."""
     merged: dict[str, list[str]] = {}
     for decision in decisions:
         for name, value in decision.headers().items():
-            merged.setdefault(name, []).append(value)
+            if name != "Retry-After":
+                merged.setdefault(name, []).append(value)
     headers = {name: ", ".join(values) for name, values in merged.items()}
-    if "Retry-After" in merged:
-        headers["Retry-After"] = merged["Retry-After"][-1]
+    if not all(decision.allowed for decision in decisions):
+        headers["Retry-After"] = str(max(_wait(decision) for decision in decisions))
     return headers
+
+
+def _wait(decision: Decision) -> int:
+    """Seconds until `decision`'s quota admits one more request (0: it has some left)."""
+    if decision.retry_after is not None:
+        return decision.retry_after
+    return decision.more_seconds if decision.remaining == 0 else 0

@@ -15,6 +15,7 @@ container does: Powertools keeps the event being served on the ``BaseRouter`` cl
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import os
 import time
@@ -39,7 +40,7 @@ from local.api.proxy_events import (
     match_route,
     proxy_event,
 )
-from local.openapi.document import openapi_document, openapi_json, swagger_page
+from local.openapi.document import openapi_document, swagger_page
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 StartResponse = Callable[[str, Iterable[tuple[str, str]]], Any]
@@ -74,8 +75,9 @@ class LocalGateway:
         self.tokens = dict(tokens)
         self.origins = allowed_origins(os.environ)
         document = openapi_document(examples)
-        openapi = (200, {"Content-Type": JSON}, openapi_json(document).encode())
-        swagger = (200, {"Content-Type": HTML}, swagger_page(document).encode())
+        compact = json.dumps(document, separators=(",", ":"))
+        openapi = _served(JSON, compact.encode())
+        swagger = _served(HTML, swagger_page(document).encode())
         self.documents = {"/openapi.json": openapi, "/docs": swagger, "/docs/": swagger}
 
     def respond(
@@ -89,7 +91,10 @@ class LocalGateway:
             )
         status, answer, payload = self._answer(method, target, headers, body)
         if self.origins:
-            answer = {**answer, **response_headers(request_header(headers, "Origin"), self.origins)}
+            cors = response_headers(request_header(headers, "Origin"), self.origins)
+            if "Vary" in answer and "Vary" in cors:  # both: the answer varies with each
+                cors["Vary"] = f"{answer['Vary']}, {cors['Vary']}"
+            answer = {**answer, **cors}
         return status, answer, payload
 
     def _answer(
@@ -101,9 +106,12 @@ class LocalGateway:
                 HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "payload_too_large", GATEWAY_TOO_LARGE
             )
         if method == "GET" and url.path in self.documents:
+            path = url.path
             if parse_qs(url.query).get("format") == ["json"]:  # Swagger UI's link to it
-                return self.documents["/openapi.json"]
-            return self.documents[url.path]
+                path = "/openapi.json"
+            plain, packed = self.documents[path]
+            accepted = request_header(headers, "Accept-Encoding").lower()
+            return packed if "gzip" in accepted else plain
         return self._invoke(method, url, headers, body)
 
     def _invoke(
@@ -189,6 +197,17 @@ class LocalGateway:
             headers = {**headers, "Content-Length": str(len(payload))}
         start_response(f"{status} {HTTPStatus(status).phrase}", list(headers.items()))
         return [payload]
+
+
+Served = tuple[int, dict[str, str], bytes]
+
+
+def _served(content_type: str, body: bytes) -> tuple[Served, Served]:
+    """A document's answers: as is, and gzipped for a client that accepts it (browsers and
+    HTTP libraries do; the document is compact JSON, a tenth of that once compressed)."""
+    headers = {"Content-Type": content_type, "Vary": "Accept-Encoding"}
+    packed = gzip.compress(body, mtime=0)
+    return (200, headers, body), (200, {**headers, "Content-Encoding": "gzip"}, packed)
 
 
 def _headers(environ: Mapping[str, Any]) -> dict[str, str]:

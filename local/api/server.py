@@ -128,7 +128,8 @@ class _DrainingArbiter(Arbiter):
 
 class LocalServer(BaseApplication):
     """gunicorn run from Python: `gateway` is called in each worker after the fork (its cold
-    start); `on_ready` runs in the master once it listens on `bind`."""
+    start); `on_ready` runs in each worker once that is done and it serves (the first to
+    call it is when a request would first be answered, seconds after the master listens)."""
 
     def __init__(
         self,
@@ -142,10 +143,6 @@ class LocalServer(BaseApplication):
 
     def load_config(self) -> None:
         on_ready = self._on_ready
-
-        def when_ready(_: Arbiter) -> None:
-            on_ready()
-
         settings = {
             "bind": self._bind,
             "post_fork": lambda _server, _worker: exit_with_parent(),
@@ -157,7 +154,7 @@ class LocalServer(BaseApplication):
             "accesslog": "-",
             "access_log_format": ACCESS_LOG_FORMAT,
             "loglevel": "warning",
-            "when_ready": when_ready,
+            "post_worker_init": lambda _worker: on_ready(),
             "proc_name": "incidents-local",
             # The front enforces API Gateway's limits; what it forwards is within them.
             "limit_request_line": 0,
@@ -247,8 +244,9 @@ def _start_master(
 
 
 def _say_ready(pipe: int) -> None:
-    os.write(pipe, b"1")
-    os.close(pipe)
+    """A worker serves: say so (only the first is read; the reader is gone by the next)."""
+    with contextlib.suppress(OSError):
+        os.write(pipe, b"1")
 
 
 def _stop_master(pid: int) -> None:

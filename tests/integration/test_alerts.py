@@ -318,6 +318,22 @@ def test_concurrent_changes_of_an_integration_keep_every_field_and_never_404(
         assert authenticate(store, key)[1].id == integration.id
 
 
+def test_concurrent_rotations_all_succeed_and_the_last_answered_key_works(
+    store: Store, alice: Caller, integration: IntegrationWithKey
+) -> None:
+    """Ten rotations at once each answer a key, as if one after another: none is a 404 for
+    a key another replaced, and exactly one of the ten keys works."""
+    with ThreadPoolExecutor(10) as pool:
+        keys = list(pool.map(lambda _: rotate_key(store, alice, integration.id).key, range(10)))
+    working = []
+    for key in [integration.key, *keys]:
+        try:
+            working.append(authenticate(store, key)[1].id)
+        except UnauthorizedError:
+            continue
+    assert working == [integration.id], "one key works: the last rotation's"
+
+
 def test_a_trigger_that_loses_to_a_resolve_opens_the_key_s_next_incident(
     store: Store, alice: Caller, integration: IntegrationWithKey
 ) -> None:

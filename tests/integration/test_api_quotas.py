@@ -1,7 +1,8 @@
 """Quotas per caller and honest headers, through the real authorizer and handlers: an API key
-spends its own bucket before its account's, so a looping key never costs the account's
-people a 429; every answer to an admitted caller (a 4xx too) is counted and says so; the
-scope is checked before the body is read; and ``t`` and ``Retry-After`` agree."""
+spends its own bucket, then the one its account's keys share, never the people's, so
+looping keys never cost the account's people a 429; every answer to an admitted caller (a
+4xx too) is counted and says so; the scope is checked before the body is read; and ``t``
+and ``Retry-After`` agree."""
 
 from __future__ import annotations
 
@@ -68,13 +69,18 @@ def new_key(api: Api, who: Caller, *scopes: str) -> str:
     return str(reply.body["key"])
 
 
-def remaining(headers: dict[str, str], policy: str) -> int:
-    """What the answer says is left of `policy` (its ``r``)."""
+def quota_fields(headers: dict[str, str], policy: str) -> dict[str, int]:
+    """What the answer says of `policy`: its ``r`` (what is left) and ``t`` (the wait)."""
     for item in headers["RateLimit"].split(", "):
         name, *params = item.split(";")
         if name == f'"{policy}"':
-            return int(dict(param.split("=") for param in params)["r"])
+            return {key: int(value) for key, value in (param.split("=") for param in params)}
     raise AssertionError(f"{policy} is not in {headers['RateLimit']}")
+
+
+def remaining(headers: dict[str, str], policy: str) -> int:
+    """What the answer says is left of `policy` (its ``r``)."""
+    return quota_fields(headers, policy)["r"]
 
 
 @pytest.mark.usefixtures("still")
@@ -89,13 +95,27 @@ def test_a_looping_key_is_stopped_by_its_own_bucket_and_people_never_see_it(
     refused = next(body for status, _, body in answers if status == 429)
     assert refused["message"].startswith('rate limit "api-key": 10 requests a minute'), refused
     admitted = next(headers for status, headers, _ in answers if status == 200)
-    assert admitted["RateLimit-Policy"] == '"api-key";q=10;w=60, "api";q=20;w=60'
-    people = [api.call("account_incidents", alice, query={"state": ["OPEN"]}) for _ in range(10)]
-    assert [reply.status for reply in people] == [200] * 9 + [429], (
-        "the key's 20 refusals took nothing from the account: 20 - 1 - 10 are left"
+    assert admitted["RateLimit-Policy"] == '"api-key";q=10;w=60, "api-keys";q=20;w=60'
+    people = [api.call("account_incidents", alice, query={"state": ["OPEN"]}) for _ in range(20)]
+    assert [reply.status for reply in people] == [200] * 19 + [429], (
+        "the key took nothing from the people's 20 (the key's creation took one)"
     )
     assert people[-1].body["message"].startswith('rate limit "api": 20 requests a minute')
-    assert "api-key" not in people[0].headers["RateLimit-Policy"], "a person has no key bucket"
+    assert people[0].headers["RateLimit-Policy"] == '"api";q=20;w=60', "a person's: one bucket"
+
+
+@pytest.mark.usefixtures("still")
+def test_keys_looping_together_never_take_the_peoples_quota(
+    api: Api, alice: Caller, gateway: LocalGateway, set_quotas: Callable[..., None]
+) -> None:
+    set_quotas(API_REQUESTS_PER_MINUTE=40, API_KEY_QUOTA_PERCENT=50)
+    keys = [new_key(api, alice, "incidents:read") for _ in range(3)]
+    looped = [send(gateway, key, "GET", "/incidents") for _ in range(30) for key in keys]
+    assert [s for s, _, _ in looped].count(200) == 40, "the keys share a bucket of the 40"
+    first_refusal = next(body for status, _, body in looped if status == 429)
+    assert first_refusal["message"].startswith('rate limit "api-keys": 40 requests a minute')
+    people = [api.call("account_incidents", alice, query={"state": ["OPEN"]}) for _ in range(30)]
+    assert [reply.status for reply in people] == [200] * 30, "the keys' loops cost people nothing"
 
 
 @pytest.mark.usefixtures("still")
@@ -151,6 +171,33 @@ def test_retry_after_is_the_refusing_quotas_t(
     assert int(replies[0].headers["RateLimit"].rsplit("t=", 1)[1]) <= 20, (
         "t is when more is available (one request's interval), not when the quota is whole"
     )
+
+
+@pytest.mark.usefixtures("still")
+def test_retry_after_is_the_longest_wait_of_the_quotas_a_retry_would_meet(
+    api: Api, alice: Caller, set_quotas: Callable[..., None]
+) -> None:
+    """The account's ``alerts`` quota refuses while the key's own ``integration`` quota,
+    spent by this very alert, has nothing left either: a retry after the refusing quota's
+    wait alone would be refused by the other."""
+    set_quotas(INTEGRATION_ALERTS_PER_MINUTE=1, ALERTS_PER_MINUTE=3)
+    keys = [
+        api.call("create_integration", alice, body={"name": f"source {n}"}).body["key"]
+        for n in range(4)
+    ]
+    payload = {"summary": "disk full", "source": "db-1", "severity": "critical"}
+    replies = [
+        api.call("send_alert", None, body={"routing_key": key, "event_action": "trigger",
+                                           "payload": payload})
+        for key in keys
+    ]  # fmt: skip
+    assert [reply.status for reply in replies] == [202, 202, 202, 429]
+    refused = replies[-1]
+    assert refused.body["message"].startswith('rate limit "alerts"'), refused.body
+    alerts, integration = (quota_fields(refused.headers, q) for q in ("alerts", "integration"))
+    assert integration["r"] == 0, refused.headers
+    assert integration["t"] > alerts["t"], refused.headers
+    assert refused.headers["Retry-After"] == str(integration["t"]), refused.headers
 
 
 @pytest.mark.usefixtures("still")

@@ -417,6 +417,6 @@ def assert_matches(row: dict[str, Any], wanted: Expected, asked: dict[str, str])
         assert row[f"mean_seconds_to_{suffix}"] == pytest.approx(sum(values) / len(values))
         ordered = sorted(values)
         for q in (50, 90, 99):
-            exact = ordered[math.floor(q / 100 * (len(ordered) - 1))]
+            exact = ordered[math.ceil(q * len(ordered) / 100) - 1]  # nearest rank
             got = row[f"p{q}_seconds_to_{suffix}"]
             assert abs(got - exact) <= RELATIVE_ACCURACY * exact + 1e-9, (q, suffix, where)

@@ -64,7 +64,8 @@ def _schemas(node: object) -> list[dict[str, object]]:
 
 def test_what_generated_clients_read_is_what_the_api_does() -> None:
     """No 422 (validation errors are 400 validation_error), every required field declared,
-    timestamps typed as date-time, AddParticipant as two exact shapes told apart by role."""
+    timestamps typed as date-time and days as date, AddParticipant as two exact shapes told
+    apart by role."""
     document = openapi_document()
     text = json.dumps(document)
     assert '"422"' not in text
@@ -79,6 +80,13 @@ def test_what_generated_clients_read_is_what_the_api_does() -> None:
                 typed = [c for c in field.get("anyOf", [field]) if c.get("type") != "null"]
                 assert [c.get("format") for c in typed] == ["date-time"], (name, field)
     schemas = document["components"]["schemas"]
+    days = [
+        schemas[name]["properties"][field]
+        for name, fields in {"IncidentInsights": ("from", "until"),
+                             "IncidentInsight": ("range_start", "range_end")}.items()
+        for field in fields
+    ]  # fmt: skip
+    assert [(day["type"], day["format"]) for day in days] == [("string", "date")] * 4, days
     add = schemas["AddParticipant"]
     assert add["discriminator"]["propertyName"] == "role"
     for ref in add["oneOf"]:

@@ -89,6 +89,29 @@ def test_a_concurrent_move_is_a_retry_not_a_skip(api: Api) -> None:
     assert published_position(store, alice.account_id, incident).seq == 2
 
 
+def test_a_move_whose_answer_was_lost_is_done_not_a_race(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The write lands but its answer is lost (a read timeout under load), and the SDK's
+    retry is refused by that write's own effect, with no other writer: a second look at
+    the position finds it where this move put it, so the move is done (it was a
+    `PublishRaceError`, and stream recovery failed the record)."""
+    alice = Caller(new_id("acct"), new_id("user"))
+    incident = new_incident(api, alice)
+    store = runtime.store()
+    real = store.client.update_item
+
+    def answer_lost(**request: Any) -> Any:
+        real(**request)  # lands; its answer never arrives
+        return real(**request)  # the retry: refused by its own condition
+
+    monkeypatch.setattr(store.client, "update_item", answer_lost)
+    advance(store, alice.account_id, incident, 1, Position(None))
+    assert published_position(store, alice.account_id, incident).seq == 1
+    with pytest.raises(PublishRaceError):  # still a race when the position is elsewhere
+        advance(store, alice.account_id, incident, 3, Position(2))
+
+
 def test_a_webhook_body_carries_the_event_as_the_timeline_shows_it(api: Api) -> None:
     """Issue 40, point 2: webhook bodies left null fields out while the API shows them as
     null (a generated client's ``TimelineEvent.from_dict`` failed on 7 of 7 delivered

@@ -16,11 +16,16 @@ from local.engines.embedded_dynamodb import DYNAMODB_LOCAL, MOTO, backend_from_e
 from local.events.messaging import Messaging
 
 
-def fake_java(directory: Path, banner: str) -> Path:
-    """An executable ``java`` that prints `banner` as ``java -version`` does (on stderr)."""
+def fake_java(directory: Path, banner: str, *, jdk: bool = True) -> Path:
+    """An executable ``java`` that prints `banner` as ``java -version`` does (on stderr),
+    and its modules as ``java --list-modules`` does (a JRE's lack the compiler)."""
     directory.mkdir(parents=True, exist_ok=True)
     java = directory / "java"
-    java.write_text(f"#!/bin/sh\necho '{banner}' >&2\n")
+    modules = "java.base@17.0.1\\njdk.compiler@17.0.1" if jdk else "java.base@17.0.1"
+    java.write_text(
+        f"#!/bin/sh\nif [ \"$1\" = --list-modules ]; then printf '{modules}\\n'; exit; fi\n"
+        f"echo '{banner}' >&2\n"
+    )
     java.chmod(java.stat().st_mode | stat.S_IEXEC)
     return java
 
@@ -46,7 +51,10 @@ def test_an_old_java_on_path_does_not_count(
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", str(old.parent))
     assert dynamodb_local.find_java() is None
-    assert dynamodb_local.unavailable_reason() == "no Java 17+ on PATH (or JAVA_HOME)"
+    assert dynamodb_local.unavailable_reason() == "no Java 17+ JDK on PATH (or JAVA_HOME)"
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "jre"))
+    fake_java(tmp_path / "jre" / "bin", 'openjdk version "17.0.1"', jdk=False)
+    assert dynamodb_local.find_java() is None, "a JRE cannot compile the loopback launcher"
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "jdk"))
     fake_java(tmp_path / "jdk" / "bin", 'openjdk version "17.0.1"')
     assert dynamodb_local.find_java() == str(tmp_path / "jdk" / "bin" / "java")
@@ -71,7 +79,7 @@ def test_without_java_make_dev_falls_back_to_moto_in_one_line(
         assert engine.endpoint.startswith("http://127.0.0.1:")
     printed = capsys.readouterr().out.strip().splitlines()
     assert printed == [
-        "DynamoDB Local unavailable (no Java 17+ on PATH (or JAVA_HOME)): falling back to moto"
+        "DynamoDB Local unavailable (no Java 17+ JDK on PATH (or JAVA_HOME)): falling back to moto"
     ]
 
 

@@ -194,6 +194,24 @@ def fanout_page(
     )
 
 
+def prefix_page(
+    store: Store,
+    partition: tuple[str, str],
+    binding: str,
+    convert: Callable[[Item], T],
+    *,
+    limit: int,
+    cursor: str | None,
+) -> ListPage[T]:
+    """A page of the items under a prefix of a partition's sort keys (`partition`: the key
+    and the prefix), by sort key, as `convert` makes them: an account's subjects kept side
+    by side (its schedules, its escalation policies)."""
+    pk, prefix = partition
+    stream = partition_stream(store, pk, SortKeyRange.begins_with(prefix))
+    page = store.engine.page(FanOutQuery([stream], binding=binding, limit=limit, cursor=cursor))
+    return ListPage([convert(item) for item in page.items], page.next_cursor, page.has_more)
+
+
 def partition_page(
     store: Store,
     partition: tuple[str, SortKeyRange],

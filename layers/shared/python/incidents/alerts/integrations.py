@@ -139,14 +139,33 @@ def update_integration(
     return get_integration(store, caller, integration_id)
 
 
+ROTATION_ATTEMPTS = 32
+"""Tries of a rotation whose key another rotation replaced meanwhile: each lost try means
+another rotation won, so concurrent rotations all end well below it."""
+
+
 def rotate_key(store: Store, caller: Caller, integration_id: str) -> IntegrationWithKey:
     """A new key for the integration; the old one stops working at once. Only the key's
     fields change (on the condition that the key is still the one read), so a concurrent
-    change of its name, team or severity is kept."""
-    stored = _stored(store, caller.account_id, integration_id)
+    change of its name, team or severity is kept. Concurrent rotations each succeed, as if
+    one after another: a rotation that finds the key replaced since its read reads it again,
+    and the key that works is the last one answered."""
     key = new_key(KEY_PREFIX)
-    old = deserialize(stored)
+    for _ in range(ROTATION_ATTEMPTS):
+        stored = _stored(store, caller.account_id, integration_id)  # 404 once it is deleted
+        try:
+            _replace_key(store, caller, integration_id, stored, key)
+        except VersionConflictError:
+            continue
+        rotated = get_integration(store, caller, integration_id)
+        return IntegrationWithKey(**rotated.model_dump(), key=key)
+    raise VersionConflictError(f"integration {integration_id}'s key kept changing; retry")
+
+
+def _replace_key(store: Store, caller: Caller, integration_id: str, stored: Item, key: str) -> None:
+    """Put `key` in place of the stored one, if that is still the integration's key."""
     new_key_values = serialize({":hash": digest(key), ":hint": key[-4:]})
+    moved = VersionConflictError(f"integration {integration_id}'s key was rotated meanwhile")
     store.transact(
         [
             {
@@ -161,12 +180,15 @@ def rotate_key(store: Store, caller: Caller, integration_id: str) -> Integration
             store.put_operation(
                 lookup_item(KIND, key, caller.account_id, integration_id), new=True
             ),
-            {"Delete": {"TableName": store.table_name, "Key": lookup_key(KIND, old["key_hash"])}},
+            {
+                "Delete": {
+                    "TableName": store.table_name,
+                    "Key": lookup_key(KIND, stored["key_hash"]["S"]),
+                }
+            },
         ],
-        [NotFoundError(f"integration {integration_id} not found"), None, None],
+        [moved, None, None],
     )
-    rotated = get_integration(store, caller, integration_id)
-    return IntegrationWithKey(**rotated.model_dump(), key=key)
 
 
 def delete_integration(store: Store, caller: Caller, integration_id: str) -> None:

@@ -10,7 +10,6 @@ snapshot), new ones take the new version.
 
 from __future__ import annotations
 
-from dynashard import FanOutQuery, SortKeyRange
 from dynashard.query import Item
 from dynashard.resharding import Operation, Transaction
 from incidents.account_limits import Limited, count_move, counted
@@ -32,7 +31,7 @@ from incidents.keys import (
     user_partition,
 )
 from incidents.models import timestamp
-from incidents.paging import DEFAULT_LIMIT, partition_stream
+from incidents.paging import DEFAULT_LIMIT, prefix_page
 from incidents.store import Caller, Failure, Store, labelled, new_id
 from incidents.table import PK, SK, item_key
 
@@ -71,16 +70,12 @@ def list_policies(
 ) -> EscalationPolicyList:
     """A page of the account's policies, by id."""
     account = caller.account_id
-    stream = partition_stream(
-        store, teams_partition(account), SortKeyRange.begins_with(escalation_policies_prefix())
-    )
-    page = store.engine.page(
-        FanOutQuery([stream], binding=f"{account}#escalation_policies", limit=limit, cursor=cursor)
+    partition = (teams_partition(account), escalation_policies_prefix())
+    page = prefix_page(
+        store, partition, f"{account}#escalation_policies", policy_from, limit=limit, cursor=cursor
     )
     return EscalationPolicyList(
-        items=[policy_from(item) for item in page.items],
-        next_cursor=page.next_cursor,
-        has_more=page.has_more,
+        items=page.items, next_cursor=page.next_cursor, has_more=page.has_more
     )
 
 

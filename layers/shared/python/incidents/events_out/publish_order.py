@@ -89,7 +89,12 @@ def advance(
 ) -> None:
     """The position to `seq` and the insights' progress to `insights`, from `was` only
     (`PublishRaceError` if either moved; no `seq` is 0, so a missing position reads as 0
-    in the condition), with `figures` added to their aggregates in the same transaction."""
+    in the condition), with `figures` added to their aggregates in the same transaction.
+
+    A failed condition gets a second look: a position that already is the one this move
+    writes was moved by this very write (its answer lost and the SDK's retry refused by its
+    own effect), or by a twin that sent the same events and figures; either way the move
+    is done."""
     moved = UpdatePart(
         clauses=("#seq = :seq",),
         condition="(attribute_not_exists(#seq) OR #seq = :was)",
@@ -97,7 +102,11 @@ def advance(
         values={":seq": {"N": str(seq)}, ":was": {"N": str(was.seq or 0)}},
     )
     progress = was.insights if insights is None else insights
-    _write(store, account, incident_id, [moved, progress_part(was.insights, progress)], figures)
+    try:
+        _write(store, account, incident_id, [moved, progress_part(was.insights, progress)], figures)
+    except PublishRaceError:
+        if published_position(store, account, incident_id) != Position(seq, progress):
+            raise
 
 
 def count_insights(

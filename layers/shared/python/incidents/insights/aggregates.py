@@ -10,6 +10,7 @@ go to one of `SHARDS` items (its id's hash), so a busy account's day spreads its
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -162,8 +163,16 @@ class Aggregate:
         return self.sums[measure] / counted if counted else None
 
     def quantile(self, measure: Measure, q: float) -> float | None:
-        """Seconds at quantile `q`, within `RELATIVE_ACCURACY` (None: no figure)."""
-        value: float | None = self.sketches[measure].get_quantile_value(q)
+        """Seconds at quantile `q` by the nearest-rank definition (the smallest value with at
+        least `q` of the values at or below it: the p99 of two is the larger), within
+        `RELATIVE_ACCURACY` (None: no figure). The sketch reads rank ``q' x (n - 1)``, so
+        the nearest rank is asked of it as that."""
+        sketch = self.sketches[measure]
+        count = round(sketch.count)
+        if count <= 1:
+            return sketch.get_quantile_value(q)
+        rank = max(math.ceil(round(q * count, 9)) - 1, 0)  # 0-based; rounding spares 9.0000001
+        value: float | None = sketch.get_quantile_value(rank / (count - 1))
         return value
 
 

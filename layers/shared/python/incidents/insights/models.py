@@ -3,6 +3,7 @@ fit, one row per day, week or month of the range."""
 
 from __future__ import annotations
 
+from datetime import date
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -26,8 +27,8 @@ class IncidentInsight(BaseModel):
 
     model_config = RESPONSE
 
-    range_start: str = Field(description="the period's first day (UTC, YYYY-MM-DD)")
-    range_end: str = Field(description="its last day within the range asked (inclusive)")
+    range_start: date = Field(description="the period's first day (UTC)")
+    range_end: date = Field(description="its last day within the range asked (inclusive)")
     total_incident_count: int = Field(description="incidents opened")
     total_incidents_acknowledged: int = Field(description="of them, acknowledged at least once")
     total_incidents_resolved: int = Field(description="resolved at least once")
@@ -58,8 +59,8 @@ class IncidentInsights(BaseModel):
 
     model_config = ConfigDict(**RESPONSE, populate_by_name=True)
 
-    from_: str = Field(alias="from", description="the range's first day (UTC)")
-    until: str = Field(description="its last day (UTC, inclusive)")
+    from_: date = Field(alias="from", description="the range's first day (UTC)")
+    until: date = Field(description="its last day (UTC, inclusive)")
     granularity: Granularity
     team_id: str | None = Field(description="the team asked for; null: the whole account")
     severity: Severity | None = Field(description="the severity asked for; null: all")

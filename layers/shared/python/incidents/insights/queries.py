@@ -61,8 +61,8 @@ def incident_insights(store: Store, caller: Caller, request: InsightRequest) -> 
         merged[row_start(day, request)].merge_item(item)
     return IncidentInsights.model_validate(
         {
-            "from": request.start.isoformat(),
-            "until": request.until.isoformat(),
+            "from": request.start,
+            "until": request.until,
             "granularity": request.granularity,
             "team_id": request.team_id,
             "severity": request.severity,
@@ -136,8 +136,8 @@ def shifted(day: date, days: int) -> date:
 def _row(start: date, end: date, merged: Aggregate) -> IncidentInsight:
     ack, resolve = Measure.ACKNOWLEDGED, Measure.RESOLVED
     return IncidentInsight(
-        range_start=start.isoformat(),
-        range_end=end.isoformat(),
+        range_start=start,
+        range_end=end,
         total_incident_count=merged.count(Measure.OPENED),
         total_incidents_acknowledged=merged.count(ack),
         total_incidents_resolved=merged.count(resolve),

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from dynashard import FanOutQuery, SortKeyRange
 from dynashard.query import Item
 from dynashard.resharding import Transaction
 from incidents.account_limits import Limited, count_move, counted
@@ -37,7 +36,7 @@ from incidents.keys import (
     user_partition,
 )
 from incidents.models import timestamp
-from incidents.paging import DEFAULT_LIMIT, partition_stream
+from incidents.paging import DEFAULT_LIMIT, prefix_page
 from incidents.schedules.engine import version_at
 from incidents.schedules.handoffs import cleared, transact_with_now
 from incidents.schedules.model import Layer, LayerVersion, Override
@@ -165,17 +164,11 @@ def list_schedules(
 ) -> ScheduleList:
     """A page of the account's schedules, by id."""
     account = caller.account_id
-    stream = partition_stream(
-        store, teams_partition(account), SortKeyRange.begins_with(schedules_prefix())
+    partition = (teams_partition(account), schedules_prefix())
+    page = prefix_page(
+        store, partition, f"{account}#schedules", _summary, limit=limit, cursor=cursor
     )
-    page = store.engine.page(
-        FanOutQuery([stream], binding=f"{account}#schedules", limit=limit, cursor=cursor)
-    )
-    return ScheduleList(
-        items=[_summary(item) for item in page.items],
-        next_cursor=page.next_cursor,
-        has_more=page.has_more,
-    )
+    return ScheduleList(items=page.items, next_cursor=page.next_cursor, has_more=page.has_more)
 
 
 def update_schedule(
