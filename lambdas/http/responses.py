@@ -57,6 +57,7 @@ class ErrorCode(StrEnum):
     TOO_MANY_ATTEMPTS = "too_many_attempts"
     ALREADY_VERIFIED = "already_verified"
     CODE_SENT_RECENTLY = "code_sent_recently"
+    TOO_MANY_CODES = "too_many_codes"
     PRECONDITION_FAILED = "precondition_failed"
     PAYLOAD_TOO_LARGE = "payload_too_large"
     HEADERS_TOO_LARGE = "headers_too_large"

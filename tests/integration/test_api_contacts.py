@@ -209,6 +209,30 @@ def test_wrong_codes_count_and_the_fifth_voids_the_code(
     assert verify(api, owner, phone["id"], fresh).status == 200
 
 
+def test_an_address_gets_five_codes_a_day_whichever_method_asks(
+    api: Api, owner: Caller, clock: WallClock
+) -> None:
+    """Once a minute would still be 1,440 codes a day to a stranger's phone: an address
+    gets five, from any of the account's methods (deleting and adding it back gains
+    nothing), then one each 4.8 hours."""
+    sms = added(api, owner, "sms", NUMBER)  # the first code
+    for _ in range(4):
+        clock.advance(61)
+        assert (
+            api.call("send_contact_method_verification", owner, at(owner, sms["id"])).status == 202
+        )
+    clock.advance(61)
+    sixth = api.call("send_contact_method_verification", owner, at(owner, sms["id"]))
+    assert (sixth.status, sixth.body["code"]) == (409, "too_many_codes"), sixth.body
+    assert "ask for another from" in sixth.body["message"]
+    assert api.call("delete_contact_method", owner, at(owner, sms["id"])).status == 204
+    again = add(api, owner, method("phone", NUMBER))
+    assert (again.status, again.body["code"]) == (409, "too_many_codes"), "the same number"
+    assert added(api, owner, "sms", "+14155552672")["address"] == "+14155552672", "another"
+    clock.advance(4.8 * 3600)
+    assert added(api, owner, "sms", NUMBER)["verified"] is False, "one more, 4.8 h on"
+
+
 def test_a_code_expires_and_new_ones_come_at_most_once_a_minute(
     api: Api, owner: Caller, clock: WallClock
 ) -> None:
@@ -427,7 +451,7 @@ def test_a_user_holds_at_most_20_methods_and_20_rules(api: Api) -> None:
     saved = api.call("save_profile", who, body={"name": "Ada", "email": "ada@example.com"})
     assert saved.status == 200  # its email method and rule count: 19 more of each
     users = {"user_id": who.user_id}
-    made = [added(api, who, "sms", NUMBER) for _ in range(19)]
+    made = [added(api, who, "sms", f"+141555526{n:02d}") for n in range(19)]  # 5 codes a number
     over = add(api, who, method("sms", NUMBER))
     assert (over.status, over.body["code"]) == (409, "limit_reached")
     assert over.body["message"] == "a user holds at most 20 contact methods; delete one first"

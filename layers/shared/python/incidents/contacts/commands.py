@@ -50,6 +50,7 @@ from incidents.contacts.verification import (
     MAX_ATTEMPTS,
     AlreadyVerifiedError,
     PendingCode,
+    count_code,
     issued,
     live,
     matches,
@@ -299,10 +300,11 @@ def _check_address(request: MethodRequest, check_url: UrlCheck) -> None:
 def _with_code(
     store: Store, account: str, user_id: str, method: StoredMethod
 ) -> tuple[StoredMethod, PendingCode, Item]:
-    """`method` unverified with a new code (not within a minute of its last), the code as
-    kept, and the Put of its message."""
+    """`method` unverified with a new code (not within a minute of its last, nor past the
+    address's codes of the day), the code as kept, and the Put of its message."""
     code = new_code()
     pending = issued(method.id, code, store.clock(), method.code)
+    count_code(store.table, account, method.address, store.clock())
     coded = method.model_copy(update={"code": pending, "verified": False})
     message = verification_message(user_id, coded, code, pending.expires_at)
     return coded, pending, store.put_operation(message_item(account, message))

@@ -2,8 +2,10 @@
 a count of wrong attempts, so a method is verified only by someone who read its message.
 
 A code holds for `CODE_LIFETIME` and takes `MAX_ATTEMPTS` wrong guesses, then it is void
-(one in 200,000 for a guesser); a new one may be asked for once a `RESEND_AFTER`, so a
-method cannot be made to flood its address with codes.
+(one in 200,000 for a guesser); a new one may be asked for once a `RESEND_AFTER`, and one
+address gets at most `CODES_A_DAY` codes (from any method of the account: deleting and
+adding a method back gains nothing), so nobody can make a method flood a stranger's phone
+or inbox with codes.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict
 
+from dynashard import RateLimits, RatePolicy, Table
 from incidents.errors import ConflictError, DomainError
 from incidents.models import parse_timestamp, timestamp
 
@@ -22,6 +25,8 @@ CODE_DIGITS = 6
 CODE_LIFETIME = timedelta(minutes=15)
 MAX_ATTEMPTS = 5
 RESEND_AFTER = timedelta(minutes=1)
+CODES_A_DAY = RatePolicy("verification-codes", limit=5, window_seconds=86_400)
+"""Codes one address gets in a day: five at once at most, then one every 4.8 hours."""
 
 
 class InvalidCodeError(DomainError):
@@ -52,6 +57,12 @@ class CodeSentRecentlyError(ConflictError):
     """A code was made for the method less than `RESEND_AFTER` ago."""
 
     code = "code_sent_recently"
+
+
+class TooManyCodesError(ConflictError):
+    """The address got its `CODES_A_DAY` codes."""
+
+    code = "too_many_codes"
 
 
 class PendingCode(BaseModel):
@@ -85,6 +96,19 @@ def issued(method_id: str, code: str, now: datetime, last: PendingCode | None) -
         expires_at=timestamp(now + CODE_LIFETIME),
         sent_at=timestamp(now),
     )
+
+
+def count_code(table: Table, account: str, address: str, now: datetime) -> None:
+    """One more of the day's codes to `address` in `account`, or `TooManyCodesError` (one
+    conditional write; a code that is then not made still counts, as a retry would)."""
+    limits = RateLimits(table, clock=now.timestamp)
+    address_key = hashlib.sha256(address.casefold().encode()).hexdigest()
+    decision = limits.take(account, f"code-{address_key}", CODES_A_DAY)
+    if not decision.allowed:
+        again = timestamp(now + timedelta(seconds=decision.retry_after or 0))
+        raise TooManyCodesError(
+            f"{address} got its {CODES_A_DAY.limit} codes of the day; ask for another from {again}"
+        )
 
 
 def live(pending: PendingCode | None, now: datetime) -> PendingCode:
