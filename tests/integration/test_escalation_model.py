@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from incidents.alerts.ingest import ingest_alert
@@ -41,6 +41,7 @@ from incidents.timers.firing import Fire, FireHere
 from incidents.timers.schedule import Timer, TimerKind
 from incidents.timers.sweep import sweep
 from tests.helpers.clock import ClockedAccount, new_owner
+from tests.helpers.models import against_a_model
 from tests.helpers.people import new_user
 
 pytestmark = pytest.mark.integration
@@ -246,12 +247,7 @@ def run(account: Account, steps: list[tuple[int, str, int]]) -> None:
             assert sorted(got) == sorted(expected), (sorted(got), sorted(expected))
 
 
-@settings(
-    max_examples=5,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@against_a_model(max_examples=5)
 @given(steps=STEPS)
 def test_every_page_the_model_expects_is_decided_once_in_its_sweep(
     account: Account, steps: list[tuple[int, str, int]]

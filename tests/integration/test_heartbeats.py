@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from dynashard import GrowthPolicy, ShardCounts, Table
@@ -35,6 +35,7 @@ from incidents.timers.firing import FireHere
 from incidents.timers.schedule import Timer, TimerKind
 from incidents.timers.sweep import SweepReport, sweep
 from tests.helpers.clock import ClockedAccount, new_owner
+from tests.helpers.models import against_a_model
 
 pytestmark = pytest.mark.integration
 T0 = datetime(2027, 1, 15, 9, 0, 30, tzinfo=UTC)
@@ -220,12 +221,7 @@ STEPS = st.lists(
 )
 
 
-@settings(
-    max_examples=15,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@against_a_model(max_examples=15)
 @given(steps=STEPS)
 def test_every_due_expiry_fires_once_in_the_sweep_after_it(world: World, steps: list[Step]) -> None:
     """A model of one heartbeat (3 minutes) driven by random pings, sweeps and toggles on

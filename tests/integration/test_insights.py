@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from incidents.events_out.insights_backfill import backfill_account
@@ -29,6 +29,7 @@ from lambdas import runtime
 from tests.helpers.api_harness import Api
 from tests.helpers.clock import WallClock
 from tests.helpers.deliveries import Sent
+from tests.helpers.models import against_a_model
 
 pytestmark = pytest.mark.integration
 T0 = datetime(2027, 3, 1, 22, 0, tzinfo=UTC)
@@ -267,12 +268,7 @@ LIVES = st.lists(
 )
 
 
-@settings(
-    max_examples=4,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@against_a_model(max_examples=4)
 @given(lives=LIVES)
 def test_every_insight_equals_the_figure_its_timelines_give(
     world: World, lives: list[tuple[str, list[tuple[int, str]]]]

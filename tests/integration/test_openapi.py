@@ -100,16 +100,39 @@ def test_every_response_declares_the_quota_headers() -> None:
     for path, methods in document["paths"].items():
         for method, operation in methods.items():
             for status, response in operation["responses"].items():
-                declared = set(response.get("headers", {}))
+                declared = set(_resolved(document, response).get("headers", {}))
                 assert {"RateLimit", "RateLimit-Policy"} <= declared, (method, path, status)
                 if status in ("429", "503"):
                     assert "Retry-After" in declared, (method, path, status)
 
 
+def _resolved(document: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
+    """A response, or the shared one it refers to (``#/components/responses/…``)."""
+    if "$ref" not in response:
+        return response
+    return dict(document["components"]["responses"][response["$ref"].rsplit("/", 1)[1]])
+
+
+def test_answers_given_word_for_word_are_written_once() -> None:
+    document = openapi_document()
+    shared = document["components"]["responses"]
+    assert {"Unauthorized", "TooManyRequests", "ServiceUnavailable"} <= set(shared)
+    refs = [
+        response["$ref"]
+        for methods in document["paths"].values()
+        for operation in methods.values()
+        for response in operation["responses"].values()
+        if "$ref" in response
+    ]
+    assert {ref.rsplit("/", 1)[1] for ref in refs} == set(shared), "each shared one is used"
+    assert len(refs) > 5 * len(shared)
+
+
 def _example(name: str, status: int) -> dict[str, str]:
     route = ROUTES[name]
-    content = openapi_document()["paths"][route.path][route.method.lower()]["responses"]
-    examples = content[str(status)]["content"]["application/json"]["examples"]
+    document = openapi_document()
+    content = document["paths"][route.path][route.method.lower()]["responses"][str(status)]
+    examples = _resolved(document, content)["content"]["application/json"]["examples"]
     (example,) = examples.values()
     return dict(example["value"])
 

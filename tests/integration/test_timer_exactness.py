@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from dynashard import GrowthPolicy, ShardCounts, Table, build_key, sharded_key
@@ -43,6 +43,7 @@ from incidents.timers.schedule import Timer, TimerKind
 from incidents.timers.sweep import sweep
 from lambdas.timer_worker import HANDLERS
 from tests.helpers.clock import ClockedAccount, new_owner
+from tests.helpers.models import against_a_model
 
 pytestmark = pytest.mark.integration
 T0 = datetime(2027, 4, 1, 6, 0, 30, tzinfo=UTC)
@@ -170,12 +171,7 @@ STEPS = st.lists(
 )
 
 
-@settings(
-    max_examples=5,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@against_a_model(max_examples=5)
 @given(steps=STEPS)
 @example(steps=ORPHANED)
 def test_every_due_timer_fires_once_in_the_first_sweep_after_it(
