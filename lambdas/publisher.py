@@ -1,5 +1,6 @@
 """The table stream's consumer: each new timeline event to the stage's EventBridge bus and
-to the delivery queue of every webhook of its account that wants it.
+to the delivery queue of every webhook of its account that wants it; each new page's
+notifications decided and to the delivery queue (urgency high: incidents have no other yet).
 
 Records are published one by one in the stream's order; after the first that fails, the
 rest of the batch is reported failed without being tried, so the stream retries from that
@@ -23,8 +24,11 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from incidents.contacts.models import Urgency
+from incidents.events_out.delivery_messages import NotificationJob
 from incidents.events_out.outbox import BatchReads, Publisher, from_stream
 from incidents.insights.figures import Figure, Measure
+from incidents.notifications.decisions import decide_notifications, is_page_insert
 from lambdas.runtime import (
     delivery_queue,
     eventbridge,
@@ -82,6 +86,17 @@ def report_figures(figures: list[Figure]) -> None:
             metric.add_dimension(name="severity", value=figure.severity.value)
 
 
+def notify(page: dict[str, Any]) -> None:
+    """A page's notifications decided and handed to the delivery queue, each once (a
+    retried record decides nothing twice, and the queue drops a repeat)."""
+    decided = decide_notifications(store_without_cursors(), page, Urgency.HIGH)
+    delivery_queue().send([
+        NotificationJob(account_id=n.account_id, incident_id=n.incident_id,
+                        notification=n.sort_key, contact_method_id=n.contact_method_id)
+        for n in decided
+    ])  # fmt: skip
+
+
 def publish_batch(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     """Each record of a stream batch in order, up to the first that fails (also how
     `lambdas.stream_recovery` publishes a batch read back from the stream)."""
@@ -93,6 +108,9 @@ def publish_batch(event: dict[str, Any], context: LambdaContext) -> PartialItemF
         if failed:
             raise EarlierRecordFailedError
         try:
+            if is_page_insert(record.raw_event):
+                notify(record.raw_event["dynamodb"]["NewImage"])
+                return
             item = from_stream(record.raw_event)
             if item is not None:
                 report_figures(publisher().publish(item, batch))

@@ -15,11 +15,13 @@ from __future__ import annotations
 import contextvars
 import functools
 import math
+import os
 import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import boto3
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import (
     SqsFifoPartialProcessor,
@@ -29,12 +31,29 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from incidents.contacts.models import Channel
 from incidents.events_out.circuit import drain
-from incidents.events_out.delivery_messages import DrainJob, ReplayJob, parse_message
+from incidents.events_out.delivery_messages import (
+    DrainJob,
+    NotificationJob,
+    ReplayJob,
+    parse_message,
+)
 from incidents.events_out.endpoints import TIMEOUT_SECONDS
 from incidents.events_out.replay import run_replay_page
 from incidents.events_out.sender import Attempted, Sender
-from lambdas.runtime import delivery_queue, endpoint_policy, logger, metrics, store, tracer
+from incidents.notifications.channels import Carrier, Carriers, SesEmail, SlackWebhook
+from incidents.notifications.delivery import deliver
+from lambdas.runtime import (
+    client_settings,
+    delivery_queue,
+    endpoint_policy,
+    logger,
+    metrics,
+    store,
+    tracer,
+)
+from lambdas.settings import PAGE_EMAIL_CONFIGURATION_SET, PAGE_EMAIL_SENDER
 
 MAX_PARALLEL_GROUPS = 10
 VISIBILITY_LIMIT_SECONDS = 43_200
@@ -114,6 +133,9 @@ def handle(
         delivery_queue().release([record.receipt_handle])
         raise NotTriedError("too little of the invocation left for a whole attempt")
     message = parse_message(record.body)
+    if isinstance(message, NotificationJob):
+        _notify(record, message, received_at)
+        return
     if isinstance(message, ReplayJob):
         run_replay_page(store(), delivery_queue(), message)
         return
@@ -133,6 +155,36 @@ def handle(
     hidden = hide_for(result.retry_in, received_at, clock())
     delivery_queue().retry_in(record.receipt_handle, hidden)
     raise RetryLaterError(f"next attempt in {result.retry_in} s; back in {hidden} s")
+
+
+def _notify(record: SQSRecord, job: NotificationJob, received_at: float) -> None:
+    """One attempt at a page's notification; its retry waits in the queue, as a
+    delivery's does."""
+    outcome = deliver(store(), carriers(), job)
+    if outcome.status is not None:
+        metrics.add_metric(
+            name=f"Notifications{outcome.status.value.title()}", unit=MetricUnit.Count, value=1
+        )
+    if outcome.retry_in is None:
+        delivery_queue().done(record.receipt_handle)
+        return
+    delivery_queue().retry_in(
+        record.receipt_handle, hide_for(outcome.retry_in, received_at, clock())
+    )
+    raise RetryLaterError(f"next attempt of the notification in {outcome.retry_in} s")
+
+
+@functools.cache
+def carriers() -> Carriers:
+    """The stage's providers: email through SES v2 from ``PAGE_EMAIL_SENDER`` (if set),
+    Slack's incoming webhooks under the webhooks' address policy."""
+    found: dict[Channel, Carrier] = {Channel.SLACK: SlackWebhook(endpoint_policy())}
+    sender_address = os.environ.get(PAGE_EMAIL_SENDER)
+    if sender_address:
+        ses = boto3.client("sesv2", config=client_settings())
+        configuration_set = os.environ.get(PAGE_EMAIL_CONFIGURATION_SET) or None
+        found[Channel.EMAIL] = SesEmail(ses, sender_address, configuration_set)
+    return found
 
 
 def hide_for(wait: int, received_at: float, now: float) -> int:

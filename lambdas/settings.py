@@ -306,6 +306,10 @@ def allow_loopback(env: Mapping[str, str]) -> bool:
     return value == "1"
 
 
+PAGE_EMAIL_SENDER = "PAGE_EMAIL_SENDER"
+"""The verified address pages are emailed from (none: email pages fail, saying so)."""
+PAGE_EMAIL_CONFIGURATION_SET = "PAGE_EMAIL_CONFIGURATION_SET"
+"""The SES configuration set each page's email goes through (its events are receipts)."""
 TIMER_QUEUE_URL = "TIMER_QUEUE_URL"
 """The firing queue the sweep hands due timers to (`incidents.timers.firing_queue`)."""
 TIMER_FIRINGS_PER_MINUTE = "TIMER_FIRINGS_PER_MINUTE"

@@ -225,6 +225,8 @@ def banner(
         "Alerts in (the first account's integration, routed to its first team):",
         f"  curl -s -X POST {url}/alerts -H 'Authorization: Bearer {examples.integration.key}' \\",
         f"    -H 'Content-Type: application/json' -d '{json.dumps(ALERT)}'",
+        f"  its incident pages the first user within a minute: see {url}/outbox",
+        "  (every page emailed, newest first; JSON with Accept: application/json)",
         "",
         "A machine (an API key of the first account, scope incidents:read):",
         f"  curl -s '{url}/incidents?state=OPEN&limit=5' "
@@ -279,14 +281,15 @@ def _serve(stack: ExitStack) -> None:
     accounts = prepare_demo(store, demo_size(engine), reseed=reseed)
     hooks = [receiver_webhook(store, account) for account in accounts]
     schedules = demo_schedules(store, accounts[0])
+    policies = demo_policies(store, accounts[0], schedules.schedule)
     examples = Examples(
         example_incident(store, accounts[0]),
         hooks[0],
-        demo_integration(store, accounts[0]),
+        demo_integration(store, accounts[0], policies.policy),
         demo_api_key(store, accounts[0]),
         demo_windows(store, accounts[0]),
         schedules,
-        demo_policies(store, accounts[0], schedules.schedule),
+        policies,
         demo_contacts(store, accounts[0]),
     )
     demo_heartbeat(store, accounts[0], examples.integration)

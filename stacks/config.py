@@ -40,6 +40,8 @@ from lambdas.settings import (
 )
 
 EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+DOMAIN = re.compile(r"(?=.{4,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}")
+"""A lower-case DNS name of two labels or more (SES verifies a domain identity by DKIM)."""
 REMOVAL_POLICIES = {"retain": RemovalPolicy.RETAIN, "destroy": RemovalPolicy.DESTROY}
 
 DEFAULT_TIMER_WORKERS = 8
@@ -115,6 +117,9 @@ class StageConfig:
     timer_firings_per_minute: int = DEFAULT_FIRINGS_PER_MINUTE
     """Each account's timers the sweep hands on a minute; beyond it they wait, due, in the
     table, without delaying other accounts' (at least 1)."""
+    page_email_domain: str | None = None
+    """The domain pages are emailed from (``pages@`` it), verified in SES by the stack's
+    identity (its DKIM records to publish); none: email pages fail, saying so."""
     timer_workers: int = DEFAULT_TIMER_WORKERS
     """Firing-queue batches fired at once (the worker's ``MaximumConcurrency``, 2 to 1,000):
     timers a minute grow with it."""
@@ -149,6 +154,9 @@ class StageConfig:
         for email in self.alarm_emails:
             if not EMAIL.fullmatch(email):
                 raise ValueError(f"stages.{self.stage}.alarmEmails: {email!r} is not an address")
+        domain = self.page_email_domain
+        if domain is not None and not DOMAIN.fullmatch(domain):
+            raise ValueError(f"stages.{self.stage}.pageEmailDomain: {domain!r} is not a domain")
         if self.alarm_https_endpoint and not self.alarm_https_endpoint.startswith("https://"):
             raise ValueError(f"stages.{self.stage}.alarmHttpsEndpoint must be an https:// URL")
         for url in (*self.sign_in_callback_urls, *self.sign_in_logout_urls):

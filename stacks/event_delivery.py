@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import Duration, NestedStack
+from aws_cdk import Duration, NestedStack, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
@@ -20,6 +20,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_secretsmanager as secretsmanager
+from aws_cdk import aws_ses as ses
 from constructs import Construct
 
 from incidents.events_out.delivery_messages import (
@@ -28,7 +29,13 @@ from incidents.events_out.delivery_messages import (
     SENDER_TIMEOUT_SECONDS,
 )
 from incidents.events_out.outbox import EVENT_SOURCE_NAME
-from lambdas.settings import DELIVERY_QUEUE_URL, EVENT_BUS_NAME
+from incidents.keys import PAGE_TYPE
+from lambdas.settings import (
+    DELIVERY_QUEUE_URL,
+    EVENT_BUS_NAME,
+    PAGE_EMAIL_CONFIGURATION_SET,
+    PAGE_EMAIL_SENDER,
+)
 from stacks.functions import METRICS_NAMESPACE, FunctionSpec, Runtime, handler_function
 from stacks.monitoring import PERIOD, Monitoring, custom_metric
 from stacks.nag import FAILURE_DESTINATION, accept
@@ -62,6 +69,15 @@ class Sources:
 
     table: dynamodb.ITableV2
     cursor_secret: secretsmanager.ISecret
+
+
+@dataclass(frozen=True)
+class PageEmail:
+    """What the sender needs to email pages: its environment and the SES resources it may
+    send through (both empty without a stage's ``pageEmailDomain``)."""
+
+    environment: dict[str, str]
+    resources: list[str]
 
 
 class EventDelivery(NestedStack):
@@ -140,6 +156,12 @@ class EventDelivery(NestedStack):
                 "dynamodb": {"NewImage": {"Type": {"S": lambda_.FilterRule.is_equal("event")}}},
             }
         )
+        page_inserts = lambda_.FilterCriteria.filter(
+            {
+                "eventName": lambda_.FilterRule.is_equal("INSERT"),
+                "dynamodb": {"NewImage": {"Type": {"S": lambda_.FilterRule.is_equal(PAGE_TYPE)}}},
+            }
+        )
         function.add_event_source(
             sources.DynamoEventSource(
                 table,
@@ -150,7 +172,7 @@ class EventDelivery(NestedStack):
                 report_batch_item_failures=True,
                 parallelization_factor=1,  # one batch a shard at a time: the stream's order
                 on_failure=sources.SqsDlq(self.stream_failures),
-                filters=[timeline_inserts],
+                filters=[timeline_inserts, page_inserts],
             )
         )
         return function
@@ -195,19 +217,49 @@ class EventDelivery(NestedStack):
         )
         return function
 
+    def _page_email(self, domain: str | None) -> PageEmail:
+        """The SES identity of `domain` and the configuration set pages are sent through
+        (nothing without a domain: the sender then fails email pages, saying why)."""
+        if domain is None:
+            return PageEmail({}, [])
+        configuration_set = ses.ConfigurationSet(self, "PageEmails", reputation_metrics=True)
+        identity = ses.EmailIdentity(
+            self,
+            "PageEmailDomain",
+            identity=ses.Identity.domain(domain),
+            configuration_set=configuration_set,
+        )
+        arn = Stack.of(self).format_arn(
+            service="ses",
+            resource="configuration-set",
+            resource_name=configuration_set.configuration_set_name,
+        )
+        environment = {
+            PAGE_EMAIL_SENDER: f"pages@{domain}",
+            PAGE_EMAIL_CONFIGURATION_SET: configuration_set.configuration_set_name,
+        }
+        return PageEmail(environment, [identity.email_identity_arn, arn])
+
     def _sender(
         self, inputs: Sources, runtime: Runtime, environment: dict[str, str]
     ) -> lambda_.Function:
         spec = FunctionSpec(
             "sender",
             "lambdas.sender.handler",
-            "incidents events out: signs and posts webhook deliveries",
+            "incidents events out: webhook deliveries and page notifications",
             512,
             SENDER_TIMEOUT,
             reserved=runtime.config.reserved("sender"),
         )
         secret = {"CURSOR_SECRET_ARN": inputs.cursor_secret.secret_arn}
-        function, role = handler_function(self, spec, runtime, {**environment, **secret})
+        email = self._page_email(runtime.config.page_email_domain)
+        function, role = handler_function(
+            self, spec, runtime, {**environment, **secret, **email.environment}
+        )
+        if email.resources:
+            role.add_to_policy(
+                iam.PolicyStatement(actions=["ses:SendEmail"], resources=email.resources)
+            )
         table_arn = inputs.table.table_arn
         role.add_to_policy(
             iam.PolicyStatement(actions=list(SENDER_TABLE_ACTIONS), resources=[table_arn])

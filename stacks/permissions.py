@@ -75,11 +75,17 @@ AUTHORIZER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:UpdateItem")
 """The authorizer finds an API key by its lookup item and reads the key (point reads), and
 notes its last use (an update, at most once a minute)."""
 
-PUBLISHER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem")
+PUBLISHER_TABLE_ACTIONS = (
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:Query",
+    "dynamodb:UpdateItem",
+)
 """The publisher reads an account's webhooks and an incident's events missing before the
 one it publishes, and reads and moves the incident's published position, with the insights'
 aggregates in the same transaction (each an Update; its stream read is the event
-source's)."""
+source's); for a new page it reads its user's contact methods and rules and puts each
+notification."""
 SENDER_TABLE_ACTIONS = (
     "dynamodb:BatchWriteItem",
     "dynamodb:GetItem",

@@ -41,6 +41,7 @@ from local.api.proxy_events import (
     proxy_event,
 )
 from local.openapi.document import openapi_document, swagger_page
+from local.outbox import outbox_messages, outbox_page
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 StartResponse = Callable[[str, Iterable[tuple[str, str]]], Any]
@@ -50,6 +51,8 @@ MAX_GATEWAY_PAYLOAD = 10 * 1024 * 1024
 MAX_LAMBDA_PAYLOAD = 6 * 1024 * 1024
 """A synchronous Lambda invocation's payload limit (the body is most of the event)."""
 JSON, HTML = "application/json", "text/html; charset=utf-8"
+OUTBOX = "/outbox"
+"""``make dev``'s outbox of pages sent (`local.outbox`); not a route of the deployed API."""
 METHOD_ARN = f"arn:aws:execute-api:us-east-1:123456789012:{LOCAL_API_ID}/{LOCAL_STAGE}/GET/"
 
 
@@ -113,6 +116,10 @@ class LocalGateway:
             plain, packed = self.documents[path]
             accepted = request_header(headers, "Accept-Encoding").lower()
             return packed if "gzip" in accepted else plain
+        if method == "GET" and url.path == OUTBOX:
+            wants_json = "application/json" in request_header(headers, "Accept")
+            kind, page = outbox_page(outbox_messages(), wants_json)
+            return HTTPStatus.OK, {"Content-Type": kind, "Cache-Control": "no-store"}, page
         return self._invoke(method, url, headers, body)
 
     def _invoke(

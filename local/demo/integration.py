@@ -1,11 +1,11 @@
 """``make dev``'s demo machine access for the first demo account: an integration routed to
-its first team, so ``make dev`` can print a key (``$INTEGRATION_KEY``) and a curl line that
-triggers an alert, a heartbeat it pings (`DEMO_HEARTBEAT`, daily, so it never expires
-while you look), an API key (``$API_KEY``, reading incidents), and two maintenance
-windows on its last team (one on now, one scheduled) for the document's examples. Keys are
-stored hashed: on a kept table the earlier ``make dev``'s integration (found by its name)
-gets a new key, and its API key is revoked for a new one; the printed keys are the new
-ones."""
+its first team and paging by the demo escalation policy, so ``make dev`` can print a key
+(``$INTEGRATION_KEY``) and a curl line that triggers an alert; a heartbeat it pings
+(`DEMO_HEARTBEAT`, daily, so it never expires while you look); an API key (``$API_KEY``,
+reading incidents); and two maintenance windows on its last team (one on now, one
+scheduled) for the document's examples. Keys are stored hashed: on a kept table the
+earlier ``make dev``'s integration (found by its name) gets a new key, and its API key is
+revoked for a new one; the printed keys are the new ones."""
 
 from __future__ import annotations
 
@@ -36,13 +36,14 @@ class DemoKey:
     key: str
 
 
-def demo_integration(store: Store, account: DemoAccount) -> DemoKey:
-    """The account's ``make dev`` integration, with a key that works now."""
+def demo_integration(store: Store, account: DemoAccount, policy_id: str) -> DemoKey:
+    """The account's ``make dev`` integration, with a key that works now; a new one pages
+    by `policy_id` (its alerts' incidents email the first user, into the outbox)."""
     caller = Caller(account.account_id, account.users[0].id)
     for integration in list_integrations(store, caller):
         if integration.name == NAME:
             return DemoKey(integration.id, rotate_key(store, caller, integration.id).key)
-    request = NewIntegration(name=NAME, team_id=account.teams[0].id)
+    request = NewIntegration(name=NAME, team_id=account.teams[0].id, escalation_policy_id=policy_id)
     created = create_integration(store, caller, request)
     return DemoKey(created.id, created.key)
 

@@ -39,6 +39,7 @@ import boto3
 
 from incidents.events_out.delivery_messages import SENDER_MAX_CONCURRENCY, SENDER_TIMEOUT_SECONDS
 from incidents.events_out.outbox import is_timeline_insert
+from incidents.notifications.decisions import is_page_insert
 from local.api.call_log import RUNNING, CallFile, CallRecorder
 from local.api.proxy_events import LocalLambdaContext
 from local.engines.orphans import exit_with_parent
@@ -126,7 +127,7 @@ class StreamPoller:
             return 0
         response = self.streams.get_records(ShardIterator=shard.iterator, Limit=STREAM_BATCH)
         records = [dict(r) for r in response.get("Records", [])]
-        kept = [r for r in records if is_timeline_insert(r)]
+        kept = [r for r in records if is_timeline_insert(r) or is_page_insert(r)]
         failed_at = self._invoke(kept) if kept else None
         if failed_at is None:
             shard.iterator, shard.failures = response.get("NextShardIterator"), 0

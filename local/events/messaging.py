@@ -1,5 +1,6 @@
-"""The delivery queue and the event bus of ``make dev`` and the suites, on moto's server
-(DynamoDB Local serves neither), set up as the CDK stack sets up the stage's."""
+"""The delivery queue, the event bus and the pages' email sender of ``make dev`` and the
+suites, on moto's server (DynamoDB Local serves none of them), set up as the CDK stack sets
+up the stage's."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from incidents.timers.firing_queue import (
 from lambdas.settings import (
     DELIVERY_QUEUE_URL,
     EVENT_BUS_NAME,
+    PAGE_EMAIL_SENDER,
     TIMER_QUEUE_URL,
     WEBHOOK_ALLOW_LOOPBACK,
 )
@@ -31,6 +33,9 @@ LOCAL_VISIBILITY_SECONDS = 30
 """A batch the sender never answered comes back after this (the cloud: 6 function
 timeouts, as Lambda asks of a queue it consumes)."""
 REGION = "us-east-1"
+PAGE_SENDER = "pages@incidents.example"
+"""What ``make dev`` emails pages from, an identity of moto's SES v2 (which keeps every
+message it is sent, delivering none)."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,8 @@ class Messaging:
         return {
             "AWS_ENDPOINT_URL_SQS": self.endpoint,
             "AWS_ENDPOINT_URL_EVENTBRIDGE": self.endpoint,
+            "AWS_ENDPOINT_URL_SESV2": self.endpoint,
+            PAGE_EMAIL_SENDER: PAGE_SENDER,
             DELIVERY_QUEUE_URL: self.queue_url,
             EVENT_BUS_NAME: self.bus_name,
             TIMER_QUEUE_URL: self.timer_queue_url,
@@ -68,6 +75,8 @@ def create_messaging(
     timers, _ = _fifo_queue(sqs, f"{name}-timers", visibility, TIMER_RECEIVES_BEFORE_DEAD_LETTER)
     events = boto3.client("events", endpoint_url=endpoint, region_name=REGION)
     events.create_event_bus(Name=name)
+    ses = boto3.client("sesv2", endpoint_url=endpoint, region_name=REGION)
+    ses.create_email_identity(EmailIdentity=PAGE_SENDER)
     return Messaging(endpoint, queue, dead, name, timers)
 
 

@@ -23,10 +23,12 @@ from tests.helpers.synth import (
     Synthesized,
     dashboard_body,
     function_of,
+    policy_statements,
     resources,
 )
 
 PAGER = "https://events.example-pager.com/integration/abc"
+SENDER = "lambdas.sender.handler"
 OPS_STAGE: dict[str, dict[str, object]] = {
     "ops": {
         "removalPolicy": "destroy",
@@ -34,6 +36,7 @@ OPS_STAGE: dict[str, dict[str, object]] = {
         "alarmHttpsEndpoint": PAGER,
         "signInCallbackUrls": ["https://app.example.com/callback"],
         "signInLogoutUrls": ["https://app.example.com/"],
+        "pageEmailDomain": "pages.example.com",
     }
 }
 
@@ -108,11 +111,33 @@ def test_subscribers_come_from_the_stage_config(dev: Synthesized, ops: Synthesiz
         ("integrationAlertsPerMinute", -5, "positive integer"),
         ("apiKeyQuotaPercent", 0, "positive integer"),
         ("apiKeyQuotaPercent", 101, "at most 100"),
+        ("pageEmailDomain", "Pages.Example.com", "not a domain"),
+        ("pageEmailDomain", "localhost", "not a domain"),
     ],
 )
 def test_bad_operations_settings_are_refused(setting: str, value: object, says: str) -> None:
     with pytest.raises(ValueError, match=says):
         stage_config("x", {"x": {setting: value}})
+
+
+def test_pages_are_emailed_through_the_stages_own_identity_alone(
+    ops: Synthesized, dev: Synthesized
+) -> None:
+    (identity,) = resources(ops, "AWS::SES::EmailIdentity").values()
+    assert identity["Properties"]["EmailIdentity"] == "pages.example.com"
+    (configuration_set,) = resources(ops, "AWS::SES::ConfigurationSet")
+    assert identity["Properties"]["ConfigurationSetAttributes"]["ConfigurationSetName"] == {
+        "Ref": configuration_set
+    }
+    (sending,) = [s for s in policy_statements(ops, SENDER) if "ses:" in json.dumps(s["Action"])]
+    assert sending["Action"] == "ses:SendEmail"
+    assert len(sending["Resource"]) == 2, "the identity and the configuration set, nothing else"
+    assert "*" not in json.dumps(sending["Resource"])
+    environment = function_of(ops, SENDER)[1]["Properties"]["Environment"]["Variables"]
+    assert environment["PAGE_EMAIL_SENDER"] == "pages@pages.example.com"
+    assert not resources(dev, "AWS::SES::EmailIdentity"), "no domain: no identity"
+    dev_sender = json.dumps(policy_statements(dev, SENDER))
+    assert "ses:" not in dev_sender
 
 
 def test_the_alarms_that_matter(dev: Synthesized) -> None:

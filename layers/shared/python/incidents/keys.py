@@ -66,6 +66,8 @@ def state_index_key(
 
 ESCALATION_SK = "escalation"
 PAGE_PREFIX = "page#"
+PAGE_TYPE = "page"
+"""A page's ``Type``: its insert on the stream decides its notifications."""
 
 
 def escalation_key(account: str, incident_id: str) -> tuple[str, str]:
@@ -78,6 +80,15 @@ def page_sort_key(generation: int, loop: int, level: int, user_id: str) -> str:
     """``page#<generation>#<loop>#<level>#<user>``: one page decided, once; generation,
     loop and level zero-padded so pages list in the order they were decided."""
     return f"{PAGE_PREFIX}{generation:04d}#{loop:02d}#{level:02d}#{user_id}"
+
+
+NOTIFICATION_PREFIX = "notification#"
+
+
+def notification_sort_key(page_sort_key: str, rule_id: str) -> str:
+    """``notification#<generation>#<loop>#<level>#<user>#<rule>``: one notification rule
+    of one page, decided once; listed in the order their pages were decided."""
+    return f"{NOTIFICATION_PREFIX}{page_sort_key.removeprefix(PAGE_PREFIX)}#{rule_id}"
 
 
 def details_key(account: str, incident_id: str) -> tuple[str, str]:

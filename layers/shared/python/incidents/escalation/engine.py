@@ -31,7 +31,7 @@ from incidents.escalation.models import (
 )
 from incidents.escalation.policies import find_policy
 from incidents.items import deserialize, serialize
-from incidents.keys import PAGE_PREFIX, escalation_key, page_sort_key
+from incidents.keys import PAGE_PREFIX, PAGE_TYPE, escalation_key, page_sort_key
 from incidents.models import IncidentSummary, Status, parse_timestamp, timestamp
 from incidents.schedules.oncalls import schedule_on_call
 from incidents.store import Failure, Store, labelled
@@ -265,7 +265,8 @@ def _page_put(
     pk, _ = escalation_key(account, incident_id)
     sk = page_sort_key(state.generation, state.loop, state.level, page.user_id)
     values = {
-        PK: pk, SK: sk, "Type": "page", "user_id": page.user_id,
+        PK: pk, SK: sk, "Type": PAGE_TYPE, "account_id": account, "incident_id": incident_id,
+        "user_id": page.user_id,
         "generation": state.generation, "loop": state.loop, "level": state.level,
         "policy_id": state.policy.id, "policy_version": state.policy.version,
         "rule_id": state.rule.id, "schedule_id": page.schedule_id,

@@ -116,11 +116,32 @@ class DrainJob(BaseModel):
         return f"{self.webhook_id}#drain#{self.started}#{self.page}"
 
 
-QueueMessage = Annotated[DeliveryMessage | ReplayJob | DrainJob, Field(discriminator="kind")]
-_messages: TypeAdapter[DeliveryMessage | ReplayJob | DrainJob] = TypeAdapter(QueueMessage)
+class NotificationJob(BaseModel):
+    """One notification of a page to send (`incidents.notifications.delivery`)."""
+
+    kind: Literal["notification"] = "notification"
+    account_id: str
+    incident_id: str
+    notification: str
+    """The notification's sort key in the incident's partition."""
+    contact_method_id: str
+
+    def group(self) -> str:
+        """A contact method's messages go one after the other, in order: a person reads
+        them in the order they were decided, and a slow provider holds only its own."""
+        return f"{self.contact_method_id}#notify"
+
+    def deduplication(self) -> str:
+        """A notification is enqueued once (its page's record retried enqueues it again)."""
+        return f"{self.incident_id}#{self.notification}"
 
 
-def parse_message(body: str) -> DeliveryMessage | ReplayJob | DrainJob:
+Message = DeliveryMessage | ReplayJob | DrainJob | NotificationJob
+QueueMessage = Annotated[Message, Field(discriminator="kind")]
+_messages: TypeAdapter[Message] = TypeAdapter(QueueMessage)
+
+
+def parse_message(body: str) -> Message:
     """A queue message's body as the message it carries."""
     return _messages.validate_json(body)
 
@@ -132,7 +153,7 @@ class DeliveryQueue:
     sqs: SQSClient
     url: str
 
-    def send(self, messages: Sequence[DeliveryMessage | ReplayJob | DrainJob]) -> None:
+    def send(self, messages: Sequence[Message]) -> None:
         """Enqueue `messages` in order (``SendMessageBatch``, 10 a request); entries SQS
         refuses are sent again (with those after them: FIFO deduplication drops what had
         arrived), and an error is raised if some still fail."""

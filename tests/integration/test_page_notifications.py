@@ -1,0 +1,326 @@
+"""A page's notifications, on DynamoDB Local and a simulated clock: decided from the page's
+insert (as the stream hands it to the publisher) for each of its user's rules that applies
+now, once however often the record comes again; then sent, each once, by email through SES
+v2 (moto's server, which keeps what it sent) and to a Slack incoming webhook (a stand-in on
+127.0.0.1 that answers as Slack does), retried while the provider may take it later and
+failed at once when it refuses for good."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import boto3
+import pytest
+from moto.core.models import DEFAULT_ACCOUNT_ID
+from moto.ses.models import ses_backends
+
+from incidents.alerts.ingest import ingest_alert
+from incidents.alerts.integrations import authenticate, create_integration
+from incidents.alerts.models import ALERT_EVENTS, NewIntegration
+from incidents.contacts.commands import (
+    create_contact_method,
+    create_notification_rule,
+    verify_contact_method,
+)
+from incidents.contacts.messages import OutgoingMessage, pending_verification_message
+from incidents.contacts.models import (
+    Channel,
+    ContactMethodBody,
+    NotificationRuleBody,
+    Urgency,
+    VerificationCode,
+)
+from incidents.escalation.engine import fire_escalation
+from incidents.escalation.models import EscalationPolicyRequest
+from incidents.escalation.policies import create_policy
+from incidents.events_out.delivery_messages import NotificationJob
+from incidents.events_out.endpoints import EndpointPolicy
+from incidents.keys import NOTIFICATION_PREFIX, PAGE_PREFIX
+from incidents.notifications.channels import Carriers, Handed, SesEmail, SlackWebhook
+from incidents.notifications.decisions import (
+    Notification,
+    NotificationStatus,
+    decide_notifications,
+    is_page_insert,
+    notifications_of,
+)
+from incidents.notifications.delivery import ATTEMPTS, RETRY_SECONDS, deliver
+from incidents.requests import SaveProfile
+from incidents.store import Caller, Store, new_id
+from incidents.timers.firing import FireHere
+from incidents.timers.schedule import TimerKind
+from incidents.timers.sweep import sweep
+from incidents.users import save_profile
+from lambdas import publisher, runtime
+from local.api.call_log import RUNNING
+from local.api.proxy_events import LocalLambdaContext
+from local.events.messaging import PAGE_SENDER
+from tests.helpers.api_harness import Api
+
+pytestmark = pytest.mark.integration
+T0 = datetime(2027, 4, 5, 10, 0, 5, tzinfo=UTC)
+SENDER = PAGE_SENDER
+LOOPBACK = EndpointPolicy(allow_loopback=True)
+
+
+@dataclass
+class Slack:
+    """A Slack incoming webhook's stand-in: keeps each JSON body and answers the next of
+    `answers` (then 200 ``ok``), a 429 with ``Retry-After`` as Slack sends it."""
+
+    answers: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+    bodies: list[dict[str, Any]] = field(default_factory=list)
+    url: str = ""
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, str]]:
+        self.bodies.append(body)
+        return self.answers.pop(0) if self.answers else (200, {})
+
+
+@pytest.fixture
+def slack() -> Iterator[Slack]:
+    stand_in = Slack()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers["Content-Length"]))
+            status, headers = stand_in.answer(json.loads(raw))
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(b"ok" if status == 200 else b"rate_limited")
+
+        def log_message(self, *_: Any) -> None:
+            """Quiet."""
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    stand_in.url = f"http://127.0.0.1:{server.server_address[1]}/services/T0/B0/x"
+    yield stand_in
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def ses(moto_endpoint: str) -> Any:
+    client = boto3.client("sesv2", endpoint_url=moto_endpoint, region_name="us-east-1")
+    client.create_email_identity(EmailIdentity=SENDER)  # moto verifies it at once
+    return client
+
+
+class World:
+    """An account whose user Bob has his profile's email (a rule at 0 minutes, as every new
+    user gets), a verified Slack webhook at 0 minutes, and rules that do not apply now."""
+
+    def __init__(self, store: Store, slack_url: str) -> None:
+        self.store, self.now = store, T0
+        store.clock = lambda: self.now
+        account = new_id("acct")
+        self.bob = Caller(account, new_id("user"))
+        save_profile(store, self.bob, SaveProfile(name="Bob", email="bob@example.com"))
+        self.slack = self.method({"type": "slack_contact_method", "label": "on-call",
+                                  "address": slack_url})  # fmt: skip
+        self.rule(self.slack, 0)
+        self.rule(self.slack, 5)  # later: a timer's, not the page's
+        self.rule(self.slack, 0, Urgency.LOW)  # incidents are high urgency
+        unverified = create_contact_method(
+            store, self.bob, self.bob.user_id,
+            ContactMethodBody.model_validate({"contact_method": {
+                "type": "email_contact_method", "label": "Home", "address": "bob@home.example"}}),
+            check_url=lambda _: None,
+        ).id  # fmt: skip
+        self.rule(unverified, 0, kind="email")
+
+    def method(self, fields: dict[str, str]) -> str:
+        body = ContactMethodBody.model_validate({"contact_method": fields})
+        who = self.bob.user_id
+        method_id = create_contact_method(
+            self.store, self.bob, who, body, check_url=LOOPBACK.check_url
+        ).id
+        message = pending_verification_message(self.store, self.bob.account_id, who, method_id)
+        assert message is not None
+        (code,) = re.findall(r"\b[0-9]{6}\b", message.body)
+        verify_contact_method(self.store, self.bob, who, method_id, VerificationCode(code=code))
+        return method_id
+
+    def rule(
+        self, method_id: str, delay: int, urgency: Urgency = Urgency.HIGH, kind: str = "slack"
+    ) -> None:
+        body = NotificationRuleBody.model_validate({"notification_rule": {
+            "start_delay_in_minutes": delay, "urgency": urgency.value,
+            "contact_method": {"id": method_id, "type": f"{kind}_contact_method_reference"},
+        }})  # fmt: skip
+        create_notification_rule(self.store, self.bob, self.bob.user_id, body)
+
+    def paged(self) -> tuple[str, dict[str, Any]]:
+        """An incident paging Bob at level 1, and the page's insert as the stream has it."""
+        target = {"type": "user", "id": self.bob.user_id}
+        request = EscalationPolicyRequest.model_validate({"name": "Payments", "escalation_rules": [
+            {"escalation_delay_in_minutes": 5, "targets": [target]}]})  # fmt: skip
+        policy = create_policy(self.store, self.bob, request).id
+        created = create_integration(
+            self.store, self.bob, NewIntegration(name="prometheus", escalation_policy_id=policy)
+        )
+        caller, integration = authenticate(self.store, created.key)
+        payload = {"summary": "disk full", "source": "db-1", "severity": "critical"}
+        alert = ALERT_EVENTS.validate_python(
+            {"event_action": "trigger", "dedup_key": "db-1", "payload": payload}
+        )
+        incident = ingest_alert(self.store, caller, integration, alert).incident_id
+        assert incident is not None
+        sweep(
+            self.store,
+            T0 + timedelta(seconds=30),
+            FireHere({TimerKind.ESCALATION: fire_escalation}),
+        )
+        pk = f"{self.bob.account_id}#{incident}"
+        (page,) = self.store.query_partition(pk, prefix=PAGE_PREFIX)
+        stream = {"NewImage": page, "SequenceNumber": "1", "StreamViewType": "NEW_IMAGE"}
+        return incident, {"eventID": "1", "eventName": "INSERT", "dynamodb": stream}
+
+
+@pytest.fixture
+def world(store: Store, slack: Slack) -> World:
+    return World(store, slack.url)
+
+
+def jobs(notifications: list[Notification]) -> list[NotificationJob]:
+    return [
+        NotificationJob(account_id=n.account_id, incident_id=n.incident_id,
+                        notification=n.sort_key, contact_method_id=n.contact_method_id)
+        for n in notifications
+    ]  # fmt: skip
+
+
+def test_a_page_decides_one_notification_per_rule_that_applies_once(world: World) -> None:
+    incident, record = world.paged()
+    assert is_page_insert(record)
+    page = record["dynamodb"]["NewImage"]
+    first = decide_notifications(world.store, page, Urgency.HIGH)
+    assert sorted(n.channel for n in first) == [Channel.EMAIL, Channel.SLACK], (
+        "the profile's email and the Slack webhook at 0 minutes; not the rule at 5 minutes, "
+        "the low-urgency one, or the unverified method's"
+    )
+    world.now += timedelta(seconds=7)
+    again = decide_notifications(world.store, page, Urgency.HIGH)  # the record retried
+    assert [n.sort_key for n in again] == [n.sort_key for n in first]
+    stored = notifications_of(world.store, world.bob.account_id, incident)
+    assert len(stored) == 2, "decided once each"
+    assert {n.decided_at for n in stored} == {n.decided_at for n in first}, "the first decision"
+    assert all(n.sort_key.startswith(NOTIFICATION_PREFIX) for n in stored)
+    assert {n.status for n in stored} == {NotificationStatus.PENDING}
+
+
+def test_each_notification_is_sent_once_by_email_and_to_slack(
+    world: World, slack: Slack, ses: Any, moto_endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    incident, record = world.paged()
+    decided = decide_notifications(world.store, record["dynamodb"]["NewImage"], Urgency.HIGH)
+    carriers: Carriers = {
+        Channel.EMAIL: SesEmail(ses, SENDER),
+        Channel.SLACK: SlackWebhook(LOOPBACK),
+    }
+    for job in jobs(decided) * 2:  # every message delivered twice, as SQS may
+        deliver(world.store, carriers, job)
+    stored = {n.channel: n for n in notifications_of(world.store, world.bob.account_id, incident)}
+    assert {n.status for n in stored.values()} == {NotificationStatus.SENT}
+    assert [n.attempts for n in stored.values()] == [1, 1], "the repeats found them sent"
+    (posted,) = slack.bodies
+    assert "disk full" in posted["text"]
+    assert incident in posted["text"]
+    (email,) = [m for m in ses_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].sent_messages
+                if m.id == stored[Channel.EMAIL].message_id]  # fmt: skip
+    assert (email.source, email.destinations["ToAddresses"]) == (SENDER, ["bob@example.com"])
+    assert email.subject == "[#1] SEV1: disk full"
+    assert incident in email.body
+
+
+def test_a_throttled_provider_is_tried_again_then_failed(world: World) -> None:
+    _, record = world.paged()
+    decided = decide_notifications(world.store, record["dynamodb"]["NewImage"], Urgency.HIGH)
+    throttled = Throttled()
+    carriers: Carriers = {Channel.EMAIL: throttled, Channel.SLACK: throttled}
+    job = jobs(decided)[0]
+    waits = [deliver(world.store, carriers, job).retry_in for _ in range(ATTEMPTS)]
+    assert waits == [*RETRY_SECONDS, None], "4 waits, then no more: failed"
+    stored = notifications_of(world.store, world.bob.account_id, decided[0].incident_id)
+    (after,) = [n for n in stored if n.sort_key == job.notification]
+    assert (after.status, after.attempts, after.reason) == (
+        NotificationStatus.FAILED,
+        5,
+        "throttled",
+    )
+    assert deliver(world.store, carriers, job).status is None, "a failed one is not tried again"
+    assert throttled.calls == ATTEMPTS
+
+
+def test_slack_rate_limits_wait_its_retry_after_and_a_gone_webhook_fails_at_once(
+    world: World, slack: Slack
+) -> None:
+    _, record = world.paged()
+    decided = decide_notifications(world.store, record["dynamodb"]["NewImage"], Urgency.HIGH)
+    (job,) = [j for j, n in zip(jobs(decided), decided, strict=True) if n.channel is Channel.SLACK]
+    carriers: Carriers = {Channel.SLACK: SlackWebhook(LOOPBACK)}
+    slack.answers = [(429, {"Retry-After": "42"}), (404, {})]
+    limited = deliver(world.store, carriers, job)
+    assert (limited.status, limited.retry_in) == (NotificationStatus.PENDING, 42)
+    gone = deliver(world.store, carriers, job)
+    assert gone.status is NotificationStatus.FAILED, "a 4xx other than 429 is never retried"
+    assert len(slack.bodies) == 2
+
+
+def test_a_channel_without_a_provider_and_a_stale_page_fail_saying_why(world: World) -> None:
+    incident, record = world.paged()
+    decided = decide_notifications(world.store, record["dynamodb"]["NewImage"], Urgency.HIGH)
+    email, slack_job = sorted(
+        jobs(decided), key=lambda j: j.contact_method_id != decided[0].contact_method_id
+    )
+    assert deliver(world.store, {}, email).status is NotificationStatus.FAILED
+    world.now += timedelta(hours=1)
+    assert (
+        deliver(world.store, {Channel.SLACK: Throttled()}, slack_job).status
+        is NotificationStatus.FAILED
+    )
+    reasons = sorted(
+        n.reason or "" for n in notifications_of(world.store, world.bob.account_id, incident)
+    )
+    assert reasons[0].startswith("no provider for")
+    assert reasons[1].startswith("stale")
+
+
+class Throttled:
+    """A provider that is always throttled."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def hand(self, message: OutgoingMessage) -> Handed:
+        self.calls += 1
+        return Handed(retry_after=0, reason="throttled")
+
+
+def test_the_publisher_decides_and_queues_a_pages_notifications(
+    api: Api, slack: Slack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The publisher's own path, as the stream runs it (its calls recorded as its own for
+    the least-privilege check): notifications decided and each queued once."""
+    store = runtime.store()
+    monkeypatch.setattr(store, "clock", store.clock)  # the world's clock, undone after
+    world = World(store, slack.url)
+    incident, record = world.paged()
+    token = RUNNING.set("publisher")
+    try:
+        answer = publisher.handler({"Records": [record]}, LocalLambdaContext())
+    finally:
+        RUNNING.reset(token)
+    assert answer == {"batchItemFailures": []}
+    stored = notifications_of(store, world.bob.account_id, incident)
+    assert sorted(n.channel for n in stored) == [Channel.EMAIL, Channel.SLACK]
