@@ -1,6 +1,7 @@
 """The table stream's consumer: each new timeline event to the stage's EventBridge bus and
 to the delivery queue of every webhook of its account that wants it; each new page's
-notifications decided and to the delivery queue (urgency high: incidents have no other yet).
+notifications decided (urgency high: incidents have no other yet), and each notification
+decided to the delivery queue, to be sent.
 
 Records are published one by one in the stream's order; after the first that fails, the
 rest of the batch is reported failed without being tried, so the stream retries from that
@@ -28,7 +29,13 @@ from incidents.contacts.models import Urgency
 from incidents.events_out.delivery_messages import NotificationJob
 from incidents.events_out.outbox import BatchReads, Publisher, from_stream
 from incidents.insights.figures import Figure, Measure
-from incidents.notifications.decisions import decide_notifications, is_page_insert
+from incidents.items import from_item
+from incidents.notifications.decisions import (
+    Notification,
+    decide_notifications,
+    is_notification_insert,
+    is_page_insert,
+)
 from lambdas.runtime import (
     delivery_queue,
     eventbridge,
@@ -86,15 +93,15 @@ def report_figures(figures: list[Figure]) -> None:
             metric.add_dimension(name="severity", value=figure.severity.value)
 
 
-def notify(page: dict[str, Any]) -> None:
-    """A page's notifications decided and handed to the delivery queue, each once (a
-    retried record decides nothing twice, and the queue drops a repeat)."""
-    decided = decide_notifications(store_without_cursors(), page, Urgency.HIGH)
-    delivery_queue().send([
-        NotificationJob(account_id=n.account_id, incident_id=n.incident_id,
-                        notification=n.sort_key, contact_method_id=n.contact_method_id)
-        for n in decided
-    ])  # fmt: skip
+def notification_job(image: dict[str, Any]) -> NotificationJob:
+    """The delivery queue's message for a notification decided (its item's new image)."""
+    notification = from_item(Notification, image)
+    return NotificationJob(
+        account_id=notification.account_id,
+        incident_id=notification.incident_id,
+        notification=notification.sort_key,
+        contact_method_id=notification.contact_method_id,
+    )
 
 
 def publish_batch(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
@@ -108,8 +115,12 @@ def publish_batch(event: dict[str, Any], context: LambdaContext) -> PartialItemF
         if failed:
             raise EarlierRecordFailedError
         try:
+            image = record.raw_event.get("dynamodb", {}).get("NewImage", {})
             if is_page_insert(record.raw_event):
-                notify(record.raw_event["dynamodb"]["NewImage"])
+                decide_notifications(store_without_cursors(), image, Urgency.HIGH)
+                return
+            if is_notification_insert(record.raw_event):
+                delivery_queue().send([notification_job(image)])
                 return
             item = from_stream(record.raw_event)
             if item is not None:

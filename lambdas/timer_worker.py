@@ -23,6 +23,7 @@ from incidents.alerts.lifecycle import acknowledgement_timeout, auto_resolve
 from incidents.escalation.engine import fire_escalation
 from incidents.heartbeats.commands import expire_heartbeat
 from incidents.maintenance.commands import resolve_at_end
+from incidents.notifications.later import fire_notification
 from incidents.schedules.handoffs import hand_off
 from incidents.timers.firing import Fire, FiringReport, fire_timer
 from incidents.timers.firing_queue import timer_from_message
@@ -36,6 +37,7 @@ HANDLERS: dict[TimerKind, Fire] = {
     TimerKind.MAINTENANCE_END: resolve_at_end,
     TimerKind.HANDOFF: hand_off,
     TimerKind.ESCALATION: fire_escalation,
+    TimerKind.NOTIFICATION: fire_notification,
 }
 """What firing each kind of timer does."""
 

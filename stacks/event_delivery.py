@@ -30,6 +30,7 @@ from incidents.events_out.delivery_messages import (
 )
 from incidents.events_out.outbox import EVENT_SOURCE_NAME
 from incidents.keys import PAGE_TYPE
+from incidents.notifications.decisions import NOTIFICATION_TYPE
 from lambdas.settings import (
     DELIVERY_QUEUE_URL,
     EVENT_BUS_NAME,
@@ -156,12 +157,15 @@ class EventDelivery(NestedStack):
                 "dynamodb": {"NewImage": {"Type": {"S": lambda_.FilterRule.is_equal("event")}}},
             }
         )
-        page_inserts = lambda_.FilterCriteria.filter(
-            {
-                "eventName": lambda_.FilterRule.is_equal("INSERT"),
-                "dynamodb": {"NewImage": {"Type": {"S": lambda_.FilterRule.is_equal(PAGE_TYPE)}}},
-            }
-        )
+        paging_inserts = [
+            lambda_.FilterCriteria.filter(
+                {
+                    "eventName": lambda_.FilterRule.is_equal("INSERT"),
+                    "dynamodb": {"NewImage": {"Type": {"S": lambda_.FilterRule.is_equal(kind)}}},
+                }
+            )
+            for kind in (PAGE_TYPE, NOTIFICATION_TYPE)
+        ]
         function.add_event_source(
             sources.DynamoEventSource(
                 table,
@@ -172,7 +176,7 @@ class EventDelivery(NestedStack):
                 report_batch_item_failures=True,
                 parallelization_factor=1,  # one batch a shard at a time: the stream's order
                 on_failure=sources.SqsDlq(self.stream_failures),
-                filters=[timeline_inserts, page_inserts],
+                filters=[timeline_inserts, *paging_inserts],
             )
         )
         return function

@@ -39,7 +39,7 @@ import boto3
 
 from incidents.events_out.delivery_messages import SENDER_MAX_CONCURRENCY, SENDER_TIMEOUT_SECONDS
 from incidents.events_out.outbox import is_timeline_insert
-from incidents.notifications.decisions import is_page_insert
+from incidents.notifications.decisions import is_notification_insert, is_page_insert
 from local.api.call_log import RUNNING, CallFile, CallRecorder
 from local.api.proxy_events import LocalLambdaContext
 from local.engines.orphans import exit_with_parent
@@ -51,6 +51,8 @@ if TYPE_CHECKING:
 Handler = Callable[[dict[str, Any], Any], Any]
 logger = logging.getLogger("event_pipeline")
 STREAM_BATCH = 100
+PUBLISHED = (is_timeline_insert, is_page_insert, is_notification_insert)
+"""What the publisher is handed of the stream (the event source mapping's filters)."""
 STREAM_RETRIES = 10
 """Tries of a failing stream batch before its first failed record is logged and skipped
 (the cloud mapping: ``retryAttempts``, then the on-failure queue)."""
@@ -127,7 +129,7 @@ class StreamPoller:
             return 0
         response = self.streams.get_records(ShardIterator=shard.iterator, Limit=STREAM_BATCH)
         records = [dict(r) for r in response.get("Records", [])]
-        kept = [r for r in records if is_timeline_insert(r) or is_page_insert(r)]
+        kept = [r for r in records if any(wanted(r) for wanted in PUBLISHED)]
         failed_at = self._invoke(kept) if kept else None
         if failed_at is None:
             shard.iterator, shard.failures = response.get("NextShardIterator"), 0

@@ -42,7 +42,10 @@ from incidents.escalation.models import EscalationPolicyRequest
 from incidents.escalation.policies import create_policy
 from incidents.events_out.delivery_messages import NotificationJob
 from incidents.events_out.endpoints import EndpointPolicy
+from incidents.incident.commands import update_incident
 from incidents.keys import NOTIFICATION_PREFIX, PAGE_PREFIX
+from incidents.models import Status
+from incidents.notifications import later
 from incidents.notifications.channels import Carriers, Handed, SesEmail, SlackWebhook
 from incidents.notifications.decisions import (
     Notification,
@@ -52,7 +55,8 @@ from incidents.notifications.decisions import (
     notifications_of,
 )
 from incidents.notifications.delivery import ATTEMPTS, RETRY_SECONDS, deliver
-from incidents.requests import SaveProfile
+from incidents.notifications.later import fire_notification
+from incidents.requests import SaveProfile, UpdateIncident
 from incidents.store import Caller, Store, new_id
 from incidents.timers.firing import FireHere
 from incidents.timers.schedule import TimerKind
@@ -68,6 +72,7 @@ pytestmark = pytest.mark.integration
 T0 = datetime(2027, 4, 5, 10, 0, 5, tzinfo=UTC)
 SENDER = PAGE_SENDER
 LOOPBACK = EndpointPolicy(allow_loopback=True)
+HANDLERS = {TimerKind.ESCALATION: fire_escalation, TimerKind.NOTIFICATION: fire_notification}
 
 
 @dataclass
@@ -129,7 +134,7 @@ class World:
         self.slack = self.method({"type": "slack_contact_method", "label": "on-call",
                                   "address": slack_url})  # fmt: skip
         self.rule(self.slack, 0)
-        self.rule(self.slack, 5)  # later: a timer's, not the page's
+        self.later = self.rule(self.slack, 5)  # a timer's, not the page's
         self.rule(self.slack, 0, Urgency.LOW)  # incidents are high urgency
         unverified = create_contact_method(
             store, self.bob, self.bob.user_id,
@@ -153,12 +158,22 @@ class World:
 
     def rule(
         self, method_id: str, delay: int, urgency: Urgency = Urgency.HIGH, kind: str = "slack"
-    ) -> None:
+    ) -> str:
         body = NotificationRuleBody.model_validate({"notification_rule": {
             "start_delay_in_minutes": delay, "urgency": urgency.value,
             "contact_method": {"id": method_id, "type": f"{kind}_contact_method_reference"},
         }})  # fmt: skip
-        create_notification_rule(self.store, self.bob, self.bob.user_id, body)
+        return create_notification_rule(self.store, self.bob, self.bob.user_id, body).id
+
+    def at(self, after: timedelta) -> None:
+        """The clock at `after` T0, and a sweep then."""
+        self.now = T0 + after
+        sweep(self.store, self.now, FireHere(HANDLERS))
+
+    def notified(self, incident: str) -> list[tuple[Channel, str]]:
+        """The incident's notifications: channel and rule."""
+        return [(n.channel, n.rule_id)
+                for n in notifications_of(self.store, self.bob.account_id, incident)]  # fmt: skip
 
     def paged(self) -> tuple[str, dict[str, Any]]:
         """An incident paging Bob at level 1, and the page's insert as the stream has it."""
@@ -307,20 +322,98 @@ class Throttled:
         return Handed(retry_after=0, reason="throttled")
 
 
-def test_the_publisher_decides_and_queues_a_pages_notifications(
+def test_the_publisher_decides_a_pages_notifications_and_queues_each_decided(
     api: Api, slack: Slack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The publisher's own path, as the stream runs it (its calls recorded as its own for
-    the least-privilege check): notifications decided and each queued once."""
+    the least-privilege check): a page's insert decides its notifications; each
+    notification's insert is queued, once, in its contact method's group."""
     store = runtime.store()
     monkeypatch.setattr(store, "clock", store.clock)  # the world's clock, undone after
     world = World(store, slack.url)
     incident, record = world.paged()
-    token = RUNNING.set("publisher")
-    try:
-        answer = publisher.handler({"Records": [record]}, LocalLambdaContext())
-    finally:
-        RUNNING.reset(token)
-    assert answer == {"batchItemFailures": []}
+    assert publish([record]) == {"batchItemFailures": []}
     stored = notifications_of(store, world.bob.account_id, incident)
     assert sorted(n.channel for n in stored) == [Channel.EMAIL, Channel.SLACK]
+    queued: list[NotificationJob] = []
+    monkeypatch.setattr(publisher, "delivery_queue", lambda: Sent(queued))
+    inserts = [
+        {**record, "dynamodb": {**record["dynamodb"], "NewImage": item}}
+        for item in store.query_partition(f"{world.bob.account_id}#{incident}",
+                                          prefix=NOTIFICATION_PREFIX)
+    ]  # fmt: skip
+    assert publish(inserts) == {"batchItemFailures": []}
+    assert sorted(queued, key=str) == sorted(jobs(stored), key=str)
+    assert {job.group() for job in queued} == {f"{n.contact_method_id}#notify" for n in stored}
+
+
+def publish(records: list[dict[str, Any]]) -> Any:
+    token = RUNNING.set("publisher")
+    try:
+        return publisher.handler({"Records": records}, LocalLambdaContext())
+    finally:
+        RUNNING.reset(token)
+
+
+@dataclass
+class Sent:
+    """A delivery queue that keeps what it is sent."""
+
+    messages: list[NotificationJob]
+
+    def send(self, messages: list[NotificationJob]) -> None:
+        self.messages += messages
+
+
+def test_a_rule_with_a_delay_notifies_once_after_it(world: World) -> None:
+    incident, record = world.paged()
+    decide_notifications(world.store, record["dynamodb"]["NewImage"], Urgency.HIGH)
+    at_once = world.notified(incident)
+    assert len(at_once) == 2
+    world.at(timedelta(minutes=4, seconds=50))
+    assert world.notified(incident) == at_once, "the 5-minute rule waits"
+    world.at(timedelta(minutes=5, seconds=40))
+    later = [n for n in world.notified(incident) if n not in at_once]
+    assert later == [(Channel.SLACK, world.later)], "once its delay has passed"
+    decide_notifications(world.store, record["dynamodb"]["NewImage"], Urgency.HIGH)  # retried
+    world.at(timedelta(minutes=6, seconds=40))
+    assert len(world.notified(incident)) == 3, "a page's record retried decides nothing twice"
+
+
+@pytest.mark.parametrize("triggered_again", [False, True], ids=["acknowledged", "started over"])
+def test_a_stop_before_the_delay_stops_the_later_rule(world: World, triggered_again: bool) -> None:
+    """Acknowledged at 2 minutes (and triggered again at 3: a new start, whose own page
+    notifies anew): the first page's 5-minute rule notifies nobody, and its timer is gone."""
+    incident, record = world.paged()
+    decide_notifications(world.store, record["dynamodb"]["NewImage"], Urgency.HIGH)
+    world.now = T0 + timedelta(minutes=2)
+    update_incident(world.store, world.bob, incident, UpdateIncident(status=Status.ACKNOWLEDGED))
+    if triggered_again:
+        world.now = T0 + timedelta(minutes=3)
+        update_incident(world.store, world.bob, incident, UpdateIncident(status=Status.TRIGGERED))
+    for minute in (6, 7):
+        world.at(timedelta(minutes=minute))
+    assert len(world.notified(incident)) == 2, "only the first page's at-once rules"
+
+
+def test_an_acknowledge_racing_the_firing_wins(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Acknowledged after the firing read the incident triggered and before its
+    transaction: the transaction's checks refuse the notification; the timer stays due and
+    its next firing sees the acknowledge."""
+    incident, record = world.paged()
+    decide_notifications(world.store, record["dynamodb"]["NewImage"], Urgency.HIGH)
+    reads = later.deliverable_methods
+
+    def acknowledged_meanwhile(*arguments: Any) -> Any:
+        found = reads(*arguments)
+        acknowledge = UpdateIncident(status=Status.ACKNOWLEDGED)
+        update_incident(world.store, world.bob, incident, acknowledge)
+        monkeypatch.setattr(later, "deliverable_methods", reads)
+        return found
+
+    monkeypatch.setattr(later, "deliverable_methods", acknowledged_meanwhile)
+    world.at(timedelta(minutes=6))
+    world.at(timedelta(minutes=7))
+    assert len(world.notified(incident)) == 2, "only the at-once rules"

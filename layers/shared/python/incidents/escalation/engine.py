@@ -42,6 +42,7 @@ from incidents.timers.schedule import (
     TimerKind,
     TimerMovedError,
     claim,
+    claim_alone,
     clear_timer,
     refire,
     set_timer,
@@ -147,7 +148,7 @@ def fire_escalation(store: Store, timer: Timer) -> bool:
     account, incident_id = timer.account, timer.subject
     state = _read(store, account, incident_id)
     if state is None or state.stopped or not _triggered(store, account, incident_id):
-        return _claimed_alone(store, timer)
+        return claim_alone(store, timer)
     now = store.clock()
     if state.paged and state.next_at is not None and parse_timestamp(state.next_at) <= now:
         state = state.advanced()
@@ -208,16 +209,6 @@ def _targets(store: Store, account: str, state: Escalation) -> list[Page]:
 def _triggered(store: Store, account: str, incident_id: str) -> bool:
     item = read_summary(store, account, incident_id)
     return item is not None and item.get("status", {}).get("S") == Status.TRIGGERED.value
-
-
-def _claimed_alone(store: Store, timer: Timer) -> bool:
-    """The timer claimed with nothing else: the escalation stopped or is gone."""
-    moved = TimerMovedError("the escalation's timer moved")
-    try:
-        store.transact_growing(lambda: Transaction([labelled(claim(store, timer), moved)], None))
-    except TimerMovedError:
-        return False
-    return True
 
 
 def _read(store: Store, account: str, incident_id: str) -> Escalation | None:

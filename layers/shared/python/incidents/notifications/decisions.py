@@ -12,6 +12,7 @@ and where it records what became of the message (``pending``, then ``sent`` or `
 
 from __future__ import annotations
 
+from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -19,15 +20,26 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict
 
 from dynashard.query import Item
-from incidents.contacts.deliverable import deliverable_methods
+from dynashard.resharding import Transaction
+from incidents.contacts.deliverable import Deliverable, deliverable_methods
 from incidents.contacts.models import Channel, Urgency
 from incidents.items import deserialize, from_item, to_item
-from incidents.keys import NOTIFICATION_PREFIX, PAGE_TYPE, escalation_key, notification_sort_key
-from incidents.models import timestamp
+from incidents.keys import (
+    NOTIFICATION_PREFIX,
+    PAGE_PREFIX,
+    PAGE_TYPE,
+    escalation_key,
+    notification_sort_key,
+)
+from incidents.models import parse_timestamp, timestamp
 from incidents.store import Store, condition_failed
 from incidents.table import PK, SK
+from incidents.timers.schedule import Timer, TimerKind, set_timer
 
 NOTIFICATION_TYPE = "notification"
+SUBJECT_SEPARATOR = "/"
+"""Between a later timer's incident, page and rule: ``inc_…/0001.00.01.user_…/nr_…`` (a
+timer's subject holds no ``#``, the key separator: the page's are written as dots)."""
 
 
 class NotificationStatus(StrEnum):
@@ -80,50 +92,91 @@ class Notification(BaseModel):
 
 
 def is_page_insert(record: dict[str, Any]) -> bool:
-    """Whether a stream record inserts a page: the cloud event source mapping's filter
-    (`stacks.event_delivery`) and the local stream poller's."""
+    """Whether a stream record inserts a page (its notifications are decided then)."""
+    return _inserts(record, PAGE_TYPE)
+
+
+def is_notification_insert(record: dict[str, Any]) -> bool:
+    """Whether a stream record inserts a notification (it is queued to be sent then)."""
+    return _inserts(record, NOTIFICATION_TYPE)
+
+
+def _inserts(record: dict[str, Any], item_type: str) -> bool:
+    """The cloud event source mapping's filters (`stacks.event_delivery`) and the local
+    stream poller's."""
     image = record.get("dynamodb", {}).get("NewImage", {})
-    return record.get("eventName") == "INSERT" and image.get("Type", {}).get("S") == PAGE_TYPE
+    return record.get("eventName") == "INSERT" and image.get("Type", {}).get("S") == item_type
 
 
 def decide_notifications(store: Store, page: Item, urgency: Urgency) -> list[Notification]:
-    """The page's notifications, each decided unless it was (two Queries of the user's
-    partition, a conditional Put each): all of them, to hand to the delivery queue, whose
-    deduplication and the sender's status check keep a repeat from sending twice."""
+    """The page's notifications of rules without a start delay, each decided unless it was
+    (a conditional Put each), and a timer for each rule with one, due its delay after the
+    page (`incidents.notifications.later`); two Queries of the user's partition. Returns
+    the notifications decided now."""
     values = deserialize(page)
-    account, user_id = values["account_id"], values["user_id"]
+    found = deliverable_methods(store, values["account_id"], values["user_id"], urgency)
     notifications = [
-        Notification(
-            account_id=account,
-            incident_id=values["incident_id"],
-            page=values[SK],
-            user_id=user_id,
-            rule_id=found.rule.id,
-            contact_method_id=found.method.id,
-            channel=found.method.type.channel,
-            to=found.method.address,
-            decided_at=timestamp(store.clock()),
-        )
-        for found in deliverable_methods(store, account, user_id, urgency)
-        if found.rule.start_delay_in_minutes == 0
+        page_notification(store, values, rule)
+        for rule in found
+        if rule.rule.start_delay_in_minutes == 0
     ]
     for notification in notifications:
-        _decide(store, notification)
+        try:
+            store.client.put_item(**decision(store, notification))
+        except ClientError as error:
+            if not condition_failed(error):
+                raise
+    for rule in found:
+        if rule.rule.start_delay_in_minutes > 0:
+            _set(store, later_timer(values, rule))
     return notifications
 
 
-def _decide(store: Store, notification: Notification) -> None:
-    """Write the notification unless it was decided before (a retried record)."""
+def _set(store: Store, timer: Timer) -> None:
+    """Set `timer` alone (its bucket's shard count grown if that is throttled)."""
+    store.transact_growing(lambda: Transaction([set_timer(store, timer)], None))
+
+
+def page_notification(store: Store, page: dict[str, Any], found: Deliverable) -> Notification:
+    """The notification of `page` (its item's values) through one deliverable rule."""
+    return Notification(
+        account_id=page["account_id"],
+        incident_id=page["incident_id"],
+        page=page[SK],
+        user_id=page["user_id"],
+        rule_id=found.rule.id,
+        contact_method_id=found.method.id,
+        channel=found.method.type.channel,
+        to=found.method.address,
+        decided_at=timestamp(store.clock()),
+    )
+
+
+def decision(store: Store, notification: Notification) -> dict[str, Any]:
+    """The Put that decides `notification`, only if it was never decided."""
     pk, sk = notification.key
-    try:
-        store.client.put_item(
-            TableName=store.table_name,
-            Item=to_item(notification, NOTIFICATION_TYPE, {PK: pk, SK: sk}),
-            ConditionExpression=f"attribute_not_exists({PK})",
-        )
-    except ClientError as error:
-        if not condition_failed(error):
-            raise
+    return {
+        "TableName": store.table_name,
+        "Item": to_item(notification, NOTIFICATION_TYPE, {PK: pk, SK: sk}),
+        "ConditionExpression": f"attribute_not_exists({PK})",
+    }
+
+
+def later_timer(page: dict[str, Any], found: Deliverable) -> Timer:
+    """The timer of a rule with a start delay: due that long after its page was decided
+    (the same timer however often the page's record comes again)."""
+    due = parse_timestamp(page["decided_at"]) + timedelta(minutes=found.rule.start_delay_in_minutes)
+    page_part = page[SK].removeprefix(PAGE_PREFIX).replace("#", ".")
+    subject = (
+        f"{page['incident_id']}{SUBJECT_SEPARATOR}{page_part}{SUBJECT_SEPARATOR}{found.rule.id}"
+    )
+    return Timer(page["account_id"], TimerKind.NOTIFICATION, subject, due)
+
+
+def later_subject(subject: str) -> tuple[str, str, str]:
+    """A later timer's (incident id, page sort key, rule id)."""
+    incident_id, page_part, rule_id = subject.split(SUBJECT_SEPARATOR)
+    return incident_id, PAGE_PREFIX + page_part.replace(".", "#"), rule_id
 
 
 def notifications_of(store: Store, account: str, incident_id: str) -> list[Notification]:

@@ -19,7 +19,7 @@ from enum import StrEnum
 from typing import Any
 
 from dynashard.query import Item
-from dynashard.resharding import Operation, ShardedKey
+from dynashard.resharding import Operation, ShardedKey, Transaction
 from incidents.errors import DomainError
 from incidents.items import deserialize, serialize
 from incidents.keys import due_index_key, schedule_meta, timer_key
@@ -41,6 +41,9 @@ class TimerKind(StrEnum):
     MAINTENANCE_END = "maintenance_end"
     """A maintenance window with ``resolve_on_end`` ended: its suppressed alerts still
     triggered are resolved."""
+    NOTIFICATION = "notification"
+    """A notification rule's start delay after its page has passed: its notification is
+    decided, unless the incident was acknowledged, resolved or triggered again meanwhile."""
     HANDOFF = "handoff"
     """A schedule's current shift ended: who is on call now and next is worked out again."""
     ESCALATION = "escalation"
@@ -117,6 +120,17 @@ def claim(store: Store, timer: Timer) -> Item:
             "ExpressionAttributeValues": {":due": {"S": timestamp(timer.due_at)}},
         }
     }
+
+
+def claim_alone(store: Store, timer: Timer) -> bool:
+    """Fire `timer` doing nothing else (what it was for is gone or stopped); False if the
+    claim failed (it moved or fired meanwhile)."""
+    moved = TimerMovedError("the timer moved")
+    try:
+        store.transact_growing(lambda: Transaction([labelled(claim(store, timer), moved)], None))
+    except TimerMovedError:
+        return False
+    return True
 
 
 def refire(store: Store, fired: Timer, due_at: datetime, failure: Failure) -> Operation[Failure]:
