@@ -29,6 +29,7 @@ from incidents.contacts.commands import (
     create_notification_rule,
     verify_contact_method,
 )
+from incidents.contacts.deliverable import deliverable_methods
 from incidents.contacts.messages import OutgoingMessage, pending_verification_message
 from incidents.contacts.models import (
     Channel,
@@ -404,7 +405,7 @@ def test_an_acknowledge_racing_the_firing_wins(
     its next firing sees the acknowledge."""
     incident, record = world.paged()
     decide_notifications(world.store, record["dynamodb"]["NewImage"], Urgency.HIGH)
-    reads = later.deliverable_methods
+    reads = deliverable_methods
 
     def acknowledged_meanwhile(*arguments: Any) -> Any:
         found = reads(*arguments)
