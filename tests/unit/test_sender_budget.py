@@ -6,7 +6,6 @@ the 60 s timeout: an error, the batch redelivered, duplicates)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ from incidents.events_out.endpoints import TIMEOUT_SECONDS
 from incidents.events_out.sender import Attempted
 from lambdas import sender
 from local.api.proxy_events import LocalLambdaContext
+from tests.helpers.sqs import fifo_record
 
 
 class Queue:
@@ -48,12 +48,7 @@ def record(n: int) -> dict[str, Any]:
             "event_id": f"evt_{n}", "type": "note.added", "incident_id": "inc_1", "seq": n + 1,
             "happened_at": "2026-11-25T00:00:00Z",
             "body": "{}"}  # fmt: skip
-    return {
-        "messageId": f"m{n}", "receiptHandle": f"h{n}", "body": json.dumps(body),
-        "attributes": {"MessageGroupId": "wh_1#inc_1", "ApproximateReceiveCount": "1"},
-        "messageAttributes": {}, "md5OfBody": "", "eventSource": "aws:sqs",
-        "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q.fifo", "awsRegion": "us-east-1",
-    }  # fmt: skip
+    return fifo_record(n, body, "wh_1#inc_1")
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ once. Without ``PAGE_EMAIL_SENDER`` the stage has no email provider (Slack it al
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -18,6 +17,7 @@ from incidents.notifications.delivery import Outcome
 from lambdas import sender
 from lambdas.settings import PAGE_EMAIL_SENDER
 from local.api.proxy_events import LocalLambdaContext
+from tests.helpers.sqs import fifo_record
 
 
 class Queue:
@@ -42,12 +42,7 @@ def record(n: int) -> dict[str, Any]:
     body = {"kind": "notification", "account_id": "acct_1", "incident_id": "inc_1",
             "notification": f"notification#0001#00#01#user_1#nr_{n}",
             "contact_method_id": "cm_1"}  # fmt: skip
-    return {
-        "messageId": f"m{n}", "receiptHandle": f"h{n}", "body": json.dumps(body),
-        "attributes": {"MessageGroupId": "cm_1#notify", "ApproximateReceiveCount": "1"},
-        "messageAttributes": {}, "md5OfBody": "", "eventSource": "aws:sqs",
-        "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q.fifo", "awsRegion": "us-east-1",
-    }  # fmt: skip
+    return fifo_record(n, body, "cm_1#notify")
 
 
 @pytest.mark.parametrize(
