@@ -93,6 +93,17 @@ def report_figures(figures: list[Figure]) -> None:
             metric.add_dimension(name="severity", value=figure.severity.value)
 
 
+def decide_or_log(page: dict[str, Any]) -> None:
+    """A page's notifications decided; a page that can never be (an item this code cannot
+    read) is logged and counted, not retried: it would hold up every later record of its
+    stream shard. Throttling and the table's errors are raised, and retried."""
+    try:
+        decide_notifications(store_without_cursors(), page, Urgency.HIGH)
+    except (KeyError, ValueError):  # pydantic's ValidationError is a ValueError
+        logger.exception("a page's notifications cannot be decided", extra={"page": page})
+        metrics.add_metric(name="PagesUndecidable", unit=MetricUnit.Count, value=1)
+
+
 def notification_job(image: dict[str, Any]) -> NotificationJob:
     """The delivery queue's message for a notification decided (its item's new image)."""
     notification = from_item(Notification, image)
@@ -117,7 +128,7 @@ def publish_batch(event: dict[str, Any], context: LambdaContext) -> PartialItemF
         try:
             image = record.raw_event.get("dynamodb", {}).get("NewImage", {})
             if is_page_insert(record.raw_event):
-                decide_notifications(store_without_cursors(), image, Urgency.HIGH)
+                decide_or_log(image)
                 return
             if is_notification_insert(record.raw_event):
                 delivery_queue().send([notification_job(image)])

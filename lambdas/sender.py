@@ -30,6 +30,7 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from botocore.config import Config
 
 from incidents.contacts.models import Channel
 from incidents.events_out.circuit import drain
@@ -181,7 +182,8 @@ def carriers() -> Carriers:
     found: dict[Channel, Carrier] = {Channel.SLACK: SlackWebhook(endpoint_policy())}
     sender_address = os.environ.get(PAGE_EMAIL_SENDER)
     if sender_address:
-        ses = boto3.client("sesv2", config=client_settings())
+        once = Config(retries={"total_max_attempts": 1})  # a retry is the queue's: no duplicates
+        ses = boto3.client("sesv2", config=client_settings().merge(once))
         configuration_set = os.environ.get(PAGE_EMAIL_CONFIGURATION_SET) or None
         found[Channel.EMAIL] = SesEmail(ses, sender_address, configuration_set)
     return found

@@ -57,6 +57,7 @@ from incidents.notifications.decisions import (
 )
 from incidents.notifications.delivery import ATTEMPTS, RETRY_SECONDS, deliver
 from incidents.notifications.later import fire_notification
+from incidents.notifications.messages import page_message
 from incidents.requests import SaveProfile, UpdateIncident
 from incidents.store import Caller, Store, new_id
 from incidents.timers.firing import FireHere
@@ -176,7 +177,9 @@ class World:
         return [(n.channel, n.rule_id)
                 for n in notifications_of(self.store, self.bob.account_id, incident)]  # fmt: skip
 
-    def paged(self) -> tuple[str, dict[str, Any]]:
+    def paged(
+        self, dedup_key: str = "db-1", summary: str = "disk full"
+    ) -> tuple[str, dict[str, Any]]:
         """An incident paging Bob at level 1, and the page's insert as the stream has it."""
         target = {"type": "user", "id": self.bob.user_id}
         request = EscalationPolicyRequest.model_validate({"name": "Payments", "escalation_rules": [
@@ -186,17 +189,13 @@ class World:
             self.store, self.bob, NewIntegration(name="prometheus", escalation_policy_id=policy)
         )
         caller, integration = authenticate(self.store, created.key)
-        payload = {"summary": "disk full", "source": "db-1", "severity": "critical"}
+        payload = {"summary": summary, "source": "db-1", "severity": "critical"}
         alert = ALERT_EVENTS.validate_python(
-            {"event_action": "trigger", "dedup_key": "db-1", "payload": payload}
+            {"event_action": "trigger", "dedup_key": dedup_key, "payload": payload}
         )
         incident = ingest_alert(self.store, caller, integration, alert).incident_id
         assert incident is not None
-        sweep(
-            self.store,
-            T0 + timedelta(seconds=30),
-            FireHere({TimerKind.ESCALATION: fire_escalation}),
-        )
+        self.at(self.now - T0 + timedelta(seconds=30))  # the next sweep pages it
         pk = f"{self.bob.account_id}#{incident}"
         (page,) = self.store.query_partition(pk, prefix=PAGE_PREFIX)
         stream = {"NewImage": page, "SequenceNumber": "1", "StreamViewType": "NEW_IMAGE"}
@@ -397,24 +396,58 @@ def test_a_stop_before_the_delay_stops_the_later_rule(world: World, triggered_ag
     assert len(world.notified(incident)) == 2, "only the first page's at-once rules"
 
 
-def test_an_acknowledge_racing_the_firing_wins(
-    world: World, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("triggered_again", [False, True], ids=["acknowledged", "started over"])
+def test_a_stop_racing_the_firing_wins(
+    world: World, monkeypatch: pytest.MonkeyPatch, triggered_again: bool
 ) -> None:
-    """Acknowledged after the firing read the incident triggered and before its
-    transaction: the transaction's checks refuse the notification; the timer stays due and
-    its next firing sees the acknowledge."""
+    """Acknowledged (and triggered again: a new start) after the firing read the incident
+    paging and before its transaction: the transaction's checks refuse the notification;
+    the timer stays due and its next firing sees the change."""
     incident, record = world.paged()
     decide_notifications(world.store, record["dynamodb"]["NewImage"], Urgency.HIGH)
     reads = deliverable_methods
 
-    def acknowledged_meanwhile(*arguments: Any) -> Any:
+    def stopped_meanwhile(*arguments: Any) -> Any:
         found = reads(*arguments)
-        acknowledge = UpdateIncident(status=Status.ACKNOWLEDGED)
-        update_incident(world.store, world.bob, incident, acknowledge)
+        for status in [Status.ACKNOWLEDGED, *([Status.TRIGGERED] if triggered_again else [])]:
+            update_incident(world.store, world.bob, incident, UpdateIncident(status=status))
         monkeypatch.setattr(later, "deliverable_methods", reads)
         return found
 
-    monkeypatch.setattr(later, "deliverable_methods", acknowledged_meanwhile)
+    monkeypatch.setattr(later, "deliverable_methods", stopped_meanwhile)
     world.at(timedelta(minutes=6))
     world.at(timedelta(minutes=7))
     assert len(world.notified(incident)) == 2, "only the at-once rules"
+
+
+def test_a_page_handled_late_notifies_after_its_delay_and_not_once_it_stopped(
+    world: World,
+) -> None:
+    """The page's record handled 9 minutes after the page (retries, a recovered batch): the
+    5-minute rule's timer is due at once, not in a minute the sweep has passed; the record
+    handled again once the incident was acknowledged decides nothing."""
+    incident, record = world.paged()
+    world.now = T0 + timedelta(minutes=9)
+    decide_notifications(world.store, record["dynamodb"]["NewImage"], Urgency.HIGH)
+    world.at(timedelta(minutes=10))
+    assert len(world.notified(incident)) == 3, "the later rule too, at the next sweep"
+    other, again = world.paged("db-2")
+    update_incident(world.store, world.bob, other, UpdateIncident(status=Status.ACKNOWLEDGED))
+    assert decide_notifications(world.store, again["dynamodb"]["NewImage"], Urgency.HIGH) == []
+    world.at(timedelta(minutes=20))
+    assert world.notified(other) == [], "acknowledged before its record: nobody notified"
+
+
+def test_slack_text_is_shown_as_written_and_a_refused_url_fails_at_once(
+    world: World, slack: Slack
+) -> None:
+    _, record = world.paged(summary="<!channel> disk & <https://evil.example|db>")
+    decided = decide_notifications(world.store, record["dynamodb"]["NewImage"], Urgency.HIGH)
+    (job,) = [j for j, n in zip(jobs(decided), decided, strict=True) if n.channel is Channel.SLACK]
+    public_only = {Channel.SLACK: SlackWebhook(EndpointPolicy())}
+    refused = deliver(world.store, public_only, job)
+    assert refused.status is NotificationStatus.FAILED, "refused again on any try"
+    assert slack.bodies == []
+    (posted,) = [n for n in decided if n.channel is Channel.SLACK]
+    text = page_message(world.store, posted).body
+    assert "&lt;!channel&gt; disk &amp; &lt;https://evil.example|db&gt;" in text

@@ -10,6 +10,7 @@ event once.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Literal
@@ -132,8 +133,9 @@ class NotificationJob(BaseModel):
         return f"{self.contact_method_id}#notify"
 
     def deduplication(self) -> str:
-        """A notification is enqueued once (its page's record retried enqueues it again)."""
-        return f"{self.incident_id}#{self.notification}"
+        """A notification is enqueued once (its record retried enqueues it again); hashed
+        (SQS takes 128 characters at most)."""
+        return hashlib.sha256(f"{self.incident_id}#{self.notification}".encode()).hexdigest()
 
 
 Message = DeliveryMessage | ReplayJob | DrainJob | NotificationJob

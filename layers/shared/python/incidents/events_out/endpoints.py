@@ -33,6 +33,8 @@ from incidents.errors import DomainError
 from incidents.events_out.addresses import HostError, IPAddress, parse_host, public
 
 TIMEOUT_SECONDS = 10.0
+REFUSED = "refused: "
+"""How an attempt's reason starts when the address policy refused its URL."""
 RETRY_AFTER_STATUSES = (429, 503)
 RESPONSE_BYTES = 4096
 """Of a response body, what is read (and dropped): the status is what counts."""
@@ -156,7 +158,7 @@ def post(
             return Outcome(None, "timed out", _since(started))
         return Outcome(status, None, _since(started), retry_after)
     except UnsafeUrlError as error:
-        return Outcome(None, f"refused: {error}", _since(started))
+        return Outcome(None, f"{REFUSED}{error}", _since(started))
     except Exception as error:  # an attempt's every failure is its outcome, logged
         reason = "timed out" if watchdog.fired else _reason(error)
         return Outcome(None, reason, _since(started))

@@ -14,7 +14,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from incidents.contacts.messages import OutgoingMessage
 from incidents.contacts.models import Channel
-from incidents.events_out.endpoints import EndpointPolicy, post
+from incidents.events_out.endpoints import REFUSED, EndpointPolicy, post
 
 if TYPE_CHECKING:
     from mypy_boto3_sesv2 import SESV2Client
@@ -95,6 +95,8 @@ class SlackWebhook:
         if outcome.succeeded:
             return Handed(sent=True)
         reason = outcome.error or f"HTTP {outcome.status}"
+        if reason.startswith(REFUSED):  # the address policy's: refused again on any try
+            return Handed(reason=reason)
         if outcome.status is None or outcome.status >= 500 or outcome.status == 429:
             return Handed(retry_after=outcome.retry_after or 0, reason=reason)
         return Handed(reason=reason)

@@ -12,7 +12,8 @@ and where it records what became of the message (``pending``, then ``sent`` or `
 
 from __future__ import annotations
 
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -31,8 +32,9 @@ from incidents.keys import (
     escalation_key,
     notification_sort_key,
 )
-from incidents.models import parse_timestamp, timestamp
+from incidents.models import Status, parse_timestamp, timestamp
 from incidents.store import Store, condition_failed
+from incidents.summaries import read_summary
 from incidents.table import PK, SK
 from incidents.timers.schedule import Timer, TimerKind, set_timer
 
@@ -67,6 +69,8 @@ class Notification(BaseModel):
     to: str
     """The method's address when the page was decided."""
     decided_at: str
+    paged_at: str
+    """When its page was decided (a page not sent soon after is stale)."""
     status: NotificationStatus = NotificationStatus.PENDING
     attempts: int = 0
     sent_at: str | None = None
@@ -108,12 +112,43 @@ def _inserts(record: dict[str, Any], item_type: str) -> bool:
     return record.get("eventName") == "INSERT" and image.get("Type", {}).get("S") == item_type
 
 
+@dataclass(frozen=True)
+class Paging:
+    """An incident still paging: its summary and escalation items as read."""
+
+    summary: Item
+    escalation: Item
+
+    @property
+    def generation(self) -> int:
+        """The escalation's start (each trigger again is one)."""
+        return int(self.escalation["generation"]["N"])
+
+
+def still_paging(store: Store, page: dict[str, Any]) -> Paging | None:
+    """The incident of `page` (its item's values) while it is still triggered and its
+    escalation has not started over since the page; None once it was acknowledged,
+    resolved, triggered again or deleted (a summary read and a point read)."""
+    account, incident_id = page["account_id"], page["incident_id"]
+    pk, escalation_sk = escalation_key(account, incident_id)
+    escalation = store.get(pk, escalation_sk)
+    summary = read_summary(store, account, incident_id)
+    if escalation is None or summary is None:
+        return None
+    paging = Paging(summary, escalation)
+    triggered = summary.get("status", {}).get("S") == Status.TRIGGERED.value
+    return paging if triggered and paging.generation == page["generation"] else None
+
+
 def decide_notifications(store: Store, page: Item, urgency: Urgency) -> list[Notification]:
     """The page's notifications of rules without a start delay, each decided unless it was
     (a conditional Put each), and a timer for each rule with one, due its delay after the
-    page (`incidents.notifications.later`); two Queries of the user's partition. Returns
-    the notifications decided now."""
+    page (`incidents.notifications.later`); two Queries of the user's partition. Nothing
+    once the incident stopped paging (a record handled late). Returns the notifications
+    decided now."""
     values = deserialize(page)
+    if still_paging(store, values) is None:
+        return []
     found = deliverable_methods(store, values["account_id"], values["user_id"], urgency)
     notifications = [
         page_notification(store, values, rule)
@@ -127,8 +162,9 @@ def decide_notifications(store: Store, page: Item, urgency: Urgency) -> list[Not
             if not condition_failed(error):
                 raise
     for rule in found:
-        if rule.rule.start_delay_in_minutes > 0:
-            _set(store, later_timer(values, rule))
+        later = page_notification(store, values, rule)
+        if rule.rule.start_delay_in_minutes > 0 and store.get(*later.key) is None:
+            _set(store, later_timer(values, rule, store.clock()))
     return notifications
 
 
@@ -149,6 +185,7 @@ def page_notification(store: Store, page: dict[str, Any], found: Deliverable) ->
         channel=found.method.type.channel,
         to=found.method.address,
         decided_at=timestamp(store.clock()),
+        paged_at=page["decided_at"],
     )
 
 
@@ -162,10 +199,11 @@ def decision(store: Store, notification: Notification) -> dict[str, Any]:
     }
 
 
-def later_timer(page: dict[str, Any], found: Deliverable) -> Timer:
-    """The timer of a rule with a start delay: due that long after its page was decided
-    (the same timer however often the page's record comes again)."""
-    due = parse_timestamp(page["decided_at"]) + timedelta(minutes=found.rule.start_delay_in_minutes)
+def later_timer(page: dict[str, Any], found: Deliverable, now: datetime) -> Timer:
+    """The timer of a rule with a start delay: due that long after its page was decided, or
+    now if that has passed (a record handled late: the sweep reads no minute behind it)."""
+    delay = timedelta(minutes=found.rule.start_delay_in_minutes)
+    due = max(parse_timestamp(page["decided_at"]) + delay, now)
     page_part = page[SK].removeprefix(PAGE_PREFIX).replace("#", ".")
     subject = (
         f"{page['incident_id']}{SUBJECT_SEPARATOR}{page_part}{SUBJECT_SEPARATOR}{found.rule.id}"

@@ -16,9 +16,13 @@ from incidents.errors import DomainError
 from incidents.items import deserialize, serialize
 from incidents.keys import escalation_key
 from incidents.models import Status
-from incidents.notifications.decisions import decision, later_subject, page_notification
+from incidents.notifications.decisions import (
+    decision,
+    later_subject,
+    page_notification,
+    still_paging,
+)
 from incidents.store import Store, labelled
-from incidents.summaries import read_summary
 from incidents.table import PK, SK, item_key
 from incidents.timers.schedule import Timer, TimerMovedError, claim, claim_alone
 
@@ -37,15 +41,13 @@ def fire_notification(store: Store, timer: Timer) -> bool:
     """Decide the notification the timer waited for, or claim it alone if nobody is to be
     notified any more; False if the claim failed."""
     incident_id, page_key, rule_id = later_subject(timer.subject)
-    pk, escalation_sk = escalation_key(timer.account, incident_id)
-    page, escalation = store.get(pk, page_key), store.get(pk, escalation_sk)
-    summary = read_summary(store, timer.account, incident_id)
-    if page is None or escalation is None or summary is None:
+    pk, _ = escalation_key(timer.account, incident_id)
+    page = store.get(pk, page_key)
+    if page is None:
         return claim_alone(store, timer)
     values = deserialize(page)
-    generation = deserialize(escalation)["generation"]
-    triggered = summary.get("status", {}).get("S") == Status.TRIGGERED.value
-    if not triggered or generation != values["generation"]:
+    paging = still_paging(store, values)
+    if paging is None:
         return claim_alone(store, timer)
     found = deliverable_methods(store, timer.account, values["user_id"], Urgency.HIGH)
     rules = [rule for rule in found if rule.rule.id == rule_id]
@@ -56,8 +58,8 @@ def fire_notification(store: Store, timer: Timer) -> bool:
     operations = [
         labelled(claim(store, timer), TimerMovedError("the notification's timer moved")),
         labelled({"Put": decision(store, notification)}, AlreadyDecidedError("decided")),
-        labelled(_still(store, summary, "status", Status.TRIGGERED.value), stopped),
-        labelled(_still(store, escalation, "generation", generation), stopped),
+        labelled(_still(store, paging.summary, "status", Status.TRIGGERED.value), stopped),
+        labelled(_still(store, paging.escalation, "generation", paging.generation), stopped),
     ]
     try:
         store.transact_growing(lambda: Transaction(operations, None))

@@ -47,6 +47,8 @@ def page_message(store: Store, notification: Notification) -> OutgoingMessage:
         "incident_id": notification.incident_id,
     }
     channel = notification.channel
+    if channel is Channel.SLACK:  # Slack reads <…> as links and mentions (<!channel>)
+        words = {name: _slack_escaped(value) for name, value in words.items()}
     return OutgoingMessage(
         channel=channel,
         to=notification.to,
@@ -54,6 +56,13 @@ def page_message(store: Store, notification: Notification) -> OutgoingMessage:
         body=BODIES[channel].format(**words),
         user_id=notification.user_id,
         contact_method_id=notification.contact_method_id,
-        expires_at=timestamp(parse_timestamp(notification.decided_at) + STALE_AFTER),
+        expires_at=timestamp(parse_timestamp(notification.paged_at) + STALE_AFTER),
         purpose=PURPOSE,
     )
+
+
+def _slack_escaped(value: object) -> object:
+    """`value` as Slack shows text literally: ``&``, ``<`` and ``>`` escaped."""
+    if not isinstance(value, str):
+        return value
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
