@@ -331,6 +331,18 @@ class EventDelivery(NestedStack):
             "a delivery older than its whole retry schedule",
         )
         monitoring.alarm(
+            "NotificationsFailed",
+            custom_metric(METRICS_NAMESPACE, "NotificationsFailed", "Sum"),
+            1,
+            "a page's notification was not sent (its reason is on it): a person was not reached",
+        )
+        monitoring.alarm(
+            "PagesUndecidable",
+            custom_metric(METRICS_NAMESPACE, "PagesUndecidable", "Sum"),
+            1,
+            "a page whose notifications could not be decided (the publisher logged it)",
+        )
+        monitoring.alarm(
             "WebhooksDisabled",
             custom_metric(METRICS_NAMESPACE, "WebhooksDisabled", "Sum"),
             1,
@@ -348,8 +360,13 @@ class EventDelivery(NestedStack):
             custom_metric(METRICS_NAMESPACE, f"Deliveries{status}", "Sum")
             for status in ("Succeeded", "Pending", "Failed")
         ]
+        notifications = [
+            custom_metric(METRICS_NAMESPACE, f"Notifications{status}", "Sum")
+            for status in ("Sent", "Pending", "Failed")
+        ]
         monitoring.dashboard.add_widgets(
             cloudwatch.GraphWidget(title="Webhook deliveries", left=deliveries),
+            cloudwatch.GraphWidget(title="Page notifications", left=notifications),
             cloudwatch.GraphWidget(
                 title="Change to delivery (p50, p99) and attempt time (p99), ms",
                 left=[

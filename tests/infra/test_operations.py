@@ -140,6 +140,12 @@ def test_pages_are_emailed_through_the_stages_own_identity_alone(
     assert "ses:" not in dev_sender
 
 
+def test_a_person_not_reached_alarms(dev: Synthesized) -> None:
+    for name in ("NotificationsFailed", "PagesUndecidable"):
+        watched = alarm(dev, name)
+        assert (watched["MetricName"], watched["Threshold"]) == (name, 1)
+
+
 def test_the_alarms_that_matter(dev: Synthesized) -> None:
     config = stage_config("dev", None)
     for group in Group:
