@@ -19,6 +19,7 @@ import boto3
 from incidents.timers.firing_queue import WORKER_TIMEOUT_SECONDS
 from lambdas.settings import TIMER_QUEUE_URL
 from local.api.proxy_events import LocalLambdaContext
+from local.engines.orphans import exit_with_parent
 from local.events.event_pipeline import QueuePoller, running
 from local.events.messaging import REGION
 
@@ -32,6 +33,7 @@ def main() -> None:
     """Sweep now and then each minute, and fire what it queues, until SIGTERM or Ctrl-C."""
     from lambdas import sweeper, timer_worker  # noqa: PLC0415 - they read the environment
 
+    exit_with_parent(signal.SIGTERM)  # make dev killed outright takes the loop along
     signal.signal(signal.SIGTERM, _interrupt)
     poller = QueuePoller(
         boto3.client("sqs", region_name=REGION), os.environ[TIMER_QUEUE_URL],

@@ -52,6 +52,10 @@ class DevProcess:
         (pid,) = [pid for pid in children(self.process.pid) if not _helper(pid)]
         return pid
 
+    def helpers(self) -> list[int]:
+        """The helpers' process ids: the engine's JVM, the event pipeline, the sweep loop."""
+        return [pid for pid in children(self.process.pid) if _helper(pid)]
+
     def workers(self) -> list[int]:
         """The worker processes' ids (the master's children)."""
         return children(self.master())
@@ -132,6 +136,15 @@ def children(pid: int) -> list[int]:
         except FileNotFoundError:  # the thread ended meanwhile
             continue
     return sorted(int(child) for child in listed)
+
+
+def alive(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie waiting to be reaped does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
 
 
 def peak_rss_mb(pid: int) -> float:

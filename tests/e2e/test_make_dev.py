@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from local.api.dev_process import DevProcess, dev_process
+from local.api.dev_process import DevProcess, alive, dev_process
 from local.engines.dynamodb_local import running_jvms, unavailable_reason
 from local.webhook_receiver import Received, Receiver, serving
 from tests.helpers.deliveries import (
@@ -174,7 +174,9 @@ def test_make_dev_killed_with_a_data_directory_loses_no_committed_event(tmp_path
             assert isinstance(summary, dict)
             for n in range(NOTES):
                 call(running, "POST", f"/incidents/{summary['id']}/notes", {"text": f"{n}"})
+            helpers = running.helpers()
             running.interrupt(signal.SIGKILL)
+        wait_for(lambda: not any(map(alive, helpers)), 30, "make dev's helpers to die with it")
         with dev_process(tmp_path / "second", settings) as running:
             timeline = call(running, "GET", f"/incidents/{summary['id']}/timeline?limit=50")
             events = timeline["items"]
