@@ -69,6 +69,12 @@ from local.api.call_log import RUNNING
 from local.api.proxy_events import LocalLambdaContext
 from local.events.messaging import PAGE_SENDER
 from tests.helpers.api_harness import Api
+from tests.integration.test_stream_recovery import (  # noqa: F401 - a fixture
+    on_failure,
+    recover,
+    recovering,
+    stream_records,
+)
 
 pytestmark = pytest.mark.integration
 T0 = datetime(2027, 4, 5, 10, 0, 5, tzinfo=UTC)
@@ -455,3 +461,22 @@ def test_slack_text_is_shown_as_written_and_a_refused_url_fails_at_once(
     (posted,) = [n for n in decided if n.channel is Channel.SLACK]
     text = page_message(world.store, posted).body
     assert "&lt;!channel&gt; disk &amp; &lt;https://evil.example|db&gt;" in text
+
+
+@pytest.mark.usefixtures("recovering")
+def test_stream_recovery_decides_the_notifications_of_a_page_given_up(
+    api: Api, slack: Slack, monkeypatch: pytest.MonkeyPatch, dynamodb_endpoint: str
+) -> None:
+    """A stream batch the publisher gave up on, holding a page, is published again by
+    stream recovery (its calls recorded as its own): the page's notifications are decided,
+    and queued from their own inserts."""
+    store = runtime.store()
+    monkeypatch.setattr(store, "clock", store.clock)  # the world's clock, undone after
+    world = World(store, slack.url)
+    incident, _ = world.paged()
+    queued: list[NotificationJob] = []
+    monkeypatch.setattr(publisher, "delivery_queue", lambda: Sent(queued))
+    arn, shards = stream_records(dynamodb_endpoint, world.bob.account_id)
+    assert recover([on_failure(arn, shard, records) for shard, records in shards.items()]) == []
+    stored = notifications_of(store, world.bob.account_id, incident)
+    assert sorted(n.channel for n in stored) == [Channel.EMAIL, Channel.SLACK]
