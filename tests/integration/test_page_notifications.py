@@ -332,8 +332,18 @@ class Throttled:
         return Handed(retry_after=0, reason="throttled")
 
 
+@pytest.fixture
+def queued(monkeypatch: pytest.MonkeyPatch) -> list[NotificationJob]:
+    """The notification jobs the publisher queues, kept here. Its container's publisher of
+    events is built first, so that its cache keeps the real queue for the tests after."""
+    publisher.publisher()
+    sent: list[NotificationJob] = []
+    monkeypatch.setattr(publisher, "delivery_queue", lambda: Sent(sent))
+    return sent
+
+
 def test_the_publisher_decides_a_pages_notifications_and_queues_each_decided(
-    api: Api, slack: Slack, monkeypatch: pytest.MonkeyPatch
+    api: Api, slack: Slack, queued: list[NotificationJob], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The publisher's own path, as the stream runs it (its calls recorded as its own for
     the least-privilege check): a page's insert decides its notifications; each
@@ -345,8 +355,6 @@ def test_the_publisher_decides_a_pages_notifications_and_queues_each_decided(
     assert publish([record]) == {"batchItemFailures": []}
     stored = notifications_of(store, world.bob.account_id, incident)
     assert sorted(n.channel for n in stored) == [Channel.EMAIL, Channel.SLACK]
-    queued: list[NotificationJob] = []
-    monkeypatch.setattr(publisher, "delivery_queue", lambda: Sent(queued))
     inserts = [
         {**record, "dynamodb": {**record["dynamodb"], "NewImage": item}}
         for item in store.query_partition(f"{world.bob.account_id}#{incident}",
@@ -465,7 +473,11 @@ def test_slack_text_is_shown_as_written_and_a_refused_url_fails_at_once(
 
 @pytest.mark.usefixtures("recovering")
 def test_stream_recovery_decides_the_notifications_of_a_page_given_up(
-    api: Api, slack: Slack, monkeypatch: pytest.MonkeyPatch, dynamodb_endpoint: str
+    api: Api,
+    slack: Slack,
+    queued: list[NotificationJob],
+    monkeypatch: pytest.MonkeyPatch,
+    dynamodb_endpoint: str,
 ) -> None:
     """A stream batch the publisher gave up on, holding a page, is published again by
     stream recovery (its calls recorded as its own): the page's notifications are decided,
@@ -474,9 +486,10 @@ def test_stream_recovery_decides_the_notifications_of_a_page_given_up(
     monkeypatch.setattr(store, "clock", store.clock)  # the world's clock, undone after
     world = World(store, slack.url)
     incident, _ = world.paged()
-    queued: list[NotificationJob] = []
-    monkeypatch.setattr(publisher, "delivery_queue", lambda: Sent(queued))
     arn, shards = stream_records(dynamodb_endpoint, world.bob.account_id)
     assert recover([on_failure(arn, shard, records) for shard, records in shards.items()]) == []
     stored = notifications_of(store, world.bob.account_id, incident)
     assert sorted(n.channel for n in stored) == [Channel.EMAIL, Channel.SLACK]
+    arn, shards = stream_records(dynamodb_endpoint, world.bob.account_id)
+    assert recover([on_failure(arn, shard, records) for shard, records in shards.items()]) == []
+    assert sorted(queued, key=str) == sorted(jobs(stored), key=str), "once each"
