@@ -30,6 +30,7 @@ from incidents.events_out.delivery_messages import NotificationJob
 from incidents.events_out.outbox import BatchReads, Publisher, from_stream
 from incidents.insights.figures import Figure, Measure
 from incidents.items import from_item
+from incidents.notifications.codes import code_job, is_code_message
 from incidents.notifications.decisions import (
     Notification,
     decide_notifications,
@@ -132,6 +133,9 @@ def publish_batch(event: dict[str, Any], context: LambdaContext) -> PartialItemF
                 return
             if is_notification_insert(record.raw_event):
                 delivery_queue().send([notification_job(image)])
+                return
+            if is_code_message(record.raw_event):
+                delivery_queue().send([code_job(image)])
                 return
             item = from_stream(record.raw_event)
             if item is not None:

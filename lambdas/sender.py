@@ -35,6 +35,7 @@ from botocore.config import Config
 from incidents.contacts.models import Channel
 from incidents.events_out.circuit import drain
 from incidents.events_out.delivery_messages import (
+    CodeJob,
     DrainJob,
     NotificationJob,
     ReplayJob,
@@ -43,8 +44,16 @@ from incidents.events_out.delivery_messages import (
 from incidents.events_out.endpoints import TIMEOUT_SECONDS
 from incidents.events_out.replay import run_replay_page
 from incidents.events_out.sender import Attempted, Sender
-from incidents.notifications.channels import Carrier, Carriers, SesEmail, SlackWebhook
-from incidents.notifications.delivery import deliver
+from incidents.notifications.channels import (
+    Carrier,
+    Carriers,
+    SesEmail,
+    SlackWebhook,
+    SmsText,
+    VoiceCall,
+)
+from incidents.notifications.codes import send_code
+from incidents.notifications.delivery import Outcome, deliver
 from lambdas.runtime import (
     client_settings,
     delivery_queue,
@@ -54,7 +63,12 @@ from lambdas.runtime import (
     store,
     tracer,
 )
-from lambdas.settings import PAGE_EMAIL_CONFIGURATION_SET, PAGE_EMAIL_SENDER
+from lambdas.settings import (
+    PAGE_EMAIL_CONFIGURATION_SET,
+    PAGE_EMAIL_SENDER,
+    PAGE_ORIGINATION_IDENTITY,
+    PAGE_SMS_CONFIGURATION_SET,
+)
 
 MAX_PARALLEL_GROUPS = 10
 VISIBILITY_LIMIT_SECONDS = 43_200
@@ -135,7 +149,10 @@ def handle(
         raise NotTriedError("too little of the invocation left for a whole attempt")
     message = parse_message(record.body)
     if isinstance(message, NotificationJob):
-        _notify(record, message, received_at)
+        _settle(record, deliver(store(), carriers(), message), received_at, "Notifications")
+        return
+    if isinstance(message, CodeJob):
+        _settle(record, send_code(store(), carriers(), message), received_at, "Codes")
         return
     if isinstance(message, ReplayJob):
         run_replay_page(store(), delivery_queue(), message)
@@ -158,34 +175,41 @@ def handle(
     raise RetryLaterError(f"next attempt in {result.retry_in} s; back in {hidden} s")
 
 
-def _notify(record: SQSRecord, job: NotificationJob, received_at: float) -> None:
-    """One attempt at a page's notification; its retry waits in the queue, as a
+def _settle(record: SQSRecord, outcome: Outcome, received_at: float, counted: str) -> None:
+    """A message to a person after one try: counted (``NotificationsSent``, ``CodesFailed``…)
+    if it settled, deleted unless it is tried again; its retry waits in the queue, as a
     delivery's does."""
-    outcome = deliver(store(), carriers(), job)
     if outcome.status is not None:
-        metrics.add_metric(
-            name=f"Notifications{outcome.status.value.title()}", unit=MetricUnit.Count, value=1
-        )
+        name = f"{counted}{outcome.status.value.title()}"
+        metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)
     if outcome.retry_in is None:
         delivery_queue().done(record.receipt_handle)
         return
     delivery_queue().retry_in(
         record.receipt_handle, hide_for(outcome.retry_in, received_at, clock())
     )
-    raise RetryLaterError(f"next attempt of the notification in {outcome.retry_in} s")
+    raise RetryLaterError(f"next attempt in {outcome.retry_in} s")
 
 
 @functools.cache
 def carriers() -> Carriers:
-    """The stage's providers: email through SES v2 from ``PAGE_EMAIL_SENDER`` (if set),
-    Slack's incoming webhooks under the webhooks' address policy."""
+    """The stage's providers: email through SES v2 from ``PAGE_EMAIL_SENDER``, SMS and calls
+    through End User Messaging from ``PAGE_ORIGINATION_IDENTITY`` (each if set), Slack's
+    incoming webhooks under the webhooks' address policy. The AWS clients make no retries
+    of their own: a retry is the queue's, so a lost answer is not sent twice by the SDK."""
     found: dict[Channel, Carrier] = {Channel.SLACK: SlackWebhook(endpoint_policy())}
+    once = client_settings().merge(Config(retries={"total_max_attempts": 1}))
     sender_address = os.environ.get(PAGE_EMAIL_SENDER)
     if sender_address:
-        once = Config(retries={"total_max_attempts": 1})  # a retry is the queue's: no duplicates
-        ses = boto3.client("sesv2", config=client_settings().merge(once))
-        configuration_set = os.environ.get(PAGE_EMAIL_CONFIGURATION_SET) or None
-        found[Channel.EMAIL] = SesEmail(ses, sender_address, configuration_set)
+        ses = boto3.client("sesv2", config=once)
+        email_set = os.environ.get(PAGE_EMAIL_CONFIGURATION_SET) or None
+        found[Channel.EMAIL] = SesEmail(ses, sender_address, email_set)
+    number = os.environ.get(PAGE_ORIGINATION_IDENTITY)
+    if number:
+        phone = boto3.client("pinpoint-sms-voice-v2", config=once)
+        phone_set = os.environ.get(PAGE_SMS_CONFIGURATION_SET) or None
+        found[Channel.SMS] = SmsText(phone, number, phone_set)
+        found[Channel.VOICE] = VoiceCall(phone, number, phone_set)
     return found
 
 

@@ -1,6 +1,8 @@
-"""``make dev``'s outbox: every page emailed so far, as moto's SES v2 kept it (it delivers
-none), newest first: an HTML table for people at ``/outbox``, and JSON for a client that
-asks for ``application/json``. Local only: the deployed API has no such route."""
+"""``make dev``'s outbox: every message to a person so far (pages and verification codes), as
+moto's SES v2 kept the emails and the End User Messaging stand-in the texts and calls (they
+deliver none), each channel's newest first: an HTML table for people at ``/outbox``, and
+JSON for a client that asks for ``application/json``. Local only: the deployed API has no
+such route."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import Any
 
 import requests
 
+from local.engines.sms_voice import MESSAGES_PATH
 from local.events.messaging import PAGE_SENDER
 
 INCIDENT_ID = re.compile(r"\binc_[0-9A-Za-z]{27}\b")
@@ -19,22 +22,31 @@ TIMEOUT_SECONDS = 5
 
 
 def outbox_messages() -> list[dict[str, Any]]:
-    """The pages sent by email, newest first: channel, to, subject, body, incident id."""
-    endpoint = os.environ["AWS_ENDPOINT_URL_SESV2"]
-    state = requests.get(f"{endpoint}/moto-api/data.json", timeout=TIMEOUT_SECONDS).json()
-    sent = [m for m in state.get("ses", {}).get("Message", []) if m["source"] == PAGE_SENDER]
-    return [
+    """The messages sent, emails then texts and calls, each newest first (moto keeps no
+    time of an email): channel, to, subject, body, incident id."""
+    emails = _get(os.environ["AWS_ENDPOINT_URL_SESV2"], "/moto-api/data.json")
+    texts = _get(os.environ["AWS_ENDPOINT_URL_PINPOINT_SMS_VOICE_V2"], MESSAGES_PATH)
+    sent = [
         {
             "channel": "email",
             "to": ", ".join(message["destinations"].get("ToAddresses", [])),
             "subject": message["subject"],
             "body": message["body"],
-            "incident_id": _incident(message["body"]),
             "message_id": message["id"],
-            "status": "sent",
         }
-        for message in reversed(sent)
+        for message in reversed(emails.get("ses", {}).get("Message", []))
+        if message["source"] == PAGE_SENDER
     ]
+    sent += [
+        {"subject": None} | {key: message[key] for key in ("channel", "to", "body", "message_id")}
+        for message in reversed(texts["messages"])
+    ]
+    return [{**m, "incident_id": _incident(m["body"]), "status": "sent"} for m in sent]
+
+
+def _get(endpoint: str, path: str) -> dict[str, Any]:
+    answer: dict[str, Any] = requests.get(f"{endpoint}{path}", timeout=TIMEOUT_SECONDS).json()
+    return answer
 
 
 def outbox_page(messages: list[dict[str, Any]], wants_json: bool) -> tuple[str, bytes]:
@@ -50,7 +62,7 @@ def outbox_page(messages: list[dict[str, Any]], wants_json: bool) -> tuple[str, 
         "<!doctype html><html lang=en><meta charset=utf-8><title>Outbox</title>"
         "<style>body{font-family:sans-serif}td{white-space:pre-wrap;vertical-align:top;"
         "border-top:1px solid #ccc;padding:4px}</style>"
-        f"<h1>Outbox: {len(messages)} pages sent</h1>"
+        f"<h1>Outbox: {len(messages)} messages sent</h1>"
         f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></html>"
     )
     return "text/html; charset=utf-8", page.encode()

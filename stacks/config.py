@@ -40,6 +40,10 @@ from lambdas.settings import (
 )
 
 EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+ORIGINATION_IDENTITY = re.compile(
+    r"arn:aws[a-z-]*:sms-voice:[a-z0-9-]+:[0-9]{12}:(phone-number|pool)/[A-Za-z0-9_-]+"
+)
+"""An End User Messaging phone number's or pool's ARN (a sender id cannot call)."""
 DOMAIN = re.compile(r"(?=.{4,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}")
 """A lower-case DNS name of two labels or more (SES verifies a domain identity by DKIM)."""
 REMOVAL_POLICIES = {"retain": RemovalPolicy.RETAIN, "destroy": RemovalPolicy.DESTROY}
@@ -120,6 +124,10 @@ class StageConfig:
     page_email_domain: str | None = None
     """The domain pages are emailed from (``pages@`` it), verified in SES by the stack's
     identity (its DKIM records to publish); none: email pages fail, saying so."""
+    page_phone_number: str | None = None
+    """The ARN of the End User Messaging phone number (or pool) pages are texted and called
+    from; the stack adds a configuration set and lets the sender send through them alone;
+    none: SMS and voice pages fail, saying so."""
     timer_workers: int = DEFAULT_TIMER_WORKERS
     """Firing-queue batches fired at once (the worker's ``MaximumConcurrency``, 2 to 1,000):
     timers a minute grow with it."""
@@ -157,6 +165,13 @@ class StageConfig:
         domain = self.page_email_domain
         if domain is not None and not DOMAIN.fullmatch(domain):
             raise ValueError(f"stages.{self.stage}.pageEmailDomain: {domain!r} is not a domain")
+        number = self.page_phone_number
+        if number is not None and not ORIGINATION_IDENTITY.fullmatch(number):
+            raise ValueError(
+                f"stages.{self.stage}.pagePhoneNumber: {number!r} is not the ARN of an End "
+                "User Messaging phone number or pool (arn:aws:sms-voice:<region>:<account>:"
+                "phone-number/<id>)"
+            )
         if self.alarm_https_endpoint and not self.alarm_https_endpoint.startswith("https://"):
             raise ValueError(f"stages.{self.stage}.alarmHttpsEndpoint must be an https:// URL")
         for url in (*self.sign_in_callback_urls, *self.sign_in_logout_urls):

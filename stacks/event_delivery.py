@@ -21,8 +21,10 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_ses as ses
+from aws_cdk import aws_smsvoice as smsvoice
 from constructs import Construct
 
+from incidents.contacts.messages import MESSAGE_TYPE
 from incidents.events_out.delivery_messages import (
     RECEIVES_BEFORE_DEAD_LETTER,
     SENDER_MAX_CONCURRENCY,
@@ -30,12 +32,15 @@ from incidents.events_out.delivery_messages import (
 )
 from incidents.events_out.outbox import EVENT_SOURCE_NAME
 from incidents.keys import PAGE_TYPE
+from incidents.notifications.codes import UNTRIED, WRITES
 from incidents.notifications.decisions import NOTIFICATION_TYPE
 from lambdas.settings import (
     DELIVERY_QUEUE_URL,
     EVENT_BUS_NAME,
     PAGE_EMAIL_CONFIGURATION_SET,
     PAGE_EMAIL_SENDER,
+    PAGE_ORIGINATION_IDENTITY,
+    PAGE_SMS_CONFIGURATION_SET,
 )
 from stacks.functions import METRICS_NAMESPACE, FunctionSpec, Runtime, handler_function
 from stacks.monitoring import PERIOD, Monitoring, custom_metric
@@ -73,12 +78,21 @@ class Sources:
 
 
 @dataclass(frozen=True)
-class PageEmail:
-    """What the sender needs to email pages: its environment and the SES resources it may
-    send through (both empty without a stage's ``pageEmailDomain``)."""
+class Provider:
+    """What the sender needs to reach people through one AWS service: its environment and
+    what it may call on which resources (all empty without the stage's setting)."""
 
     environment: dict[str, str]
+    actions: list[str]
     resources: list[str]
+
+    def grant(self, role: iam.Role) -> None:
+        """The calls on the resources, if there are any."""
+        if self.resources:
+            role.add_to_policy(iam.PolicyStatement(actions=self.actions, resources=self.resources))
+
+
+NO_PROVIDER = Provider({}, [], [])
 
 
 class EventDelivery(NestedStack):
@@ -166,6 +180,17 @@ class EventDelivery(NestedStack):
             )
             for kind in (PAGE_TYPE, NOTIFICATION_TYPE)
         ]
+        code_messages = lambda_.FilterCriteria.filter(
+            {
+                "eventName": lambda_.FilterRule.or_(*WRITES),
+                "dynamodb": {
+                    "NewImage": {
+                        "Type": {"S": lambda_.FilterRule.is_equal(MESSAGE_TYPE)},
+                        "attempts": {"N": lambda_.FilterRule.is_equal(UNTRIED)},
+                    }
+                },
+            }
+        )
         function.add_event_source(
             sources.DynamoEventSource(
                 table,
@@ -176,7 +201,7 @@ class EventDelivery(NestedStack):
                 report_batch_item_failures=True,
                 parallelization_factor=1,  # one batch a shard at a time: the stream's order
                 on_failure=sources.SqsDlq(self.stream_failures),
-                filters=[timeline_inserts, *paging_inserts],
+                filters=[timeline_inserts, *paging_inserts, code_messages],
             )
         )
         return function
@@ -221,11 +246,11 @@ class EventDelivery(NestedStack):
         )
         return function
 
-    def _page_email(self, domain: str | None) -> PageEmail:
+    def _page_email(self, domain: str | None) -> Provider:
         """The SES identity of `domain` and the configuration set pages are sent through
         (nothing without a domain: the sender then fails email pages, saying why)."""
         if domain is None:
-            return PageEmail({}, [])
+            return NO_PROVIDER
         configuration_set = ses.ConfigurationSet(self, "PageEmails", reputation_metrics=True)
         identity = ses.EmailIdentity(
             self,
@@ -242,7 +267,20 @@ class EventDelivery(NestedStack):
             PAGE_EMAIL_SENDER: f"pages@{domain}",
             PAGE_EMAIL_CONFIGURATION_SET: configuration_set.configuration_set_name,
         }
-        return PageEmail(environment, [identity.email_identity_arn, arn])
+        return Provider(environment, ["ses:SendEmail"], [identity.email_identity_arn, arn])
+
+    def _page_phone(self, number: str | None) -> Provider:
+        """The configuration set texts and calls go through, and the stage's number (nothing
+        without one: the sender then fails SMS and voice pages, saying why)."""
+        if number is None:
+            return NO_PROVIDER
+        configuration_set = smsvoice.CfnConfigurationSet(self, "PageTexts")
+        environment = {
+            PAGE_ORIGINATION_IDENTITY: number,
+            PAGE_SMS_CONFIGURATION_SET: configuration_set.ref,
+        }
+        actions = ["sms-voice:SendTextMessage", "sms-voice:SendVoiceMessage"]
+        return Provider(environment, actions, [number, configuration_set.attr_arn])
 
     def _sender(
         self, inputs: Sources, runtime: Runtime, environment: dict[str, str]
@@ -256,14 +294,15 @@ class EventDelivery(NestedStack):
             reserved=runtime.config.reserved("sender"),
         )
         secret = {"CURSOR_SECRET_ARN": inputs.cursor_secret.secret_arn}
-        email = self._page_email(runtime.config.page_email_domain)
-        function, role = handler_function(
-            self, spec, runtime, {**environment, **secret, **email.environment}
+        providers = (
+            self._page_email(runtime.config.page_email_domain),
+            self._page_phone(runtime.config.page_phone_number),
         )
-        if email.resources:
-            role.add_to_policy(
-                iam.PolicyStatement(actions=["ses:SendEmail"], resources=email.resources)
-            )
+        reaching = {name: value for p in providers for name, value in p.environment.items()}
+        variables = {**environment, **secret, **reaching}
+        function, role = handler_function(self, spec, runtime, variables)
+        for provider in providers:
+            provider.grant(role)
         table_arn = inputs.table.table_arn
         role.add_to_policy(
             iam.PolicyStatement(actions=list(SENDER_TABLE_ACTIONS), resources=[table_arn])
@@ -364,9 +403,14 @@ class EventDelivery(NestedStack):
             custom_metric(METRICS_NAMESPACE, f"Notifications{status}", "Sum")
             for status in ("Sent", "Pending", "Failed")
         ]
+        codes = [
+            custom_metric(METRICS_NAMESPACE, f"Codes{status}", "Sum")
+            for status in ("Sent", "Pending", "Failed")
+        ]
         monitoring.dashboard.add_widgets(
             cloudwatch.GraphWidget(title="Webhook deliveries", left=deliveries),
             cloudwatch.GraphWidget(title="Page notifications", left=notifications),
+            cloudwatch.GraphWidget(title="Verification codes", left=codes),
             cloudwatch.GraphWidget(
                 title="Change to delivery (p50, p99) and attempt time (p99), ms",
                 left=[

@@ -1,6 +1,7 @@
 """moto's DynamoDB server on 127.0.0.1: the fallback engine where no Java 17+ runs, and the
 server for what DynamoDB Local does not serve (Secrets Manager, the delivery queue, the
-event bus), its SQS held to SQS's limits (`local.events.strict_sqs`).
+event bus, SES), its SQS held to SQS's limits (`local.events.strict_sqs`), with a stand-in
+for End User Messaging's SMS and voice in front (`local.engines.sms_voice`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from werkzeug.serving import make_server
 
 import local.events.strict_sqs  # noqa: F401 - moto's SQS held to SQS's limits
 from local.engines.clients import free_port
+from local.engines.sms_voice import SmsVoiceFront
 
 WRITES = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems")
 MEMORY_CAP_MB = 2048
@@ -97,8 +99,8 @@ def moto_server(
     request, before its answer (`local.events.queue_journal`)."""
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     chosen = port or free_port()
-    app = OneRequestAtATime(
-        DomainDispatcherApplication(create_backend_app), memory_cap_mb, after_sqs
+    app = SmsVoiceFront(
+        OneRequestAtATime(DomainDispatcherApplication(create_backend_app), memory_cap_mb, after_sqs)
     )
     server = make_server(
         "127.0.0.1", chosen, app, threaded=True, request_handler=MotoRequestHandler

@@ -1,6 +1,6 @@
-"""The delivery queue, the event bus and the pages' email sender of ``make dev`` and the
-suites, on moto's server (DynamoDB Local serves none of them), set up as the CDK stack sets
-up the stage's."""
+"""The delivery queue, the event bus, the pages' email sender and phone number of ``make dev``
+and the suites, on moto's server (DynamoDB Local serves none of them) and the End User
+Messaging stand-in in front of it, set up as the CDK stack sets up the stage's."""
 
 from __future__ import annotations
 
@@ -22,9 +22,11 @@ from lambdas.settings import (
     DELIVERY_QUEUE_URL,
     EVENT_BUS_NAME,
     PAGE_EMAIL_SENDER,
+    PAGE_ORIGINATION_IDENTITY,
     TIMER_QUEUE_URL,
     WEBHOOK_ALLOW_LOOPBACK,
 )
+from local.engines.sms_voice import LOCAL_IDENTITY
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -56,7 +58,9 @@ class Messaging:
             "AWS_ENDPOINT_URL_SQS": self.endpoint,
             "AWS_ENDPOINT_URL_EVENTBRIDGE": self.endpoint,
             "AWS_ENDPOINT_URL_SESV2": self.endpoint,
+            "AWS_ENDPOINT_URL_PINPOINT_SMS_VOICE_V2": self.endpoint,  # the stand-in in front
             PAGE_EMAIL_SENDER: PAGE_SENDER,
+            PAGE_ORIGINATION_IDENTITY: LOCAL_IDENTITY,
             DELIVERY_QUEUE_URL: self.queue_url,
             EVENT_BUS_NAME: self.bus_name,
             TIMER_QUEUE_URL: self.timer_queue_url,

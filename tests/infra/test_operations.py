@@ -28,6 +28,7 @@ from tests.helpers.synth import (
 )
 
 PAGER = "https://events.example-pager.com/integration/abc"
+PHONE = "arn:aws:sms-voice:eu-west-1:123456789012:phone-number/phone-0123456789abcdef"
 SENDER = "lambdas.sender.handler"
 OPS_STAGE: dict[str, dict[str, object]] = {
     "ops": {
@@ -37,6 +38,7 @@ OPS_STAGE: dict[str, dict[str, object]] = {
         "signInCallbackUrls": ["https://app.example.com/callback"],
         "signInLogoutUrls": ["https://app.example.com/"],
         "pageEmailDomain": "pages.example.com",
+        "pagePhoneNumber": PHONE,
     }
 }
 
@@ -113,6 +115,8 @@ def test_subscribers_come_from_the_stage_config(dev: Synthesized, ops: Synthesiz
         ("apiKeyQuotaPercent", 101, "at most 100"),
         ("pageEmailDomain", "Pages.Example.com", "not a domain"),
         ("pageEmailDomain", "localhost", "not a domain"),
+        ("pagePhoneNumber", "+14155552671", "not the ARN"),
+        ("pagePhoneNumber", PHONE.replace("phone-number", "sender-id"), "not the ARN"),
     ],
 )
 def test_bad_operations_settings_are_refused(setting: str, value: object, says: str) -> None:
@@ -138,6 +142,20 @@ def test_pages_are_emailed_through_the_stages_own_identity_alone(
     assert not resources(dev, "AWS::SES::EmailIdentity"), "no domain: no identity"
     dev_sender = json.dumps(policy_statements(dev, SENDER))
     assert "ses:" not in dev_sender
+
+
+def test_pages_are_texted_and_called_from_the_stage_s_number_alone(
+    ops: Synthesized, dev: Synthesized
+) -> None:
+    (configuration_set,) = resources(ops, "AWS::SMSVOICE::ConfigurationSet")
+    (sending,) = [s for s in policy_statements(ops, SENDER) if "sms-voice:" in json.dumps(s)]
+    assert sorted(sending["Action"]) == ["sms-voice:SendTextMessage", "sms-voice:SendVoiceMessage"]
+    assert sending["Resource"] == [PHONE, {"Fn::GetAtt": [configuration_set, "Arn"]}]
+    environment = function_of(ops, SENDER)[1]["Properties"]["Environment"]["Variables"]
+    assert environment["PAGE_ORIGINATION_IDENTITY"] == PHONE
+    assert environment["PAGE_SMS_CONFIGURATION_SET"] == {"Ref": configuration_set}
+    assert not resources(dev, "AWS::SMSVOICE::ConfigurationSet"), "no number: nothing"
+    assert "sms-voice:" not in json.dumps(policy_statements(dev, SENDER))
 
 
 def test_a_person_not_reached_alarms(dev: Synthesized) -> None:

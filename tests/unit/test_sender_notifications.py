@@ -1,7 +1,8 @@
-"""The sender's part in paging: a notification's message is one attempt (`deliver`); one
-that may be tried again is hidden in the queue for its wait and reported failed, so its
-contact method's later messages wait behind it; one sent or failed for good is deleted at
-once. Without ``PAGE_EMAIL_SENDER`` the stage has no email provider (Slack it always has)."""
+"""The sender's part in paging: a notification's or a verification code's message is one
+attempt (`deliver`, `send_code`); one that may be tried again is hidden in the queue for its
+wait and reported failed, so its contact method's later messages wait behind it; one sent
+or failed for good is deleted at once. Without ``PAGE_EMAIL_SENDER`` the stage has no
+email provider (Slack it always has)."""
 
 from __future__ import annotations
 
@@ -9,15 +10,17 @@ from typing import Any
 
 import pytest
 
+from incidents.contacts.messages import MessageStatus
 from incidents.contacts.models import Channel
-from incidents.events_out.delivery_messages import NotificationJob
-from incidents.notifications.channels import SesEmail, SlackWebhook
-from incidents.notifications.decisions import NotificationStatus
+from incidents.events_out.delivery_messages import CodeJob, NotificationJob
+from incidents.notifications.channels import SesEmail, SlackWebhook, SmsText, VoiceCall
 from incidents.notifications.delivery import Outcome
 from lambdas import sender
-from lambdas.settings import PAGE_EMAIL_SENDER
+from lambdas.settings import PAGE_EMAIL_SENDER, PAGE_ORIGINATION_IDENTITY
 from local.api.proxy_events import LocalLambdaContext
 from tests.helpers.sqs import fifo_record
+
+NUMBER_ARN = "arn:aws:sms-voice:us-east-1:123456789012:phone-number/phone-1"
 
 
 class Queue:
@@ -39,19 +42,24 @@ class Queue:
 
 
 def record(n: int) -> dict[str, Any]:
-    body = {"kind": "notification", "account_id": "acct_1", "incident_id": "inc_1",
-            "notification": f"notification#0001#00#01#user_1#nr_{n}",
-            "contact_method_id": "cm_1"}  # fmt: skip
+    """A notification, then (n = 1) the method's verification code: one group, in order."""
+    body: dict[str, Any] = {"kind": "notification", "account_id": "acct_1",
+                            "incident_id": "inc_1", "contact_method_id": "cm_1",
+                            "notification": f"notification#0001#00#01#user_1#nr_{n}"}  # fmt: skip
+    if n == 1:
+        expiry = "2027-04-05T10:15:05.000000Z"
+        body = {"kind": "code", "account_id": "acct_1", "user_id": "user_1",
+                "contact_method_id": "cm_1", "expires_at": expiry}  # fmt: skip
     return fifo_record(n, body, "cm_1#notify")
 
 
 @pytest.mark.parametrize(
     ("outcome", "deleted", "hidden"),
     [
-        (Outcome(NotificationStatus.SENT), ["h0", "h1"], []),
-        (Outcome(NotificationStatus.FAILED), ["h0", "h1"], []),
+        (Outcome(MessageStatus.SENT), ["h0", "h1"], []),
+        (Outcome(MessageStatus.FAILED), ["h0", "h1"], []),
         (Outcome(None), ["h0", "h1"], []),
-        (Outcome(NotificationStatus.PENDING, retry_in=30), [], [("h0", 30)]),
+        (Outcome(MessageStatus.PENDING, retry_in=30), [], [("h0", 30)]),
     ],
 )
 def test_a_notification_is_deleted_when_settled_and_hidden_for_its_retry(
@@ -59,7 +67,7 @@ def test_a_notification_is_deleted_when_settled_and_hidden_for_its_retry(
 ) -> None:
     queue, tried = Queue(), []
 
-    def deliver(_store: object, _carriers: object, job: NotificationJob) -> Outcome:
+    def deliver(_store: object, _carriers: object, job: NotificationJob | CodeJob) -> Outcome:
         tried.append(job)
         return outcome
 
@@ -67,6 +75,7 @@ def test_a_notification_is_deleted_when_settled_and_hidden_for_its_retry(
     monkeypatch.setattr(sender, "store", lambda: None)
     monkeypatch.setattr(sender, "carriers", dict)
     monkeypatch.setattr(sender, "deliver", deliver)
+    monkeypatch.setattr(sender, "send_code", deliver)
     context = LocalLambdaContext(timeout_seconds=60)
     answer = sender.handler({"Records": [record(0), record(1)]}, context)
     failures = [f["itemIdentifier"] for f in answer["batchItemFailures"]]
@@ -77,18 +86,24 @@ def test_a_notification_is_deleted_when_settled_and_hidden_for_its_retry(
         assert len(tried) == 1
     else:
         assert failures == []
-        assert len(tried) == 2
+        assert [type(job) for job in tried] == [NotificationJob, CodeJob]
 
 
 def test_the_stage_s_providers(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(PAGE_EMAIL_SENDER, raising=False)
+    for name in (PAGE_EMAIL_SENDER, PAGE_ORIGINATION_IDENTITY):
+        monkeypatch.delenv(name, raising=False)
     sender.carriers.cache_clear()
     assert set(sender.carriers()) == {Channel.SLACK}
     assert isinstance(sender.carriers()[Channel.SLACK], SlackWebhook)
     monkeypatch.setenv(PAGE_EMAIL_SENDER, "pages@example.com")
+    monkeypatch.setenv(PAGE_ORIGINATION_IDENTITY, NUMBER_ARN)
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     sender.carriers.cache_clear()
-    email = sender.carriers()[Channel.EMAIL]
+    found = sender.carriers()
+    sender.carriers.cache_clear()
+    email, text, call = found[Channel.EMAIL], found[Channel.SMS], found[Channel.VOICE]
     assert isinstance(email, SesEmail)
     assert email.sender == "pages@example.com"
-    sender.carriers.cache_clear()
+    assert isinstance(text, SmsText)
+    assert isinstance(call, VoiceCall)
+    assert text.origination_identity == call.origination_identity == NUMBER_ARN

@@ -1,6 +1,6 @@
-"""What a contact method is sent, as data for the delivery channels (issue 65, point 3),
-which send it: until they exist a verification code's message waits in its item, in the
-user's partition keyed by its method, for the delivery path to pick up.
+"""What a contact method is sent, as data for the delivery channels: a verification code's
+message waits in its item, in the user's partition keyed by its method, until the delivery
+path has sent it (`incidents.notifications.codes`) and records what became of it there.
 
 That item holds the code in the clear, as a message to send must; it goes when the method
 is verified, deleted or sent a newer code, and by TTL at the code's expiry (the method's
@@ -10,6 +10,8 @@ own record keeps only the code's digest).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from enum import StrEnum
+from typing import Any
 
 from dynashard import build_key
 from dynashard.query import Item
@@ -22,6 +24,8 @@ from incidents.store import Store
 from incidents.table import PK, SK, item_key
 
 VERIFICATION = "verification"
+MESSAGE_TYPE = "verification_message"
+"""The pending message's item type (its insert, or a newer code's put over it, is sent)."""
 MINUTES = int(CODE_LIFETIME.total_seconds() // 60)
 SUBJECT = "Your verification code"
 BODIES = {
@@ -37,6 +41,15 @@ BODIES = {
     ),
 }
 """Each channel's words: short for SMS, digit by digit for a voice to read out."""
+
+
+class MessageStatus(StrEnum):
+    """What became of a message to a contact method, recorded on its item by the delivery
+    path (GoAlert's message states, without ``delivered``: receipts are best effort)."""
+
+    PENDING = "pending"
+    SENT = "sent"
+    FAILED = "failed"
 
 
 @dataclass(frozen=True)
@@ -80,12 +93,14 @@ def message_key(account: str, user_id: str, method_id: str) -> tuple[str, str]:
 
 
 def message_item(account: str, message: OutgoingMessage) -> Item:
-    """The pending message, removed by TTL once its code has expired."""
+    """The pending message, as the delivery path reads and records on it, removed by TTL
+    once its code has expired."""
     pk, sk = message_key(account, message.user_id, message.contact_method_id)
     expires = int(parse_timestamp(message.expires_at).timestamp())
-    return serialize(
-        {**asdict(message), "Type": "verification_message", PK: pk, SK: sk, "ExpiresAt": expires}
-    )
+    return serialize({
+        **asdict(message), "Type": MESSAGE_TYPE, PK: pk, SK: sk, "ExpiresAt": expires,
+        "account_id": account, "status": MessageStatus.PENDING.value, "attempts": 0,
+    })  # fmt: skip
 
 
 def discard_message(store: Store, account: str, user_id: str, method_id: str) -> Item:
@@ -97,13 +112,19 @@ def discard_message(store: Store, account: str, user_id: str, method_id: str) ->
 def pending_verification_message(
     store: Store, account: str, user_id: str, method_id: str
 ) -> OutgoingMessage | None:
-    """The method's code message waiting for delivery, if its code still holds (what the
-    delivery path sends)."""
+    """The method's code message, if its code still holds."""
     item = store.get(*message_key(account, user_id, method_id))
     if item is None:
         return None
-    values = deserialize(item)
-    message = OutgoingMessage(
+    message = stored_message(deserialize(item))
+    if store.clock() >= parse_timestamp(message.expires_at):
+        return None
+    return message
+
+
+def stored_message(values: dict[str, Any]) -> OutgoingMessage:
+    """The message a pending message's item (deserialized) holds."""
+    return OutgoingMessage(
         channel=Channel(values["channel"]),
         to=values["to"],
         subject=values.get("subject"),
@@ -113,6 +134,3 @@ def pending_verification_message(
         expires_at=values["expires_at"],
         purpose=values["purpose"],
     )
-    if store.clock() >= parse_timestamp(message.expires_at):
-        return None
-    return message

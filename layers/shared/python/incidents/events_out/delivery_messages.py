@@ -138,7 +138,26 @@ class NotificationJob(BaseModel):
         return hashlib.sha256(f"{self.incident_id}#{self.notification}".encode()).hexdigest()
 
 
-Message = DeliveryMessage | ReplayJob | DrainJob | NotificationJob
+class CodeJob(BaseModel):
+    """A contact method's verification code to send (`incidents.notifications.codes`)."""
+
+    kind: Literal["code"] = "code"
+    account_id: str
+    user_id: str
+    contact_method_id: str
+    expires_at: str
+    """Which code: a newer one takes the message's place, and this job then sends nothing."""
+
+    def group(self) -> str:
+        """The method's group, as its notifications' (`NotificationJob.group`)."""
+        return f"{self.contact_method_id}#notify"
+
+    def deduplication(self) -> str:
+        """A code is enqueued once (hashed: SQS takes 128 characters at most)."""
+        return hashlib.sha256(f"{self.contact_method_id}#{self.expires_at}".encode()).hexdigest()
+
+
+Message = DeliveryMessage | ReplayJob | DrainJob | NotificationJob | CodeJob
 QueueMessage = Annotated[Message, Field(discriminator="kind")]
 _messages: TypeAdapter[Message] = TypeAdapter(QueueMessage)
 

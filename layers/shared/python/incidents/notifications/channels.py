@@ -1,14 +1,16 @@
 """The providers that carry a message, each behind one call that says what became of it:
 sent (with the provider's message id), worth another try (throttled, a 5xx, a timeout,
 Slack's 429 with its ``Retry-After``), or refused for good (any other 4xx: trying again
-would be refused again). Decision 019 says why these services and what each costs."""
+would be refused again). Email goes through SES v2, SMS and calls through AWS End User
+Messaging, Slack to its incoming webhook. Decision 019 says why these services and what
+each costs."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -17,12 +19,19 @@ from incidents.contacts.models import Channel
 from incidents.events_out.endpoints import REFUSED, EndpointPolicy, post
 
 if TYPE_CHECKING:
+    from mypy_boto3_pinpoint_sms_voice_v2 import PinpointSMSVoiceV2Client
     from mypy_boto3_sesv2 import SESV2Client
 
-TRANSIENT_SES_CODES = frozenset(
-    {"TooManyRequestsException", "LimitExceededException", "InternalFailure", "ServiceUnavailable"}
-)
-"""SES v2's answers that a later try may pass: throttling and its own failures."""
+TRANSIENT_AWS_CODES = frozenset({
+    "TooManyRequestsException", "LimitExceededException", "InternalFailure",
+    "ServiceUnavailable", "ThrottlingException", "InternalServerException",
+})  # fmt: skip
+"""SES v2's and End User Messaging's answers that a later try may pass: throttling and the
+service's own failures. Any other refusal (a spend limit reached, an opted-out number, a
+rejected message) would be refused again."""
+TIME_TO_LIVE_SECONDS = 15 * 60
+"""How long End User Messaging may keep trying to deliver an SMS or call: a page's level
+has passed by then (`messages.STALE_AFTER`), and a code has expired."""
 
 
 @dataclass(frozen=True)
@@ -56,28 +65,85 @@ class SesEmail:
 
     def hand(self, message: OutgoingMessage) -> Handed:
         """One ``SendEmail``: plain text, the notification's subject and body."""
-        request = {
+        request: dict[str, Any] = {
             "FromEmailAddress": self.sender,
             "Destination": {"ToAddresses": [message.to]},
             "Content": {"Simple": {
                 "Subject": {"Data": message.subject or "", "Charset": "UTF-8"},
                 "Body": {"Text": {"Data": message.body, "Charset": "UTF-8"}},
             }},
+            **_configuration_set(self.configuration_set),
         }  # fmt: skip
-        if self.configuration_set is not None:
-            request["ConfigurationSetName"] = self.configuration_set
-        try:
-            answer = self.ses.send_email(**request)  # type: ignore[arg-type]
-        except ClientError as error:
-            code = error.response.get("Error", {}).get("Code", "")
-            status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400)
-            reason = f"{code}: {error.response.get('Error', {}).get('Message', '')}"
-            if code in TRANSIENT_SES_CODES or status >= 500:
-                return Handed(retry_after=0, reason=reason)
-            return Handed(reason=reason)
-        except BotoCoreError as error:  # no answer: a timeout, a reset
-            return Handed(retry_after=0, reason=str(error))
-        return Handed(sent=True, message_id=answer["MessageId"])
+        return _sent_by_aws(lambda: self.ses.send_email(**request))
+
+
+@dataclass(frozen=True)
+class SmsText:
+    """SMS through AWS End User Messaging (``pinpoint-sms-voice-v2`` ``SendTextMessage``)
+    from the stage's origination identity: a transactional message, dropped by AWS if not
+    delivered within `TIME_TO_LIVE_SECONDS` (a page that late is stale)."""
+
+    sms: PinpointSMSVoiceV2Client
+    origination_identity: str
+    configuration_set: str | None = None
+
+    def hand(self, message: OutgoingMessage) -> Handed:
+        """One ``SendTextMessage``."""
+        request: dict[str, Any] = {
+            "DestinationPhoneNumber": message.to,
+            "OriginationIdentity": self.origination_identity,
+            "MessageBody": message.body,
+            "MessageType": "TRANSACTIONAL",
+            "TimeToLive": TIME_TO_LIVE_SECONDS,
+            **_configuration_set(self.configuration_set),
+        }
+        return _sent_by_aws(lambda: self.sms.send_text_message(**request))
+
+
+@dataclass(frozen=True)
+class VoiceCall:
+    """A call that reads the message aloud, through AWS End User Messaging
+    (``SendVoiceMessage``) from the stage's origination identity."""
+
+    sms: PinpointSMSVoiceV2Client
+    origination_identity: str
+    configuration_set: str | None = None
+    voice: str = "JOANNA"
+
+    def hand(self, message: OutgoingMessage) -> Handed:
+        """One ``SendVoiceMessage`` of plain text."""
+        request: dict[str, Any] = {
+            "DestinationPhoneNumber": message.to,
+            "OriginationIdentity": self.origination_identity,
+            "MessageBody": message.body,
+            "MessageBodyTextType": "TEXT",
+            "VoiceId": self.voice,
+            "TimeToLive": TIME_TO_LIVE_SECONDS,
+            **_configuration_set(self.configuration_set),
+        }
+        return _sent_by_aws(lambda: self.sms.send_voice_message(**request))
+
+
+def _configuration_set(name: str | None) -> dict[str, str]:
+    return {} if name is None else {"ConfigurationSetName": name}
+
+
+def _sent_by_aws(send: Callable[[], Mapping[str, Any]]) -> Handed:
+    """One call of an AWS service that answers with a ``MessageId``, read as `Handed`."""
+    try:
+        answer = send()
+    except ClientError as error:
+        details = error.response.get("Error", {})
+        code = details.get("Code", "")
+        status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400)
+        why = cast("Mapping[str, Any]", error.response).get("Reason")  # End User Messaging's
+        reason = f"{code}: {details.get('Message', '')}" + (f" ({why})" if why else "")
+        if code in TRANSIENT_AWS_CODES or status >= 500:
+            return Handed(retry_after=0, reason=reason)
+        return Handed(reason=reason)
+    except BotoCoreError as error:  # no answer: a timeout, a reset
+        return Handed(retry_after=0, reason=str(error))
+    return Handed(sent=True, message_id=str(answer["MessageId"]))
 
 
 @dataclass(frozen=True)
@@ -103,5 +169,5 @@ class SlackWebhook:
 
 
 Carriers = Mapping[Channel, Carrier]
-"""The stage's providers by channel; a channel without one (SMS and voice until their
-provider is configured) fails its messages, saying so."""
+"""The stage's providers by channel; a channel without one (SMS and voice without an
+origination identity, email without a sender) fails its messages, saying so."""

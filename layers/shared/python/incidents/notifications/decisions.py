@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from enum import StrEnum
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -23,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from dynashard.query import Item
 from dynashard.resharding import Transaction
 from incidents.contacts.deliverable import Deliverable, deliverable_methods
+from incidents.contacts.messages import MessageStatus
 from incidents.contacts.models import Channel, Urgency
 from incidents.items import deserialize, from_item, to_item
 from incidents.keys import (
@@ -44,15 +44,6 @@ SUBJECT_SEPARATOR = "/"
 timer's subject holds no ``#``, the key separator: the page's are written as dots)."""
 
 
-class NotificationStatus(StrEnum):
-    """What became of a notification (GoAlert's message states, without ``delivered``:
-    receipts are best effort and come later)."""
-
-    PENDING = "pending"
-    SENT = "sent"
-    FAILED = "failed"
-
-
 class Notification(BaseModel):
     """One message of a page to one contact method of its user."""
 
@@ -71,7 +62,7 @@ class Notification(BaseModel):
     decided_at: str
     paged_at: str
     """When its page was decided (a page not sent soon after is stale)."""
-    status: NotificationStatus = NotificationStatus.PENDING
+    status: MessageStatus = MessageStatus.PENDING
     attempts: int = 0
     sent_at: str | None = None
     message_id: str | None = None

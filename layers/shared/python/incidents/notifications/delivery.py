@@ -1,6 +1,7 @@
-"""Sending one notification: read it, hand its message to its channel's provider once, and
-record what became of it on its item, conditioned on it still being ``pending`` (a
-redelivered message finds it sent and does nothing). What a provider may take again is
+"""Sending one message (a page's notification, or a verification code: `codes`): read it,
+hand it to its channel's provider once, and record what became of it on its item,
+conditioned on it still being ``pending`` (a redelivered message finds it sent and does
+nothing). What a provider may take again is
 tried again, `ATTEMPTS` times in all within about four minutes (`RETRY_SECONDS`), then
 the notification is ``failed``; a refusal for good fails it at once. A failed notification
 never counts as delivered: only an acknowledge stops the escalation, whose next level is
@@ -8,16 +9,18 @@ paged anyway."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from botocore.exceptions import ClientError
 
+from incidents.contacts.messages import MessageStatus, OutgoingMessage
 from incidents.events_out.delivery_messages import NotificationJob
 from incidents.items import from_item, serialize
 from incidents.models import parse_timestamp, timestamp
 from incidents.notifications.channels import Carriers, Handed
-from incidents.notifications.decisions import Notification, NotificationStatus
+from incidents.notifications.decisions import Notification
 from incidents.notifications.messages import page_message
 from incidents.store import Store, condition_failed
 from incidents.table import item_key
@@ -29,9 +32,9 @@ RETRY_SECONDS = (10, 30, 60, 120)
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one try of a notification came to."""
+    """What one try of a message came to."""
 
-    status: NotificationStatus | None
+    status: MessageStatus | None
     """Its status after this try (None: it is gone, or was settled before)."""
     retry_in: int | None = None
     """Seconds until its next attempt, if there is one."""
@@ -39,33 +42,37 @@ class Outcome:
 
 def deliver(store: Store, carriers: Carriers, job: NotificationJob) -> Outcome:
     """One attempt at `job`'s notification, unless it is settled or gone."""
-    key = (job.account_id, job.incident_id, job.notification)
-    found = store.get(*_key(*key))
+    key = _key(job.account_id, job.incident_id, job.notification)
+    found = store.get(*key)
     if found is None:
         return Outcome(None)
     notification = from_item(Notification, found)
-    if notification.status is not NotificationStatus.PENDING:
+    if notification.status is not MessageStatus.PENDING:
         return Outcome(None)
-    message = page_message(store, notification)
-    carrier = carriers.get(notification.channel)
-    if store.clock() >= parse_timestamp(message.expires_at):
-        handed = Handed(reason="stale: not sent before its page's level had passed")
+    pending = PendingItem(store, key, notification.attempts)
+    return attempt(carriers, page_message(store, notification), pending)
+
+
+def attempt(carriers: Carriers, message: OutgoingMessage, pending: PendingItem) -> Outcome:
+    """One try of `message`, and what came of it recorded on its `pending` item."""
+    carrier = carriers.get(message.channel)
+    if pending.store.clock() >= parse_timestamp(message.expires_at):
+        handed = Handed(reason=f"stale: not sent before {message.expires_at}, when it expired")
     elif carrier is None:
-        handed = Handed(reason=f"no provider for {notification.channel.value} on this stage")
+        handed = Handed(reason=f"no provider for {message.channel.value} on this stage")
     else:
         handed = carrier.hand(message)
-    attempts = notification.attempts + 1
     if handed.sent:
-        changes: dict[str, Any] = {"status": NotificationStatus.SENT.value,
-                                   "sent_at": timestamp(store.clock()),
+        changes: dict[str, Any] = {"status": MessageStatus.SENT.value,
+                                   "sent_at": timestamp(pending.store.clock()),
                                    "message_id": handed.message_id}  # fmt: skip
-        return _recorded(store, key, attempts, changes, Outcome(NotificationStatus.SENT))
-    if handed.retry_after is not None and attempts < ATTEMPTS:
-        wait = max(handed.retry_after, RETRY_SECONDS[attempts - 1])
-        outcome = Outcome(NotificationStatus.PENDING, retry_in=wait)
-        return _recorded(store, key, attempts, {"reason": handed.reason}, outcome)
-    failed = {"status": NotificationStatus.FAILED.value, "reason": handed.reason}
-    return _recorded(store, key, attempts, failed, Outcome(NotificationStatus.FAILED))
+        return pending.recorded(changes, Outcome(MessageStatus.SENT))
+    tries = pending.attempts + 1
+    if handed.retry_after is not None and tries < ATTEMPTS:
+        wait = max(handed.retry_after, RETRY_SECONDS[tries - 1])
+        return pending.recorded({"reason": handed.reason}, Outcome(MessageStatus.PENDING, wait))
+    failed = {"status": MessageStatus.FAILED.value, "reason": handed.reason}
+    return pending.recorded(failed, Outcome(MessageStatus.FAILED))
 
 
 def _key(account: str, incident_id: str, sort_key: str) -> tuple[str, str]:
@@ -73,32 +80,38 @@ def _key(account: str, incident_id: str, sort_key: str) -> tuple[str, str]:
     return pk, sort_key
 
 
-def _recorded(
-    store: Store,
-    key: tuple[str, str, str],
-    attempts: int,
-    changes: dict[str, Any],
-    outcome: Outcome,
-) -> Outcome:
-    """`changes` and the attempt's count on the item, if it is still pending and at the
-    count read (another worker that settled it first wins: `Outcome(None)`)."""
-    values = {k: v for k, v in {**changes, "attempts": attempts}.items() if v is not None}
-    names = {f"#f{n}": name for n, name in enumerate(values)}
-    placeholders = {f":f{n}": value for n, value in enumerate(values.values())}
-    try:
-        store.client.update_item(
-            TableName=store.table_name,
-            Key=item_key(*_key(*key)),
-            UpdateExpression="SET " + ", ".join(f"#f{n} = :f{n}" for n in range(len(values))),
-            ConditionExpression="#status = :pending AND #attempts = :read",
-            ExpressionAttributeNames={**names, "#status": "status", "#attempts": "attempts"},
-            ExpressionAttributeValues=serialize({
-                **placeholders, ":pending": NotificationStatus.PENDING.value,
-                ":read": attempts - 1,
-            }),
-        )  # fmt: skip
-    except ClientError as error:
-        if not condition_failed(error):
-            raise
-        return Outcome(None)
-    return outcome
+@dataclass(frozen=True)
+class PendingItem:
+    """A message's item as read, pending: where it is, its tries so far, and what else it
+    was read as (`expected`: which code, for a code's message)."""
+
+    store: Store
+    key: tuple[str, str]
+    attempts: int
+    expected: Mapping[str, str] = field(default_factory=dict)
+
+    def recorded(self, changes: dict[str, Any], outcome: Outcome) -> Outcome:
+        """`changes` and one more try on the item, if it is still as read (another worker
+        that settled it first, or a newer message in its place, wins: `Outcome(None)`)."""
+        tried = {**changes, "attempts": self.attempts + 1}
+        values = {k: v for k, v in tried.items() if v is not None}
+        names = {f"#f{n}": name for n, name in enumerate(values)}
+        placeholders = {f":f{n}": value for n, value in enumerate(values.values())}
+        read = {"status": MessageStatus.PENDING.value, "attempts": self.attempts,
+                **self.expected}  # fmt: skip
+        try:
+            self.store.client.update_item(
+                TableName=self.store.table_name,
+                Key=item_key(*self.key),
+                UpdateExpression="SET " + ", ".join(f"#f{n} = :f{n}" for n in range(len(values))),
+                ConditionExpression=" AND ".join(f"#r{n} = :r{n}" for n in range(len(read))),
+                ExpressionAttributeNames={
+                    **names, **{f"#r{n}": name for n, name in enumerate(read)}},
+                ExpressionAttributeValues=serialize({
+                    **placeholders, **{f":r{n}": value for n, value in enumerate(read.values())}}),
+            )  # fmt: skip
+        except ClientError as error:
+            if not condition_failed(error):
+                raise
+            return Outcome(None)
+        return outcome
