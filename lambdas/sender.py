@@ -19,6 +19,7 @@ import os
 import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
+from decimal import Decimal
 from typing import Any
 
 import boto3
@@ -54,6 +55,7 @@ from incidents.notifications.channels import (
 )
 from incidents.notifications.codes import send_code
 from incidents.notifications.delivery import Outcome, deliver
+from incidents.notifications.spend import SpendCap
 from lambdas.runtime import (
     client_settings,
     delivery_queue,
@@ -61,6 +63,7 @@ from lambdas.runtime import (
     logger,
     metrics,
     store,
+    store_without_cursors,
     tracer,
 )
 from lambdas.settings import (
@@ -68,6 +71,7 @@ from lambdas.settings import (
     PAGE_EMAIL_SENDER,
     PAGE_ORIGINATION_IDENTITY,
     PAGE_SMS_CONFIGURATION_SET,
+    spend_caps,
 )
 
 MAX_PARALLEL_GROUPS = 10
@@ -208,8 +212,10 @@ def carriers() -> Carriers:
     if number:
         phone = boto3.client("pinpoint-sms-voice-v2", config=once)
         phone_set = os.environ.get(PAGE_SMS_CONFIGURATION_SET) or None
-        found[Channel.SMS] = SmsText(phone, number, phone_set)
-        found[Channel.VOICE] = VoiceCall(phone, number, phone_set)
+        caps = {Channel(c): SpendCap(store_without_cursors(), Channel(c), Decimal(cap))
+                for c, cap in spend_caps(os.environ).items()}  # fmt: skip
+        found[Channel.SMS] = SmsText(phone, number, caps[Channel.SMS], phone_set)
+        found[Channel.VOICE] = VoiceCall(phone, number, caps[Channel.VOICE], phone_set)
     return found
 
 

@@ -315,6 +315,26 @@ PAGE_ORIGINATION_IDENTITY = "PAGE_ORIGINATION_IDENTITY"
 and voice pages fail, saying so)."""
 PAGE_SMS_CONFIGURATION_SET = "PAGE_SMS_CONFIGURATION_SET"
 """The End User Messaging configuration set texts and calls go through (receipts)."""
+PAGE_SPEND_CAPS = {"sms": "PAGE_SMS_SPEND_CAP_USD", "voice": "PAGE_VOICE_SPEND_CAP_USD"}
+"""Each account's monthly cap on texts and on calls, in whole dollars (by channel)."""
+DEFAULT_SPEND_CAP_USD = 50
+
+
+def spend_caps(env: Mapping[str, str]) -> dict[str, int]:
+    """Each channel's monthly cap an account (`PAGE_SPEND_CAPS`, at least 1 dollar)."""
+    caps = {channel: _integer(env, name, DEFAULT_SPEND_CAP_USD)
+            for channel, name in PAGE_SPEND_CAPS.items()}  # fmt: skip
+    for channel, cap in caps.items():
+        if cap < 1:
+            raise SettingsError(f"{PAGE_SPEND_CAPS[channel]} must be at least 1, got {cap}")
+    return caps
+
+
+def spend_caps_environment(caps: Mapping[str, int]) -> dict[str, str]:
+    """The variables `spend_caps` reads."""
+    return {PAGE_SPEND_CAPS[channel]: str(cap) for channel, cap in caps.items()}
+
+
 TIMER_QUEUE_URL = "TIMER_QUEUE_URL"
 """The firing queue the sweep hands due timers to (`incidents.timers.firing_queue`)."""
 TIMER_FIRINGS_PER_MINUTE = "TIMER_FIRINGS_PER_MINUTE"

@@ -27,6 +27,7 @@ from lambdas.settings import (
     DEFAULT_API_REQUESTS_PER_MINUTE,
     DEFAULT_AUTHORIZER_CACHE_SECONDS,
     DEFAULT_INTEGRATION_ALERTS_PER_MINUTE,
+    DEFAULT_SPEND_CAP_USD,
     MAX_AUTHORIZER_CACHE_SECONDS,
     QuotaSettings,
     SettingsError,
@@ -128,6 +129,11 @@ class StageConfig:
     """The ARN of the End User Messaging phone number (or pool) pages are texted and called
     from; the stack adds a configuration set and lets the sender send through them alone;
     none: SMS and voice pages fail, saying so."""
+    sms_spend_cap_per_account: int = DEFAULT_SPEND_CAP_USD
+    """Dollars one account may spend on texts a month (the most each may cost reserved
+    before it is sent); past it, SMS pages fail, saying so."""
+    voice_spend_cap_per_account: int = DEFAULT_SPEND_CAP_USD
+    """The same for calls."""
     timer_workers: int = DEFAULT_TIMER_WORKERS
     """Firing-queue batches fired at once (the worker's ``MaximumConcurrency``, 2 to 1,000):
     timers a minute grow with it."""
@@ -203,6 +209,8 @@ class StageConfig:
             "schedulesPerAccount": self.schedules_per_account,
             "escalationPoliciesPerAccount": self.escalation_policies_per_account,
             "timerFiringsPerMinute": self.timer_firings_per_minute,
+            "smsSpendCapPerAccount": self.sms_spend_cap_per_account,
+            "voiceSpendCapPerAccount": self.voice_spend_cap_per_account,
             **{f"reservedConcurrency.{k}": v for k, v in self.reserved_concurrency.items()},
         }
         for name, value in limits.items():
@@ -269,6 +277,10 @@ class StageConfig:
             ).to_environment(),
             **limits_environment(self.limits()),
         }
+
+    def spend_caps(self) -> dict[str, int]:
+        """Each channel's monthly cap an account, as the sender will read them."""
+        return {"sms": self.sms_spend_cap_per_account, "voice": self.voice_spend_cap_per_account}
 
     def limits(self) -> AccountLimits:
         """The stage's account limits, as the functions will read them."""

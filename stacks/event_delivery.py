@@ -41,7 +41,9 @@ from lambdas.settings import (
     PAGE_EMAIL_SENDER,
     PAGE_ORIGINATION_IDENTITY,
     PAGE_SMS_CONFIGURATION_SET,
+    spend_caps_environment,
 )
+from stacks.config import StageConfig
 from stacks.functions import METRICS_NAMESPACE, FunctionSpec, Runtime, handler_function
 from stacks.monitoring import PERIOD, Monitoring, custom_metric
 from stacks.nag import FAILURE_DESTINATION, accept
@@ -269,15 +271,18 @@ class EventDelivery(NestedStack):
         }
         return Provider(environment, ["ses:SendEmail"], [identity.email_identity_arn, arn])
 
-    def _page_phone(self, number: str | None) -> Provider:
-        """The configuration set texts and calls go through, and the stage's number (nothing
-        without one: the sender then fails SMS and voice pages, saying why)."""
+    def _page_phone(self, config: StageConfig) -> Provider:
+        """The configuration set texts and calls go through, the stage's number and each
+        account's caps (nothing without a number: the sender then fails SMS and voice pages,
+        saying why)."""
+        number = config.page_phone_number
         if number is None:
             return NO_PROVIDER
         configuration_set = smsvoice.CfnConfigurationSet(self, "PageTexts")
         environment = {
             PAGE_ORIGINATION_IDENTITY: number,
             PAGE_SMS_CONFIGURATION_SET: configuration_set.ref,
+            **spend_caps_environment(config.spend_caps()),
         }
         actions = ["sms-voice:SendTextMessage", "sms-voice:SendVoiceMessage"]
         return Provider(environment, actions, [number, configuration_set.attr_arn])
@@ -296,7 +301,7 @@ class EventDelivery(NestedStack):
         secret = {"CURSOR_SECRET_ARN": inputs.cursor_secret.secret_arn}
         providers = (
             self._page_email(runtime.config.page_email_domain),
-            self._page_phone(runtime.config.page_phone_number),
+            self._page_phone(runtime.config),
         )
         reaching = {name: value for p in providers for name, value in p.environment.items()}
         variables = {**environment, **secret, **reaching}

@@ -5,13 +5,13 @@ patterns, enums: AWS's ``ValidationException``), and the limits the paging code 
 held as AWS holds them: an origination identity it does not know is
 ``ResourceNotFoundException``; message parts a second per identity past its rate are
 ``ThrottlingException``; a month's spend past its limit is ``ServiceQuotaExceededException``
-(``MONTHLY_SPEND_LIMIT_REACHED_FOR_TEXT`` or ``…_FOR_VOICE``). It delivers nothing: it keeps
+(``MONTHLY_SPEND_LIMIT_REACHED_FOR_TEXT`` or ``…_FOR_VOICE``); a price over the request's
+``MaxPrice`` is ``ValidationException`` (``PRICE_OVER_THRESHOLD``). It delivers nothing: it keeps
 each message, listed as JSON at `MESSAGES_PATH` (``make dev``'s outbox reads it)."""
 
 from __future__ import annotations
 
 import json
-import math
 import re
 import threading
 import time
@@ -25,19 +25,13 @@ import botocore.session
 from botocore.model import StringShape
 from botocore.validate import ParamValidator
 
+from incidents.notifications.spend import minutes, parts
+
 TARGET_PREFIX = "PinpointSMSVoiceV2."
 MESSAGES_PATH = "/_stand-in/sms-voice/messages.json"
 LOCAL_NUMBER = "+18005550100"
 LOCAL_IDENTITY = "arn:aws:sms-voice:us-east-1:123456789012:phone-number/phone-local"
 """The origination identity ``make dev`` and the tests send from (a toll-free number)."""
-GSM_7 = (
-    "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞ ÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    "ÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà"
-)
-GSM_7_EXTENSION = "^{}\\[~]|€"
-"""GSM 03.38's basic set, and its extension's characters (two septets each): a text of only
-these is sent in parts of 160 septets (153 each when split); any other character makes it
-UCS-2, 70 characters a part (67)."""
 Handler = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
@@ -49,20 +43,12 @@ class Refused(Exception):  # noqa: N818 - named as AWS's answers are
         self.kind, self.reason = kind, reason
 
 
-def parts(body: str) -> int:
-    """The message parts `body` is billed and throttled as."""
-    if all(c in GSM_7 or c in GSM_7_EXTENSION for c in body):
-        septets = len(body) + sum(c in GSM_7_EXTENSION for c in body)
-        return 1 if septets <= 160 else math.ceil(septets / 153)
-    return 1 if len(body) <= 70 else math.ceil(len(body) / 67)
-
-
 @dataclass
 class Channel:
     """One channel's price and monthly spend limit, in dollars, and its month's spend."""
 
     price: Decimal
-    """A text's part, or a call's started minute."""
+    """A text's part, or a call's minute."""
     limit: Decimal
     reason: str
     spent: Decimal = Decimal(0)
@@ -92,7 +78,10 @@ class SmsVoice:
             raise Refused("ResourceNotFoundException", f"no origination identity {identity}")
         voice = operation == "SendVoiceMessage"
         channel = self.voice if voice else self.text
-        units = 1 if voice else parts(request["MessageBody"])
+        units = minutes(request["MessageBody"]) if voice else parts(request["MessageBody"])
+        ceiling = request.get("MaxPricePerMinute" if voice else "MaxPrice")
+        if ceiling is not None and channel.price > Decimal(ceiling):
+            raise Refused("ValidationException", "price over MaxPrice", "PRICE_OVER_THRESHOLD")
         with self._lock:
             self._take(identity, units)
             cost = channel.price * units

@@ -39,6 +39,7 @@ OPS_STAGE: dict[str, dict[str, object]] = {
         "signInLogoutUrls": ["https://app.example.com/"],
         "pageEmailDomain": "pages.example.com",
         "pagePhoneNumber": PHONE,
+        "smsSpendCapPerAccount": 20,
     }
 }
 
@@ -116,6 +117,8 @@ def test_subscribers_come_from_the_stage_config(dev: Synthesized, ops: Synthesiz
         ("pageEmailDomain", "Pages.Example.com", "not a domain"),
         ("pageEmailDomain", "localhost", "not a domain"),
         ("pagePhoneNumber", "+14155552671", "not the ARN"),
+        ("smsSpendCapPerAccount", 0, "positive integer"),
+        ("voiceSpendCapPerAccount", 2.5, "positive integer"),
         ("pagePhoneNumber", PHONE.replace("phone-number", "sender-id"), "not the ARN"),
     ],
 )
@@ -154,6 +157,8 @@ def test_pages_are_texted_and_called_from_the_stage_s_number_alone(
     environment = function_of(ops, SENDER)[1]["Properties"]["Environment"]["Variables"]
     assert environment["PAGE_ORIGINATION_IDENTITY"] == PHONE
     assert environment["PAGE_SMS_CONFIGURATION_SET"] == {"Ref": configuration_set}
+    caps = (environment["PAGE_SMS_SPEND_CAP_USD"], environment["PAGE_VOICE_SPEND_CAP_USD"])
+    assert caps == ("20", "50"), "the stage's, and the default"
     assert not resources(dev, "AWS::SMSVOICE::ConfigurationSet"), "no number: nothing"
     assert "sms-voice:" not in json.dumps(policy_statements(dev, SENDER))
 

@@ -1,13 +1,17 @@
 """Texts and calls through AWS End User Messaging, against its stand-in in front of moto's
 server (`local.engines.sms_voice`): sent once with the service's message id; what AWS
-would refuse for good (a body past its length, an identity it does not know, a month's
-spend past its limit) failed at once and never retried; a throttle (message parts a second
-past the number's rate) tried again. The outbox lists them beside the emails, in HTML and
-JSON."""
+would refuse for good (a body past its length, an identity it does not know, a price over
+the most allowed, AWS's monthly limit) failed at once and never retried; a throttle
+(message parts a second past the number's rate) tried again; each account's own monthly
+cap, reserved before the call on DynamoDB Local, held under racing sends. The outbox
+lists them beside the emails, in HTML and JSON."""
 
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -18,9 +22,11 @@ from botocore.config import Config
 from incidents.contacts.messages import OutgoingMessage
 from incidents.contacts.models import Channel
 from incidents.notifications.channels import Handed, SesEmail, SmsText, VoiceCall
+from incidents.notifications.spend import MICROS, SpendCap, parts
+from incidents.store import Store
 from local.api.gateway import LocalGateway
 from local.engines import sms_voice
-from local.engines.sms_voice import LOCAL_IDENTITY, LOCAL_NUMBER, SmsVoice, parts
+from local.engines.sms_voice import LOCAL_IDENTITY, LOCAL_NUMBER, SmsVoice
 from local.events.messaging import PAGE_SENDER, Messaging
 from tests.helpers.api_harness import Api
 
@@ -47,58 +53,95 @@ def client(moto_endpoint: str) -> PinpointSMSVoiceV2Client:
     )
 
 
-def message(channel: Channel, body: str, to: str = TO) -> OutgoingMessage:
+@pytest.fixture
+def sms(client: PinpointSMSVoiceV2Client, store: Store) -> SmsText:
+    """Texts from the stage's number, each account capped at $1 a month (4 parts)."""
+    return SmsText(client, LOCAL_IDENTITY, SpendCap(store, Channel.SMS, Decimal(1)))
+
+
+@pytest.fixture
+def call(client: PinpointSMSVoiceV2Client, store: Store) -> VoiceCall:
+    return VoiceCall(client, LOCAL_IDENTITY, SpendCap(store, Channel.VOICE, Decimal(1)))
+
+
+def message(channel: Channel, body: str, to: str = TO, account: str = "acct_1") -> OutgoingMessage:
     return OutgoingMessage(
-        channel=channel, to=to, subject=None, body=body, user_id="user_1",
+        account_id=account, channel=channel, to=to, subject=None, body=body, user_id="user_1",
         contact_method_id="cm_1", expires_at="2099-01-01T00:00:00.000000Z", purpose="page",
     )  # fmt: skip
 
 
+def spent(cap: SpendCap, account: str) -> Decimal:
+    """The account's spend of this month on the cap's channel, in dollars."""
+    item = cap.store.get(*cap.key(account, cap.store.clock()))
+    return Decimal(item["spent_micros"]["N"]) / MICROS if item else Decimal(0)
+
+
 def test_a_text_and_a_call_are_sent_once_each_from_the_stage_s_number(
-    service: SmsVoice, client: PinpointSMSVoiceV2Client
+    service: SmsVoice, sms: SmsText, call: VoiceCall
 ) -> None:
-    text = SmsText(client, LOCAL_IDENTITY).hand(message(Channel.SMS, "#42 SEV1 triggered: db"))
-    call = VoiceCall(client, LOCAL_IDENTITY).hand(message(Channel.VOICE, "Incident 42."))
+    text = sms.hand(message(Channel.SMS, "#42 SEV1 triggered: db"))
+    called = call.hand(message(Channel.VOICE, "Incident 42."))
     assert text.sent
-    assert call.sent
+    assert called.sent
     assert [(m["channel"], m["to"], m["from"], m["message_id"]) for m in service.messages] == [
         ("sms", TO, LOCAL_NUMBER, text.message_id),
-        ("voice", TO, LOCAL_NUMBER, call.message_id),
+        ("voice", TO, LOCAL_NUMBER, called.message_id),
     ]
 
 
-def test_what_aws_refuses_for_good_fails_at_once(
-    service: SmsVoice, client: PinpointSMSVoiceV2Client
+def test_what_aws_refuses_for_good_fails_at_once_and_costs_nothing(
+    service: SmsVoice, sms: SmsText, call: VoiceCall
 ) -> None:
-    sms = SmsText(client, LOCAL_IDENTITY)
     too_long = sms.hand(message(Channel.SMS, "x" * 1601))
-    unknown = SmsText(client, LOCAL_IDENTITY + "-gone").hand(message(Channel.SMS, "hi"))
+    unknown = replace(sms, origination_identity=LOCAL_IDENTITY + "-gone").hand(
+        message(Channel.SMS, "hi")
+    )
     not_e164 = sms.hand(message(Channel.SMS, "hi", to="4155552671x"))
-    for refused in (too_long, unknown, not_e164):
+    service.voice.price = Decimal("0.30")  # a country dearer than the most a minute may cost
+    dear = call.hand(message(Channel.VOICE, "Incident 42."))
+    for refused in (too_long, unknown, not_e164, dear):
         assert (refused.sent, refused.retry_after) == (False, None), refused
     assert (too_long.reason or "").startswith("ValidationException")
     assert (unknown.reason or "").startswith("ResourceNotFoundException")
+    assert "PRICE_OVER_THRESHOLD" in (dear.reason or "")
     assert service.messages == []
+    assert spent(sms.spend, "acct_1") == spent(call.spend, "acct_1") == 0, "given back"
 
 
-def test_a_month_past_its_spend_limit_is_refused_for_good_saying_so(
-    service: SmsVoice, client: PinpointSMSVoiceV2Client
+def test_aws_s_own_monthly_limit_is_refused_for_good_saying_so(
+    service: SmsVoice, sms: SmsText, call: VoiceCall
 ) -> None:
     service.text.limit = Decimal("0.02")  # two parts at the stand-in's price
-    sms = SmsText(client, LOCAL_IDENTITY)
     service.parts_per_second = 10
     sent = [sms.hand(message(Channel.SMS, f"page {n}")) for n in range(3)]
     assert [h.sent for h in sent] == [True, True, False]
     assert sent[2].retry_after is None
     assert "MONTHLY_SPEND_LIMIT_REACHED_FOR_TEXT" in (sent[2].reason or "")
-    call = VoiceCall(client, LOCAL_IDENTITY).hand(message(Channel.VOICE, "Incident 42."))
-    assert call.sent, "voice has its own limit"
+    assert call.hand(message(Channel.VOICE, "Incident 42.")).sent, "voice has its own limit"
+
+
+def test_an_account_s_cap_holds_under_racing_sends_and_a_new_month_starts_afresh(
+    service: SmsVoice, sms: SmsText, store: Store
+) -> None:
+    """$1 at most $0.25 a part: 4 one-part texts a month for an account, however many
+    workers send at once; another account and the next month have their own."""
+    service.parts_per_second = 100
+    with ThreadPoolExecutor(8) as pool:
+        raced = list(pool.map(lambda n: sms.hand(message(Channel.SMS, f"page {n}")), range(8)))
+    assert sum(h.sent for h in raced) == 4
+    capped = [h for h in raced if not h.sent]
+    assert {(h.retry_after, (h.reason or "")[:10]) for h in capped} == {(None, "spend_cap:")}
+    assert len(service.messages) == 4, "a capped text never reaches AWS"
+    assert spent(sms.spend, "acct_1") == Decimal(1)
+    assert sms.hand(message(Channel.SMS, "page", account="acct_2")).sent
+    store.clock = lambda: datetime(2099, 2, 1, tzinfo=UTC)
+    assert sms.hand(message(Channel.SMS, "page")).sent, "a new month"
 
 
 def test_parts_past_the_number_s_rate_are_throttled_and_tried_again(
-    service: SmsVoice, client: PinpointSMSVoiceV2Client
+    service: SmsVoice, sms: SmsText
 ) -> None:
-    sms = SmsText(client, LOCAL_IDENTITY)
     assert parts("é" * 160) == 1, "é is GSM 03.38's: 160 septets, one part"
     assert parts("€" * 81) == 2, "an extension character takes two septets"
     assert parts("日本" * 36) == 2, "UCS-2: 67 characters a part when split"
@@ -110,11 +153,11 @@ def test_parts_past_the_number_s_rate_are_throttled_and_tried_again(
 
 
 def test_the_outbox_lists_emails_texts_and_calls_as_html_and_json(
-    api: Api, messaging: Messaging, service: SmsVoice, client: PinpointSMSVoiceV2Client
+    api: Api, messaging: Messaging, service: SmsVoice, sms: SmsText
 ) -> None:
     ses = boto3.client("sesv2", endpoint_url=messaging.endpoint, region_name="us-east-1")
     email = SesEmail(ses, PAGE_SENDER).hand(message(Channel.EMAIL, "inc_x", to="ada@example.com"))
-    text = SmsText(client, LOCAL_IDENTITY).hand(message(Channel.SMS, "#7 <b>disk</b>"))
+    text = sms.hand(message(Channel.SMS, "#7 <b>disk</b>"))
     gateway = LocalGateway(api.handlers, {})
     status, headers, body = gateway.respond("GET", "/outbox", {"Accept": "application/json"}, b"")
     assert (status, headers["Content-Type"]) == (200, "application/json")

@@ -171,7 +171,9 @@ def test_each_channel_carries_the_code_in_its_own_words(
         id=METHOD, type=kind, summary="Work", label="Work", address="somewhere",
         country_code=None, verified=False, enabled=True,
     )  # fmt: skip
-    message = verification_message("user_x", method, "042917", "2027-01-15T09:15:00.000000Z")
+    message = verification_message(
+        "acct_x", "user_x", method, "042917", "2027-01-15T09:15:00.000000Z"
+    )
     assert (message.channel, message.to, message.subject) == (channel, "somewhere", subject)
     assert says in message.body
     assert (message.purpose, message.contact_method_id) == ("verification", METHOD)

@@ -6,6 +6,7 @@ email provider (Slack it always has)."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from incidents.events_out.delivery_messages import CodeJob, NotificationJob
 from incidents.notifications.channels import SesEmail, SlackWebhook, SmsText, VoiceCall
 from incidents.notifications.delivery import Outcome
 from lambdas import sender
-from lambdas.settings import PAGE_EMAIL_SENDER, PAGE_ORIGINATION_IDENTITY
+from lambdas.settings import DEFAULT_SPEND_CAP_USD, PAGE_EMAIL_SENDER, PAGE_ORIGINATION_IDENTITY
 from local.api.proxy_events import LocalLambdaContext
 from tests.helpers.sqs import fifo_record
 
@@ -98,6 +99,8 @@ def test_the_stage_s_providers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(PAGE_EMAIL_SENDER, "pages@example.com")
     monkeypatch.setenv(PAGE_ORIGINATION_IDENTITY, NUMBER_ARN)
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setattr(sender, "store_without_cursors", object)  # not built: it is cached
+    monkeypatch.setenv("PAGE_SMS_SPEND_CAP_USD", "7")
     sender.carriers.cache_clear()
     found = sender.carriers()
     sender.carriers.cache_clear()
@@ -107,3 +110,4 @@ def test_the_stage_s_providers(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(text, SmsText)
     assert isinstance(call, VoiceCall)
     assert text.origination_identity == call.origination_identity == NUMBER_ARN
+    assert (text.spend.cap, call.spend.cap) == (Decimal(7), Decimal(DEFAULT_SPEND_CAP_USD))

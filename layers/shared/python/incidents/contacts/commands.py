@@ -306,8 +306,8 @@ def _with_code(
     pending = issued(method.id, code, store.clock(), method.code)
     count_code(store.table, account, method.address, store.clock())
     coded = method.model_copy(update={"code": pending, "verified": False})
-    message = verification_message(user_id, coded, code, pending.expires_at)
-    return coded, pending, store.put_operation(message_item(account, message))
+    message = verification_message(account, user_id, coded, code, pending.expires_at)
+    return coded, pending, store.put_operation(message_item(message))
 
 
 def _rule(

@@ -56,6 +56,7 @@ class MessageStatus(StrEnum):
 class OutgoingMessage:
     """One message for one contact method, whatever carries it."""
 
+    account_id: str
     channel: Channel
     to: str
     """The method's address: an email address, an E.164 number, a webhook's URL."""
@@ -70,12 +71,13 @@ class OutgoingMessage:
 
 
 def verification_message(
-    user_id: str, method: ContactMethod, code: str, expires_at: str
+    account: str, user_id: str, method: ContactMethod, code: str, expires_at: str
 ) -> OutgoingMessage:
     """The message that carries `code` to `method`."""
     channel = method.type.channel
     body = BODIES[channel].format(code=code, minutes=MINUTES, spoken=", ".join(code))
     return OutgoingMessage(
+        account_id=account,
         channel=channel,
         to=method.address,
         subject=SUBJECT if channel is Channel.EMAIL else None,
@@ -92,14 +94,14 @@ def message_key(account: str, user_id: str, method_id: str) -> tuple[str, str]:
     return user_partition(account, user_id), build_key(VERIFICATION, method_id, kind="sort")
 
 
-def message_item(account: str, message: OutgoingMessage) -> Item:
+def message_item(message: OutgoingMessage) -> Item:
     """The pending message, as the delivery path reads and records on it, removed by TTL
     once its code has expired."""
-    pk, sk = message_key(account, message.user_id, message.contact_method_id)
+    pk, sk = message_key(message.account_id, message.user_id, message.contact_method_id)
     expires = int(parse_timestamp(message.expires_at).timestamp())
     return serialize({
         **asdict(message), "Type": MESSAGE_TYPE, PK: pk, SK: sk, "ExpiresAt": expires,
-        "account_id": account, "status": MessageStatus.PENDING.value, "attempts": 0,
+        "status": MessageStatus.PENDING.value, "attempts": 0,
     })  # fmt: skip
 
 
@@ -125,6 +127,7 @@ def pending_verification_message(
 def stored_message(values: dict[str, Any]) -> OutgoingMessage:
     """The message a pending message's item (deserialized) holds."""
     return OutgoingMessage(
+        account_id=values["account_id"],
         channel=Channel(values["channel"]),
         to=values["to"],
         subject=values.get("subject"),

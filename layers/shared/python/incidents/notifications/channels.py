@@ -17,6 +17,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from incidents.contacts.messages import OutgoingMessage
 from incidents.contacts.models import Channel
 from incidents.events_out.endpoints import REFUSED, EndpointPolicy, post
+from incidents.notifications.spend import MAX_PRICE, SpendCap, most_it_costs
 
 if TYPE_CHECKING:
     from mypy_boto3_pinpoint_sms_voice_v2 import PinpointSMSVoiceV2Client
@@ -81,47 +82,70 @@ class SesEmail:
 class SmsText:
     """SMS through AWS End User Messaging (``pinpoint-sms-voice-v2`` ``SendTextMessage``)
     from the stage's origination identity: a transactional message, dropped by AWS if not
-    delivered within `TIME_TO_LIVE_SECONDS` (a page that late is stale)."""
+    delivered within `TIME_TO_LIVE_SECONDS` (a page that late is stale), within the
+    account's monthly `spend` cap."""
 
     sms: PinpointSMSVoiceV2Client
     origination_identity: str
+    spend: SpendCap
     configuration_set: str | None = None
 
     def hand(self, message: OutgoingMessage) -> Handed:
-        """One ``SendTextMessage``."""
+        """One ``SendTextMessage``, at most at `spend.MAX_PRICE` a part."""
         request: dict[str, Any] = {
             "DestinationPhoneNumber": message.to,
             "OriginationIdentity": self.origination_identity,
             "MessageBody": message.body,
             "MessageType": "TRANSACTIONAL",
+            "MaxPrice": str(MAX_PRICE[Channel.SMS]),
             "TimeToLive": TIME_TO_LIVE_SECONDS,
             **_configuration_set(self.configuration_set),
         }
-        return _sent_by_aws(lambda: self.sms.send_text_message(**request))
+        return _within_cap(self.spend, message, lambda: self.sms.send_text_message(**request))
 
 
 @dataclass(frozen=True)
 class VoiceCall:
     """A call that reads the message aloud, through AWS End User Messaging
-    (``SendVoiceMessage``) from the stage's origination identity."""
+    (``SendVoiceMessage``) from the stage's origination identity, within the account's
+    monthly `spend` cap."""
 
     sms: PinpointSMSVoiceV2Client
     origination_identity: str
+    spend: SpendCap
     configuration_set: str | None = None
     voice: str = "JOANNA"
 
     def hand(self, message: OutgoingMessage) -> Handed:
-        """One ``SendVoiceMessage`` of plain text."""
+        """One ``SendVoiceMessage`` of plain text, at most at `spend.MAX_PRICE` a minute."""
         request: dict[str, Any] = {
             "DestinationPhoneNumber": message.to,
             "OriginationIdentity": self.origination_identity,
             "MessageBody": message.body,
             "MessageBodyTextType": "TEXT",
             "VoiceId": self.voice,
+            "MaxPricePerMinute": str(MAX_PRICE[Channel.VOICE]),
             "TimeToLive": TIME_TO_LIVE_SECONDS,
             **_configuration_set(self.configuration_set),
         }
-        return _sent_by_aws(lambda: self.sms.send_voice_message(**request))
+        return _within_cap(self.spend, message, lambda: self.sms.send_voice_message(**request))
+
+
+def _within_cap(
+    spend: SpendCap, message: OutgoingMessage, send: Callable[[], Mapping[str, Any]]
+) -> Handed:
+    """`send`, if the most it costs fits under the account's cap (given back if AWS does
+    not take it); else failed for good, saying so."""
+    cost = most_it_costs(spend.channel, message.body)
+    if not spend.reserve(message.account_id, cost):
+        return Handed(
+            reason=f"spend_cap: the account's {spend.channel.value} spend this month reached "
+            f"its cap of ${spend.cap}"
+        )
+    handed = _sent_by_aws(send)
+    if not handed.sent:
+        spend.give_back(message.account_id, cost)
+    return handed
 
 
 def _configuration_set(name: str | None) -> dict[str, str]:

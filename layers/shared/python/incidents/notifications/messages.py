@@ -50,6 +50,7 @@ def page_message(store: Store, notification: Notification) -> OutgoingMessage:
     if channel is Channel.SLACK:  # Slack reads <…> as links and mentions (<!channel>)
         words = {name: _slack_escaped(value) for name, value in words.items()}
     return OutgoingMessage(
+        account_id=notification.account_id,
         channel=channel,
         to=notification.to,
         subject=SUBJECTS.format(**words) if channel is Channel.EMAIL else None,
