@@ -48,10 +48,9 @@ from incidents.events_out.sender import Attempted, Sender
 from incidents.notifications.channels import (
     Carrier,
     Carriers,
+    EndUserMessaging,
     SesEmail,
     SlackWebhook,
-    SmsText,
-    VoiceCall,
 )
 from incidents.notifications.codes import send_code
 from incidents.notifications.delivery import Outcome, deliver
@@ -214,8 +213,8 @@ def carriers() -> Carriers:
         phone_set = os.environ.get(PAGE_SMS_CONFIGURATION_SET) or None
         caps = {Channel(c): SpendCap(store_without_cursors(), Channel(c), Decimal(cap))
                 for c, cap in spend_caps(os.environ).items()}  # fmt: skip
-        found[Channel.SMS] = SmsText(phone, number, caps[Channel.SMS], phone_set)
-        found[Channel.VOICE] = VoiceCall(phone, number, caps[Channel.VOICE], phone_set)
+        for channel, cap in caps.items():
+            found[channel] = EndUserMessaging(phone, number, cap, phone_set)
     return found
 
 

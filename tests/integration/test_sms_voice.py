@@ -21,7 +21,7 @@ from botocore.config import Config
 
 from incidents.contacts.messages import OutgoingMessage
 from incidents.contacts.models import Channel
-from incidents.notifications.channels import Handed, SesEmail, SmsText, VoiceCall
+from incidents.notifications.channels import EndUserMessaging, Handed, SesEmail
 from incidents.notifications.spend import MICROS, SpendCap, parts
 from incidents.store import Store
 from local.api.gateway import LocalGateway
@@ -54,14 +54,14 @@ def client(moto_endpoint: str) -> PinpointSMSVoiceV2Client:
 
 
 @pytest.fixture
-def sms(client: PinpointSMSVoiceV2Client, store: Store) -> SmsText:
+def sms(client: PinpointSMSVoiceV2Client, store: Store) -> EndUserMessaging:
     """Texts from the stage's number, each account capped at $1 a month (4 parts)."""
-    return SmsText(client, LOCAL_IDENTITY, SpendCap(store, Channel.SMS, Decimal(1)))
+    return EndUserMessaging(client, LOCAL_IDENTITY, SpendCap(store, Channel.SMS, Decimal(1)))
 
 
 @pytest.fixture
-def call(client: PinpointSMSVoiceV2Client, store: Store) -> VoiceCall:
-    return VoiceCall(client, LOCAL_IDENTITY, SpendCap(store, Channel.VOICE, Decimal(1)))
+def call(client: PinpointSMSVoiceV2Client, store: Store) -> EndUserMessaging:
+    return EndUserMessaging(client, LOCAL_IDENTITY, SpendCap(store, Channel.VOICE, Decimal(1)))
 
 
 def message(channel: Channel, body: str, to: str = TO, account: str = "acct_1") -> OutgoingMessage:
@@ -78,7 +78,7 @@ def spent(cap: SpendCap, account: str) -> Decimal:
 
 
 def test_a_text_and_a_call_are_sent_once_each_from_the_stage_s_number(
-    service: SmsVoice, sms: SmsText, call: VoiceCall
+    service: SmsVoice, sms: EndUserMessaging, call: EndUserMessaging
 ) -> None:
     text = sms.hand(message(Channel.SMS, "#42 SEV1 triggered: db"))
     called = call.hand(message(Channel.VOICE, "Incident 42."))
@@ -91,7 +91,7 @@ def test_a_text_and_a_call_are_sent_once_each_from_the_stage_s_number(
 
 
 def test_what_aws_refuses_for_good_fails_at_once_and_costs_nothing(
-    service: SmsVoice, sms: SmsText, call: VoiceCall
+    service: SmsVoice, sms: EndUserMessaging, call: EndUserMessaging
 ) -> None:
     too_long = sms.hand(message(Channel.SMS, "x" * 1601))
     unknown = replace(sms, origination_identity=LOCAL_IDENTITY + "-gone").hand(
@@ -110,7 +110,7 @@ def test_what_aws_refuses_for_good_fails_at_once_and_costs_nothing(
 
 
 def test_aws_s_own_monthly_limit_is_refused_for_good_saying_so(
-    service: SmsVoice, sms: SmsText, call: VoiceCall
+    service: SmsVoice, sms: EndUserMessaging, call: EndUserMessaging
 ) -> None:
     service.text.limit = Decimal("0.02")  # two parts at the stand-in's price
     service.parts_per_second = 10
@@ -122,7 +122,7 @@ def test_aws_s_own_monthly_limit_is_refused_for_good_saying_so(
 
 
 def test_an_account_s_cap_holds_under_racing_sends_and_a_new_month_starts_afresh(
-    service: SmsVoice, sms: SmsText, store: Store
+    service: SmsVoice, sms: EndUserMessaging, store: Store
 ) -> None:
     """$1 at most $0.25 a part: 4 one-part texts a month for an account, however many
     workers send at once; another account and the next month have their own."""
@@ -140,7 +140,7 @@ def test_an_account_s_cap_holds_under_racing_sends_and_a_new_month_starts_afresh
 
 
 def test_parts_past_the_number_s_rate_are_throttled_and_tried_again(
-    service: SmsVoice, sms: SmsText
+    service: SmsVoice, sms: EndUserMessaging
 ) -> None:
     assert parts("é" * 160) == 1, "é is GSM 03.38's: 160 septets, one part"
     assert parts("€" * 81) == 2, "an extension character takes two septets"
@@ -153,7 +153,7 @@ def test_parts_past_the_number_s_rate_are_throttled_and_tried_again(
 
 
 def test_the_outbox_lists_emails_texts_and_calls_as_html_and_json(
-    api: Api, messaging: Messaging, service: SmsVoice, sms: SmsText
+    api: Api, messaging: Messaging, service: SmsVoice, sms: EndUserMessaging
 ) -> None:
     ses = boto3.client("sesv2", endpoint_url=messaging.endpoint, region_name="us-east-1")
     email = SesEmail(ses, PAGE_SENDER).hand(message(Channel.EMAIL, "inc_x", to="ada@example.com"))

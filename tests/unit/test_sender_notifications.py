@@ -14,7 +14,7 @@ import pytest
 from incidents.contacts.messages import MessageStatus
 from incidents.contacts.models import Channel
 from incidents.events_out.delivery_messages import CodeJob, NotificationJob
-from incidents.notifications.channels import SesEmail, SlackWebhook, SmsText, VoiceCall
+from incidents.notifications.channels import EndUserMessaging, SesEmail, SlackWebhook
 from incidents.notifications.delivery import Outcome
 from lambdas import sender
 from lambdas.settings import DEFAULT_SPEND_CAP_USD, PAGE_EMAIL_SENDER, PAGE_ORIGINATION_IDENTITY
@@ -107,7 +107,8 @@ def test_the_stage_s_providers(monkeypatch: pytest.MonkeyPatch) -> None:
     email, text, call = found[Channel.EMAIL], found[Channel.SMS], found[Channel.VOICE]
     assert isinstance(email, SesEmail)
     assert email.sender == "pages@example.com"
-    assert isinstance(text, SmsText)
-    assert isinstance(call, VoiceCall)
+    assert isinstance(text, EndUserMessaging)
+    assert isinstance(call, EndUserMessaging)
+    assert (text.spend.channel, call.spend.channel) == (Channel.SMS, Channel.VOICE)
     assert text.origination_identity == call.origination_identity == NUMBER_ARN
     assert (text.spend.cap, call.spend.cap) == (Decimal(7), Decimal(DEFAULT_SPEND_CAP_USD))

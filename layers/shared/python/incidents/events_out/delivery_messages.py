@@ -117,44 +117,48 @@ class DrainJob(BaseModel):
         return f"{self.webhook_id}#drain#{self.started}#{self.page}"
 
 
-class NotificationJob(BaseModel):
+class ToContactMethod(BaseModel):
+    """A message to one contact method: its messages go one after the other, in order (a
+    person reads them in the order they were decided, and a slow provider holds only its
+    own); the same one is enqueued once (its record retried enqueues it again)."""
+
+    account_id: str
+    contact_method_id: str
+
+    def group(self) -> str:
+        """The method's FIFO message group."""
+        return f"{self.contact_method_id}#notify"
+
+    def deduplication(self) -> str:
+        """`_identity`, hashed (SQS takes 128 characters at most)."""
+        return hashlib.sha256(self._identity().encode()).hexdigest()
+
+    def _identity(self) -> str:
+        raise NotImplementedError
+
+
+class NotificationJob(ToContactMethod):
     """One notification of a page to send (`incidents.notifications.delivery`)."""
 
     kind: Literal["notification"] = "notification"
-    account_id: str
     incident_id: str
     notification: str
     """The notification's sort key in the incident's partition."""
-    contact_method_id: str
 
-    def group(self) -> str:
-        """A contact method's messages go one after the other, in order: a person reads
-        them in the order they were decided, and a slow provider holds only its own."""
-        return f"{self.contact_method_id}#notify"
-
-    def deduplication(self) -> str:
-        """A notification is enqueued once (its record retried enqueues it again); hashed
-        (SQS takes 128 characters at most)."""
-        return hashlib.sha256(f"{self.incident_id}#{self.notification}".encode()).hexdigest()
+    def _identity(self) -> str:
+        return f"{self.incident_id}#{self.notification}"
 
 
-class CodeJob(BaseModel):
+class CodeJob(ToContactMethod):
     """A contact method's verification code to send (`incidents.notifications.codes`)."""
 
     kind: Literal["code"] = "code"
-    account_id: str
     user_id: str
-    contact_method_id: str
     expires_at: str
     """Which code: a newer one takes the message's place, and this job then sends nothing."""
 
-    def group(self) -> str:
-        """The method's group, as its notifications' (`NotificationJob.group`)."""
-        return f"{self.contact_method_id}#notify"
-
-    def deduplication(self) -> str:
-        """A code is enqueued once (hashed: SQS takes 128 characters at most)."""
-        return hashlib.sha256(f"{self.contact_method_id}#{self.expires_at}".encode()).hexdigest()
+    def _identity(self) -> str:
+        return f"{self.contact_method_id}#{self.expires_at}"
 
 
 Message = DeliveryMessage | ReplayJob | DrainJob | NotificationJob | CodeJob

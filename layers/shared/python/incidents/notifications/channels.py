@@ -78,57 +78,43 @@ class SesEmail:
         return _sent_by_aws(lambda: self.ses.send_email(**request))
 
 
-@dataclass(frozen=True)
-class SmsText:
-    """SMS through AWS End User Messaging (``pinpoint-sms-voice-v2`` ``SendTextMessage``)
-    from the stage's origination identity: a transactional message, dropped by AWS if not
-    delivered within `TIME_TO_LIVE_SECONDS` (a page that late is stale), within the
-    account's monthly `spend` cap."""
+PHONE_FIELDS: dict[Channel, dict[str, Any]] = {
+    Channel.SMS: {"MessageType": "TRANSACTIONAL", "MaxPrice": str(MAX_PRICE[Channel.SMS])},
+    Channel.VOICE: {
+        "MessageBodyTextType": "TEXT",
+        "VoiceId": "JOANNA",
+        "MaxPricePerMinute": str(MAX_PRICE[Channel.VOICE]),
+    },
+}
+"""What a text's request says beside the message (transactional, at most `MAX_PRICE` a
+part), and a call's (the text read aloud, at most `MAX_PRICE` a minute)."""
 
-    sms: PinpointSMSVoiceV2Client
+
+@dataclass(frozen=True)
+class EndUserMessaging:
+    """A text (``SendTextMessage``) or a call (``SendVoiceMessage``) through AWS End User
+    Messaging from the stage's origination identity, within the account's monthly cap of
+    its channel (`spend`); AWS gives up on it after `TIME_TO_LIVE_SECONDS` (a page that
+    late is stale)."""
+
+    client: PinpointSMSVoiceV2Client
     origination_identity: str
     spend: SpendCap
     configuration_set: str | None = None
 
     def hand(self, message: OutgoingMessage) -> Handed:
-        """One ``SendTextMessage``, at most at `spend.MAX_PRICE` a part."""
+        """One request of the channel's."""
         request: dict[str, Any] = {
             "DestinationPhoneNumber": message.to,
             "OriginationIdentity": self.origination_identity,
             "MessageBody": message.body,
-            "MessageType": "TRANSACTIONAL",
-            "MaxPrice": str(MAX_PRICE[Channel.SMS]),
             "TimeToLive": TIME_TO_LIVE_SECONDS,
+            **PHONE_FIELDS[self.spend.channel],
             **_configuration_set(self.configuration_set),
         }
-        return _within_cap(self.spend, message, lambda: self.sms.send_text_message(**request))
-
-
-@dataclass(frozen=True)
-class VoiceCall:
-    """A call that reads the message aloud, through AWS End User Messaging
-    (``SendVoiceMessage``) from the stage's origination identity, within the account's
-    monthly `spend` cap."""
-
-    sms: PinpointSMSVoiceV2Client
-    origination_identity: str
-    spend: SpendCap
-    configuration_set: str | None = None
-    voice: str = "JOANNA"
-
-    def hand(self, message: OutgoingMessage) -> Handed:
-        """One ``SendVoiceMessage`` of plain text, at most at `spend.MAX_PRICE` a minute."""
-        request: dict[str, Any] = {
-            "DestinationPhoneNumber": message.to,
-            "OriginationIdentity": self.origination_identity,
-            "MessageBody": message.body,
-            "MessageBodyTextType": "TEXT",
-            "VoiceId": self.voice,
-            "MaxPricePerMinute": str(MAX_PRICE[Channel.VOICE]),
-            "TimeToLive": TIME_TO_LIVE_SECONDS,
-            **_configuration_set(self.configuration_set),
-        }
-        return _within_cap(self.spend, message, lambda: self.sms.send_voice_message(**request))
+        voice = self.spend.channel is Channel.VOICE
+        send = self.client.send_voice_message if voice else self.client.send_text_message
+        return _within_cap(self.spend, message, lambda: send(**request))
 
 
 def _within_cap(
