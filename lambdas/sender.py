@@ -211,10 +211,10 @@ def carriers() -> Carriers:
     if number:
         phone = boto3.client("pinpoint-sms-voice-v2", config=once)
         phone_set = os.environ.get(PAGE_SMS_CONFIGURATION_SET) or None
-        caps = {Channel(c): SpendCap(store_without_cursors(), Channel(c), Decimal(cap))
-                for c, cap in spend_caps(os.environ).items()}  # fmt: skip
-        for channel, cap in caps.items():
-            found[channel] = EndUserMessaging(phone, number, cap, phone_set)
+        for name, cap in spend_caps(os.environ).items():
+            channel = Channel(name)
+            budget = SpendCap(store_without_cursors(), channel, Decimal(cap))
+            found[channel] = EndUserMessaging(phone, channel, number, budget, phone_set)
     return found
 
 

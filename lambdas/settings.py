@@ -314,7 +314,8 @@ PAGE_ORIGINATION_IDENTITY = "PAGE_ORIGINATION_IDENTITY"
 """The End User Messaging phone number or pool pages are texted and called from (none: SMS
 and voice pages fail, saying so)."""
 PAGE_SMS_CONFIGURATION_SET = "PAGE_SMS_CONFIGURATION_SET"
-"""The End User Messaging configuration set texts and calls go through (receipts)."""
+"""The End User Messaging configuration set texts and calls go through (its event
+destinations, the receipts, come later)."""
 PAGE_SPEND_CAPS = {"sms": "PAGE_SMS_SPEND_CAP_USD", "voice": "PAGE_VOICE_SPEND_CAP_USD"}
 """Each account's monthly cap on texts and on calls, in whole dollars (by channel)."""
 DEFAULT_SPEND_CAP_USD = 50

@@ -381,6 +381,13 @@ class EventDelivery(NestedStack):
             "a page's notification was not sent (its reason is on it): a person was not reached",
         )
         monitoring.alarm(
+            "CodesFailed",
+            custom_metric(METRICS_NAMESPACE, "CodesFailed", "Sum"),
+            1,
+            "a verification code was not sent (its reason is on its message): a person cannot "
+            "verify the method they added",
+        )
+        monitoring.alarm(
             "PagesUndecidable",
             custom_metric(METRICS_NAMESPACE, "PagesUndecidable", "Sum"),
             1,

@@ -44,7 +44,7 @@ class Refused(Exception):  # noqa: N818 - named as AWS's answers are
 
 
 @dataclass
-class Channel:
+class Pricing:
     """One channel's price and monthly spend limit, in dollars, and its month's spend."""
 
     price: Decimal
@@ -61,9 +61,9 @@ class SmsVoice:
     identities: dict[str, str] = field(default_factory=lambda: {LOCAL_IDENTITY: LOCAL_NUMBER})
     parts_per_second: float = 3.0
     """A US toll-free number's rate."""
-    text: Channel = field(default_factory=lambda: Channel(
+    text: Pricing = field(default_factory=lambda: Pricing(
         Decimal("0.0083"), Decimal("100"), "MONTHLY_SPEND_LIMIT_REACHED_FOR_TEXT"))  # fmt: skip
-    voice: Channel = field(default_factory=lambda: Channel(
+    voice: Pricing = field(default_factory=lambda: Pricing(
         Decimal("0.013"), Decimal("100"), "MONTHLY_SPEND_LIMIT_REACHED_FOR_VOICE"))  # fmt: skip
     messages: list[dict[str, Any]] = field(default_factory=list)
     _tokens: dict[str, tuple[float, float]] = field(default_factory=dict)
@@ -80,7 +80,8 @@ class SmsVoice:
         channel = self.voice if voice else self.text
         units = minutes(request["MessageBody"]) if voice else parts(request["MessageBody"])
         ceiling = request.get("MaxPricePerMinute" if voice else "MaxPrice")
-        if ceiling is not None and channel.price > Decimal(ceiling):
+        price = channel.price if voice else channel.price * units  # a minute's; a text's
+        if ceiling is not None and price > Decimal(ceiling):
             raise Refused("ValidationException", "price over MaxPrice", "PRICE_OVER_THRESHOLD")
         with self._lock:
             self._take(identity, units)

@@ -164,7 +164,7 @@ def test_pages_are_texted_and_called_from_the_stage_s_number_alone(
 
 
 def test_a_person_not_reached_alarms(dev: Synthesized) -> None:
-    for name in ("NotificationsFailed", "PagesUndecidable"):
+    for name in ("NotificationsFailed", "CodesFailed", "PagesUndecidable"):
         watched = alarm(dev, name)
         assert (watched["MetricName"], watched["Threshold"]) == (name, 1)
 

@@ -66,6 +66,7 @@ def test_a_new_method_gets_its_code_from_aws_and_is_verified_with_it(
     }[kind]
     body = {"contact_method": {"type": f"{kind}_contact_method", "label": "Home",
                                "address": address}}  # fmt: skip
+    before = len(sms_voice.SERVICE.messages)
     made = api.call("create_contact_method", ada, {"user_id": ada.user_id}, body=body)
     assert made.status == 201, made.body
     method = made.body["contact_method"]["id"]
@@ -76,7 +77,6 @@ def test_a_new_method_gets_its_code_from_aws_and_is_verified_with_it(
         texts = [m["body"] for m in sms_voice.SERVICE.messages[before:] if m["to"] == address]
         return emails + texts
 
-    before = len(sms_voice.SERVICE.messages)
     wait_for(lambda: bool(sent()), what="the code's message")
     (message,) = sent()
     (code,) = CODE.findall(message)

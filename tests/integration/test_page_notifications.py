@@ -294,9 +294,10 @@ class Throttled:
 
 
 @pytest.fixture
-def queued(monkeypatch: pytest.MonkeyPatch) -> list[Message]:
+def queued(api: Api, monkeypatch: pytest.MonkeyPatch) -> list[Message]:
     """The jobs the publisher queues, kept here. Its container's publisher of
-    events is built first, so that its cache keeps the real queue for the tests after."""
+    events is built first (in the API's environment), so that its cache keeps the real queue
+    for the tests after."""
     publisher.publisher()
     sent: list[Message] = []
     monkeypatch.setattr(publisher, "delivery_queue", lambda: Sent(sent))

@@ -28,7 +28,6 @@ from local.api.gateway import LocalGateway
 from local.engines import sms_voice
 from local.engines.sms_voice import LOCAL_IDENTITY, LOCAL_NUMBER, SmsVoice
 from local.events.messaging import PAGE_SENDER, Messaging
-from tests.helpers.api_harness import Api
 
 if TYPE_CHECKING:
     from mypy_boto3_pinpoint_sms_voice_v2 import PinpointSMSVoiceV2Client
@@ -55,13 +54,15 @@ def client(moto_endpoint: str) -> PinpointSMSVoiceV2Client:
 
 @pytest.fixture
 def sms(client: PinpointSMSVoiceV2Client, store: Store) -> EndUserMessaging:
-    """Texts from the stage's number, each account capped at $1 a month (4 parts)."""
-    return EndUserMessaging(client, LOCAL_IDENTITY, SpendCap(store, Channel.SMS, Decimal(1)))
+    """Texts from the stage's number, each account's budget $5 a month (20 parts)."""
+    budget = SpendCap(store, Channel.SMS, Decimal(5))
+    return EndUserMessaging(client, Channel.SMS, LOCAL_IDENTITY, budget)
 
 
 @pytest.fixture
 def call(client: PinpointSMSVoiceV2Client, store: Store) -> EndUserMessaging:
-    return EndUserMessaging(client, LOCAL_IDENTITY, SpendCap(store, Channel.VOICE, Decimal(1)))
+    budget = SpendCap(store, Channel.VOICE, Decimal(5))
+    return EndUserMessaging(client, Channel.VOICE, LOCAL_IDENTITY, budget)
 
 
 def message(channel: Channel, body: str, to: str = TO, account: str = "acct_1") -> OutgoingMessage:
@@ -105,6 +106,7 @@ def test_what_aws_refuses_for_good_fails_at_once_and_costs_nothing(
     assert (too_long.reason or "").startswith("ValidationException")
     assert (unknown.reason or "").startswith("ResourceNotFoundException")
     assert "PRICE_OVER_THRESHOLD" in (dear.reason or "")
+    assert parts("😀" * 36) == 2, "an emoji is two UTF-16 units: 72 of 70 a part"
     assert service.messages == []
     assert spent(sms.spend, "acct_1") == spent(call.spend, "acct_1") == 0, "given back"
 
@@ -124,16 +126,19 @@ def test_aws_s_own_monthly_limit_is_refused_for_good_saying_so(
 def test_an_account_s_cap_holds_under_racing_sends_and_a_new_month_starts_afresh(
     service: SmsVoice, sms: EndUserMessaging, store: Store
 ) -> None:
-    """$1 at most $0.25 a part: 4 one-part texts a month for an account, however many
-    workers send at once; another account and the next month have their own."""
+    """$5 at most $0.25 a part: 20 one-part texts a month for an account, however many
+    workers send at once; a text dearer than the whole budget never; another account and
+    the next month have their own."""
     service.parts_per_second = 100
     with ThreadPoolExecutor(8) as pool:
-        raced = list(pool.map(lambda n: sms.hand(message(Channel.SMS, f"page {n}")), range(8)))
-    assert sum(h.sent for h in raced) == 4
+        raced = list(pool.map(lambda n: sms.hand(message(Channel.SMS, f"page {n}")), range(24)))
+    assert sum(h.sent for h in raced) == 20
     capped = [h for h in raced if not h.sent]
     assert {(h.retry_after, (h.reason or "")[:10]) for h in capped} == {(None, "spend_cap:")}
-    assert len(service.messages) == 4, "a capped text never reaches AWS"
-    assert spent(sms.spend, "acct_1") == Decimal(1)
+    assert len(service.messages) == 20, "a capped text never reaches AWS"
+    assert spent(sms.spend, "acct_1") == Decimal(5)
+    too_dear = sms.hand(message(Channel.SMS, "日本" * 800, account="acct_3"))  # 24 parts: $6
+    assert (too_dear.reason or "").startswith("spend_cap"), "not even a new month's first"
     assert sms.hand(message(Channel.SMS, "page", account="acct_2")).sent
     store.clock = lambda: datetime(2099, 2, 1, tzinfo=UTC)
     assert sms.hand(message(Channel.SMS, "page")).sent, "a new month"
@@ -153,12 +158,14 @@ def test_parts_past_the_number_s_rate_are_throttled_and_tried_again(
 
 
 def test_the_outbox_lists_emails_texts_and_calls_as_html_and_json(
-    api: Api, messaging: Messaging, service: SmsVoice, sms: EndUserMessaging
+    messaging: Messaging, service: SmsVoice, sms: EndUserMessaging, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    for name, value in messaging.environment().items():
+        monkeypatch.setenv(name, value)
     ses = boto3.client("sesv2", endpoint_url=messaging.endpoint, region_name="us-east-1")
     email = SesEmail(ses, PAGE_SENDER).hand(message(Channel.EMAIL, "inc_x", to="ada@example.com"))
     text = sms.hand(message(Channel.SMS, "#7 <b>disk</b>"))
-    gateway = LocalGateway(api.handlers, {})
+    gateway = LocalGateway({}, {})  # the outbox is the gateway's own page
     status, headers, body = gateway.respond("GET", "/outbox", {"Accept": "application/json"}, b"")
     assert (status, headers["Content-Type"]) == (200, "application/json")
     listed = {m["message_id"]: m for m in json.loads(body)["items"]}

@@ -6,6 +6,7 @@ email provider (Slack it always has)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -90,10 +91,18 @@ def test_a_notification_is_deleted_when_settled_and_hidden_for_its_retry(
         assert [type(job) for job in tried] == [NotificationJob, CodeJob]
 
 
+@pytest.fixture
+def fresh_carriers() -> Iterator[None]:
+    """The sender's cached providers built anew in the test, and after it whatever it did."""
+    sender.carriers.cache_clear()
+    yield
+    sender.carriers.cache_clear()
+
+
+@pytest.mark.usefixtures("fresh_carriers")
 def test_the_stage_s_providers(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in (PAGE_EMAIL_SENDER, PAGE_ORIGINATION_IDENTITY):
         monkeypatch.delenv(name, raising=False)
-    sender.carriers.cache_clear()
     assert set(sender.carriers()) == {Channel.SLACK}
     assert isinstance(sender.carriers()[Channel.SLACK], SlackWebhook)
     monkeypatch.setenv(PAGE_EMAIL_SENDER, "pages@example.com")
@@ -103,12 +112,12 @@ def test_the_stage_s_providers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PAGE_SMS_SPEND_CAP_USD", "7")
     sender.carriers.cache_clear()
     found = sender.carriers()
-    sender.carriers.cache_clear()
     email, text, call = found[Channel.EMAIL], found[Channel.SMS], found[Channel.VOICE]
     assert isinstance(email, SesEmail)
     assert email.sender == "pages@example.com"
     assert isinstance(text, EndUserMessaging)
     assert isinstance(call, EndUserMessaging)
+    assert (text.channel, call.channel) == (Channel.SMS, Channel.VOICE)
     assert (text.spend.channel, call.spend.channel) == (Channel.SMS, Channel.VOICE)
     assert text.origination_identity == call.origination_identity == NUMBER_ARN
     assert (text.spend.cap, call.spend.cap) == (Decimal(7), Decimal(DEFAULT_SPEND_CAP_USD))

@@ -46,6 +46,8 @@ class Handed:
     """Seconds to wait before another try (None: not worth one)."""
     reason: str | None = None
     """Why it was not taken."""
+    unsure: bool = False
+    """Whether the provider may have taken it after all (no answer, or its own failure)."""
 
 
 class Carrier(Protocol):
@@ -79,59 +81,57 @@ class SesEmail:
 
 
 PHONE_FIELDS: dict[Channel, dict[str, Any]] = {
-    Channel.SMS: {"MessageType": "TRANSACTIONAL", "MaxPrice": str(MAX_PRICE[Channel.SMS])},
+    Channel.SMS: {"MessageType": "TRANSACTIONAL"},
     Channel.VOICE: {
         "MessageBodyTextType": "TEXT",
         "VoiceId": "JOANNA",
         "MaxPricePerMinute": str(MAX_PRICE[Channel.VOICE]),
     },
 }
-"""What a text's request says beside the message (transactional, at most `MAX_PRICE` a
-part), and a call's (the text read aloud, at most `MAX_PRICE` a minute)."""
+"""What a text's request says beside the message (transactional; its ``MaxPrice``, the
+price of its parts, is its reservation), and a call's (the text read aloud, at most
+`MAX_PRICE` a minute)."""
 
 
 @dataclass(frozen=True)
 class EndUserMessaging:
     """A text (``SendTextMessage``) or a call (``SendVoiceMessage``) through AWS End User
-    Messaging from the stage's origination identity, within the account's monthly cap of
-    its channel (`spend`); AWS gives up on it after `TIME_TO_LIVE_SECONDS` (a page that
+    Messaging from the stage's origination identity, within the account's monthly budget
+    for its channel (`spend`); AWS gives up on it after `TIME_TO_LIVE_SECONDS` (a page that
     late is stale)."""
 
     client: PinpointSMSVoiceV2Client
+    channel: Channel
     origination_identity: str
     spend: SpendCap
     configuration_set: str | None = None
 
     def hand(self, message: OutgoingMessage) -> Handed:
-        """One request of the channel's."""
+        """One request of the channel's, if the most it costs fits the budget; the
+        reservation given back when AWS surely did not take it."""
+        cost = most_it_costs(self.channel, message.body)
+        reservation = self.spend.reserve(message.account_id, cost)
+        if reservation is None:
+            return Handed(
+                reason=f"spend_cap: the account's {self.channel.value} budget for this month "
+                f"(${self.spend.cap}) has no room for ${cost}"
+            )
         request: dict[str, Any] = {
             "DestinationPhoneNumber": message.to,
             "OriginationIdentity": self.origination_identity,
             "MessageBody": message.body,
             "TimeToLive": TIME_TO_LIVE_SECONDS,
-            **PHONE_FIELDS[self.spend.channel],
+            **PHONE_FIELDS[self.channel],
             **_configuration_set(self.configuration_set),
         }
-        voice = self.spend.channel is Channel.VOICE
-        send = self.client.send_voice_message if voice else self.client.send_text_message
-        return _within_cap(self.spend, message, lambda: send(**request))
-
-
-def _within_cap(
-    spend: SpendCap, message: OutgoingMessage, send: Callable[[], Mapping[str, Any]]
-) -> Handed:
-    """`send`, if the most it costs fits under the account's cap (given back if AWS does
-    not take it); else failed for good, saying so."""
-    cost = most_it_costs(spend.channel, message.body)
-    if not spend.reserve(message.account_id, cost):
-        return Handed(
-            reason=f"spend_cap: the account's {spend.channel.value} spend this month reached "
-            f"its cap of ${spend.cap}"
-        )
-    handed = _sent_by_aws(send)
-    if not handed.sent:
-        spend.give_back(message.account_id, cost)
-    return handed
+        if self.channel is Channel.VOICE:
+            handed = _sent_by_aws(lambda: self.client.send_voice_message(**request))
+        else:
+            request["MaxPrice"] = f"{cost:.5f}"
+            handed = _sent_by_aws(lambda: self.client.send_text_message(**request))
+        if not handed.sent and not handed.unsure:
+            self.spend.give_back(reservation)
+        return handed
 
 
 def _configuration_set(name: str | None) -> dict[str, str]:
@@ -148,11 +148,13 @@ def _sent_by_aws(send: Callable[[], Mapping[str, Any]]) -> Handed:
         status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400)
         why = cast("Mapping[str, Any]", error.response).get("Reason")  # End User Messaging's
         reason = f"{code}: {details.get('Message', '')}" + (f" ({why})" if why else "")
-        if code in TRANSIENT_AWS_CODES or status >= 500:
+        if status >= 500:
+            return Handed(retry_after=0, reason=reason, unsure=True)
+        if code in TRANSIENT_AWS_CODES:
             return Handed(retry_after=0, reason=reason)
         return Handed(reason=reason)
     except BotoCoreError as error:  # no answer: a timeout, a reset
-        return Handed(retry_after=0, reason=str(error))
+        return Handed(retry_after=0, reason=str(error), unsure=True)
     return Handed(sent=True, message_id=str(answer["MessageId"]))
 
 

@@ -1,9 +1,11 @@
-"""Each account's monthly spend on texts and calls, capped. Before End User Messaging is
-called, the most the message can cost (the ``MaxPrice`` AWS is told, times the text's parts
-or the call's minutes) is reserved by one conditional ``ADD`` on the account's counter of
-the month, so the month's sends never pass the cap however many workers send at once;
-a send AWS does not take gives its reservation back. Amounts are kept in micro-dollars
-(whole numbers: no rounding in the table)."""
+"""Each account's monthly budget for texts and calls. Before End User Messaging is called,
+the most the message may cost (the text's ``MaxPrice`` AWS is told; a call's price a
+minute times the minutes its words take) is reserved by one conditional ``ADD`` on the
+account's counter of the month, so the month's reservations never pass the cap however
+many workers send at once. The budget counts these ceilings, not AWS's charges (those come
+with receipts). A send AWS refused gives its reservation back; one whose fate is unknown
+(no answer, AWS's own failure) keeps it, since AWS may have sent it. Amounts are kept in
+micro-dollars (whole numbers: no rounding in the table)."""
 
 from __future__ import annotations
 
@@ -23,8 +25,8 @@ from incidents.table import item_key
 
 MICROS = Decimal(1_000_000)
 MAX_PRICE = {Channel.SMS: Decimal("0.25"), Channel.VOICE: Decimal("0.25")}
-"""The most a text's part, or a call's minute, may cost (AWS refuses a dearer send): about
-twice the dearest US and EU rates, so it reserves at least what AWS charges."""
+"""The most a text's part, or a call's minute, may cost: AWS refuses a text dearer than its
+parts at this price, and a call dearer a minute."""
 GSM_7 = (
     "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞ ÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZ"
     "ÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà"
@@ -42,7 +44,8 @@ def parts(body: str) -> int:
     if all(c in GSM_7 or c in GSM_7_EXTENSION for c in body):
         septets = len(body) + sum(c in GSM_7_EXTENSION for c in body)
         return 1 if septets <= 160 else math.ceil(septets / 153)
-    return 1 if len(body) <= 70 else math.ceil(len(body) / 67)
+    units = len(body.encode("utf-16-le")) // 2  # an emoji is two
+    return 1 if units <= 70 else math.ceil(units / 67)
 
 
 def minutes(body: str) -> int:
@@ -57,6 +60,14 @@ def most_it_costs(channel: Channel, body: str) -> Decimal:
 
 
 @dataclass(frozen=True)
+class Reservation:
+    """Money reserved on one account's counter of one month."""
+
+    key: tuple[str, str]
+    micros: int
+
+
+@dataclass(frozen=True)
 class SpendCap:
     """One channel's monthly cap for every account, in dollars."""
 
@@ -64,32 +75,34 @@ class SpendCap:
     channel: Channel
     cap: Decimal
 
-    def reserve(self, account: str, cost: Decimal) -> bool:
+    def reserve(self, account: str, cost: Decimal) -> Reservation | None:
         """`cost` taken from the account's month, if it fits under the cap."""
-        amount = int(cost * MICROS)
-        room = int(self.cap * MICROS) - amount
+        amount, cap = int(cost * MICROS), int(self.cap * MICROS)
+        if amount > cap:
+            return None
+        reservation = Reservation(self.key(account, self.store.clock()), amount)
         try:
             self.store.client.update_item(
-                **self._adding(account, {":amount": amount, ":room": room}),
+                **self._adding(reservation.key, amount, {":room": cap - amount}),
                 ConditionExpression="attribute_not_exists(#spent) OR #spent <= :room",
             )
         except ClientError as error:
             if not condition_failed(error):
                 raise
-            return False
-        return True
+            return None
+        return reservation
 
-    def give_back(self, account: str, cost: Decimal) -> None:
-        """A reservation not spent (AWS did not take the message)."""
-        self.store.client.update_item(**self._adding(account, {":amount": -int(cost * MICROS)}))
+    def give_back(self, reservation: Reservation) -> None:
+        """A reservation not spent (AWS refused the message), on the month it was taken."""
+        self.store.client.update_item(**self._adding(reservation.key, -reservation.micros, {}))
 
-    def _adding(self, account: str, values: dict[str, int]) -> dict[str, Any]:
+    def _adding(self, key: tuple[str, str], amount: int, more: dict[str, int]) -> dict[str, Any]:
         return {
             "TableName": self.store.table_name,
-            "Key": item_key(*self.key(account, self.store.clock())),
+            "Key": item_key(*key),
             "UpdateExpression": "ADD #spent :amount",
             "ExpressionAttributeNames": {"#spent": "spent_micros"},
-            "ExpressionAttributeValues": serialize(values),
+            "ExpressionAttributeValues": serialize({":amount": amount, **more}),
         }
 
     def key(self, account: str, now: datetime) -> tuple[str, str]:
