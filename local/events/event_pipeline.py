@@ -28,7 +28,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -128,8 +128,12 @@ class StreamPoller:
     def _read(self, shard: _Shard) -> int:
         if shard.iterator is None:
             return 0
-        response = self.streams.get_records(ShardIterator=shard.iterator, Limit=STREAM_BATCH)
-        records = [dict(r) for r in response.get("Records", [])]
+        try:
+            response = self.streams.get_records(ShardIterator=shard.iterator, Limit=STREAM_BATCH)
+        except self.streams.exceptions.TrimmedDataAccessException:
+            shard.iterator = self._resumed(shard)
+            return 0
+        records = [dict(r) for r in response.get("Records", []) if _after(r, shard.last_sequence)]
         kept = [r for r in records if any(wanted(r) for wanted in PUBLISHED)]
         failed_at = self._invoke(kept) if kept else None
         if failed_at is None:
@@ -147,6 +151,16 @@ class StreamPoller:
             shard.iterator = self._iterator(shard, "AT_SEQUENCE_NUMBER", failed_at)
             time.sleep(min(2.0, 0.05 * 2**shard.failures))
         return len(kept)
+
+    def _resumed(self, shard: _Shard) -> str:
+        """An iterator from the shard's oldest record, for one said to point past it
+        (`_read` skips what was handled). DynamoDB Local says so of an iterator taken on an
+        empty shard once another table is created; AWS, of records past their 24 hours
+        (gone: the stream reads on from the oldest kept, as Lambda's mapping does)."""
+        logger.warning("shard %s: its iterator points past its oldest record", shard.shard_id)
+        return self.streams.get_shard_iterator(
+            StreamArn=self.stream_arn, ShardId=shard.shard_id, ShardIteratorType="TRIM_HORIZON"
+        )["ShardIterator"]
 
     def _processed(self, shard: _Shard, sequence: str) -> None:
         """`sequence` and what came before it are done: the checkpoint moves (atomically)."""
@@ -177,6 +191,11 @@ class StreamPoller:
             ShardIteratorType=kind,  # type: ignore[arg-type]
             SequenceNumber=sequence,
         )["ShardIterator"]
+
+
+def _after(record: Mapping[str, Any], handled: str | None) -> bool:
+    """Whether a shard's `record` comes after the last one `handled`."""
+    return handled is None or int(record["dynamodb"]["SequenceNumber"]) > int(handled)
 
 
 @dataclass
