@@ -25,7 +25,6 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from incidents.contacts.models import Urgency
 from incidents.events_out.delivery_messages import NotificationJob
 from incidents.events_out.outbox import BatchReads, Publisher, from_stream
 from incidents.insights.figures import Figure, Measure
@@ -99,7 +98,7 @@ def decide_or_log(page: dict[str, Any]) -> None:
     read) is logged and counted, not retried: it would hold up every later record of its
     stream shard. Throttling and the table's errors are raised, and retried."""
     try:
-        decide_notifications(store_without_cursors(), page, Urgency.HIGH)
+        decide_notifications(store_without_cursors(), page)
     except (KeyError, ValueError):  # pydantic's ValidationError is a ValueError
         logger.exception("a page's notifications cannot be decided", extra={"page": page})
         metrics.add_metric(name="PagesUndecidable", unit=MetricUnit.Count, value=1)

@@ -96,6 +96,31 @@ def test_a_policy_an_integration_names_stays(api: Api, owner: Caller) -> None:
     assert (unknown.status, unknown.body["code"]) == (404, "not_found")
 
 
+def test_an_integration_s_urgency_rule_is_kept_and_checked_with_its_hours(
+    api: Api, owner: Caller
+) -> None:
+    """PagerDuty's ``incident_urgency_rule`` and ``support_hours``: high by default; a rule
+    by support hours needs them, in the same request or already kept."""
+    made = api.call("create_integration", owner, body={"name": "cron"})
+    assert made.body["incident_urgency_rule"] == {"type": "constant", "urgency": "high"}
+    ids = {"integration_id": made.body["id"]}
+    by_hours = {"type": "use_support_hours",
+                "during_support_hours": {"type": "constant", "urgency": "high"},
+                "outside_support_hours": {"type": "constant", "urgency": "low"}}  # fmt: skip
+    refused = api.call("update_integration", owner, ids, body={"incident_urgency_rule": by_hours})
+    assert (refused.status, refused.body["code"]) == (400, "validation_error")
+    assert "support_hours" in refused.body["message"]
+    hours = {"type": "fixed_time_per_day", "time_zone": "Asia/Tokyo", "days_of_week": [1, 2],
+             "start_time": "10:00:00", "end_time": "18:30:00"}  # fmt: skip
+    both = {"incident_urgency_rule": by_hours, "support_hours": hours}
+    changed = api.call("update_integration", owner, ids, body=both)
+    assert changed.status == 200, changed.body
+    read = api.call("get_integration", owner, ids).body
+    assert (read["incident_urgency_rule"], read["support_hours"]) == (by_hours, hours)
+    cleared = api.call("update_integration", owner, ids, body={"support_hours": None})
+    assert (cleared.status, cleared.body["code"]) == (400, "validation_error")
+
+
 def test_keys_need_the_policies_scopes_and_accounts_stay_apart(api: Api, owner: Caller) -> None:
     gateway = LocalGateway(api.handlers, {})
     reader = new_key(api, owner, "escalation_policies:read")

@@ -103,9 +103,9 @@ class World:
         save_profile(store, self.bob, SaveProfile(name="Bob", email="bob@example.com"))
         self.slack = self.method({"type": "slack_contact_method", "label": "on-call",
                                   "address": slack_url})  # fmt: skip
-        self.rule(self.slack, 0)
+        self.high_slack = self.rule(self.slack, 0)
         self.later = self.rule(self.slack, 5)  # a timer's, not the page's
-        self.rule(self.slack, 0, Urgency.LOW)  # incidents are high urgency
+        self.low_slack = self.rule(self.slack, 0, Urgency.LOW)  # integrations' default: high
         unverified = create_contact_method(
             store, self.bob, self.bob.user_id,
             ContactMethodBody.model_validate({"contact_method": {
@@ -146,18 +146,20 @@ class World:
                 for n in notifications_of(self.store, self.bob.account_id, incident)]  # fmt: skip
 
     def paged(
-        self, dedup_key: str = "db-1", summary: str = "disk full"
+        self, dedup_key: str = "db-1", summary: str = "disk full", **urgency: Any
     ) -> tuple[str, dict[str, Any]]:
         """An incident paging Bob at level 1 (its escalation's timer fired, not swept: the
-        publisher's test shares a table whose sweep marker is at the real clock), and the
-        page's insert as the stream has it."""
+        publisher's test shares a table whose sweep marker is at the real clock), opened by
+        an integration of the `urgency` rule and support hours given, and the page's insert
+        as the stream has it."""
         target = {"type": "user", "id": self.bob.user_id}
         request = EscalationPolicyRequest.model_validate({"name": "Payments", "escalation_rules": [
             {"escalation_delay_in_minutes": 5, "targets": [target]}]})  # fmt: skip
         policy = create_policy(self.store, self.bob, request).id
-        created = create_integration(
-            self.store, self.bob, NewIntegration(name="prometheus", escalation_policy_id=policy)
+        wanted = NewIntegration.model_validate(
+            {"name": "prometheus", "escalation_policy_id": policy, **urgency}
         )
+        created = create_integration(self.store, self.bob, wanted)
         caller, integration = authenticate(self.store, created.key)
         payload = {"summary": summary, "source": "db-1", "severity": "critical"}
         alert = ALERT_EVENTS.validate_python(
@@ -191,13 +193,13 @@ def test_a_page_decides_one_notification_per_rule_that_applies_once(world: World
     incident, record = world.paged()
     assert is_page_insert(record)
     page = record["dynamodb"]["NewImage"]
-    first = decide_notifications(world.store, page, Urgency.HIGH)
+    first = decide_notifications(world.store, page)
     assert sorted(n.channel for n in first) == [Channel.EMAIL, Channel.SLACK], (
         "the profile's email and the Slack webhook at 0 minutes; not the rule at 5 minutes, "
         "the low-urgency one, or the unverified method's"
     )
     world.now += timedelta(seconds=7)
-    again = decide_notifications(world.store, page, Urgency.HIGH)  # the record retried
+    again = decide_notifications(world.store, page)  # the record retried
     assert [n.sort_key for n in again] == [n.sort_key for n in first]
     stored = notifications_of(world.store, world.bob.account_id, incident)
     assert len(stored) == 2, "decided once each"
@@ -210,7 +212,7 @@ def test_each_notification_is_sent_once_by_email_and_to_slack(
     world: World, slack: Slack, ses: Any, moto_endpoint: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     incident, record = world.paged()
-    decided = decide_notifications(world.store, record["dynamodb"]["NewImage"], Urgency.HIGH)
+    decided = decide_notifications(world.store, record["dynamodb"]["NewImage"])
     carriers: Carriers = {
         Channel.EMAIL: SesEmail(ses, SENDER),
         Channel.SLACK: SlackWebhook(LOOPBACK),
@@ -232,7 +234,7 @@ def test_each_notification_is_sent_once_by_email_and_to_slack(
 
 def test_a_throttled_provider_is_tried_again_then_failed(world: World) -> None:
     _, record = world.paged()
-    decided = decide_notifications(world.store, record["dynamodb"]["NewImage"], Urgency.HIGH)
+    decided = decide_notifications(world.store, record["dynamodb"]["NewImage"])
     throttled = Throttled()
     carriers: Carriers = {Channel.EMAIL: throttled, Channel.SLACK: throttled}
     job = jobs(decided)[0]
@@ -253,7 +255,7 @@ def test_slack_rate_limits_wait_its_retry_after_and_a_gone_webhook_fails_at_once
     world: World, slack: Slack
 ) -> None:
     _, record = world.paged()
-    decided = decide_notifications(world.store, record["dynamodb"]["NewImage"], Urgency.HIGH)
+    decided = decide_notifications(world.store, record["dynamodb"]["NewImage"])
     (job,) = [j for j, n in zip(jobs(decided), decided, strict=True) if n.channel is Channel.SLACK]
     carriers: Carriers = {Channel.SLACK: SlackWebhook(LOOPBACK)}
     slack.answers = [(429, {"Retry-After": "42"}), (404, {})]
@@ -266,7 +268,7 @@ def test_slack_rate_limits_wait_its_retry_after_and_a_gone_webhook_fails_at_once
 
 def test_a_channel_without_a_provider_and_a_stale_page_fail_saying_why(world: World) -> None:
     incident, record = world.paged()
-    decided = decide_notifications(world.store, record["dynamodb"]["NewImage"], Urgency.HIGH)
+    decided = decide_notifications(world.store, record["dynamodb"]["NewImage"])
     email, slack_job = sorted(
         jobs(decided), key=lambda j: j.contact_method_id != decided[0].contact_method_id
     )
@@ -345,9 +347,43 @@ class Sent:
         self.messages += messages
 
 
+LONDON_OFFICE = {"type": "fixed_time_per_day", "time_zone": "Europe/London",
+                 "days_of_week": [1, 2, 3, 4, 5],
+                 "start_time": "09:00:00", "end_time": "17:00:00"}  # fmt: skip
+BY_OFFICE_HOURS = {"type": "use_support_hours",
+                   "during_support_hours": {"type": "constant", "urgency": "high"},
+                   "outside_support_hours": {"type": "constant", "urgency": "low"}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("urgency", "at", "channels"),
+    [
+        ({"incident_urgency_rule": {"type": "constant", "urgency": "low"}}, T0, ["slack"]),
+        ({"incident_urgency_rule": BY_OFFICE_HOURS, "support_hours": LONDON_OFFICE}, T0,
+         ["email", "slack"]),  # Monday 11:00 in London (BST): during
+        ({"incident_urgency_rule": BY_OFFICE_HOURS, "support_hours": LONDON_OFFICE},
+         T0 + timedelta(hours=7), ["slack"]),  # 18:00 in London: outside
+    ],
+    ids=["low", "during support hours", "outside support hours"],
+)  # fmt: skip
+def test_an_integration_s_urgency_chooses_the_rules_that_page(
+    world: World, urgency: dict[str, Any], at: datetime, channels: list[str]
+) -> None:
+    """Bob's rules: email and Slack at 0 minutes for high urgency, Slack for low."""
+    world.now = at
+    incident, record = world.paged(**urgency)
+    decided = decide_notifications(world.store, record["dynamodb"]["NewImage"])
+    assert sorted(n.channel.value for n in decided) == channels
+    (slack_rule,) = [n.rule_id for n in decided if n.channel is Channel.SLACK]
+    assert slack_rule == (world.low_slack if channels == ["slack"] else world.high_slack)
+    world.at(at - T0 + timedelta(minutes=5))  # the later rule due
+    later = {n.rule_id for n in notifications_of(world.store, world.bob.account_id, incident)}
+    assert (world.later in later) == (channels != ["slack"]), "a later rule of its urgency only"
+
+
 def test_a_rule_with_a_delay_notifies_once_after_it(world: World) -> None:
     incident, record = world.paged()
-    decide_notifications(world.store, record["dynamodb"]["NewImage"], Urgency.HIGH)
+    decide_notifications(world.store, record["dynamodb"]["NewImage"])
     at_once = world.notified(incident)
     assert len(at_once) == 2
     world.at(timedelta(minutes=4, seconds=50))
@@ -355,7 +391,7 @@ def test_a_rule_with_a_delay_notifies_once_after_it(world: World) -> None:
     world.at(timedelta(minutes=5, seconds=40))
     later = [n for n in world.notified(incident) if n not in at_once]
     assert later == [(Channel.SLACK, world.later)], "once its delay has passed"
-    decide_notifications(world.store, record["dynamodb"]["NewImage"], Urgency.HIGH)  # retried
+    decide_notifications(world.store, record["dynamodb"]["NewImage"])  # retried
     world.at(timedelta(minutes=6, seconds=40))
     assert len(world.notified(incident)) == 3, "a page's record retried decides nothing twice"
 
@@ -365,7 +401,7 @@ def test_a_stop_before_the_delay_stops_the_later_rule(world: World, triggered_ag
     """Acknowledged at 2 minutes (and triggered again at 3: a new start, whose own page
     notifies anew): the first page's 5-minute rule notifies nobody, and its timer is gone."""
     incident, record = world.paged()
-    decide_notifications(world.store, record["dynamodb"]["NewImage"], Urgency.HIGH)
+    decide_notifications(world.store, record["dynamodb"]["NewImage"])
     world.now = T0 + timedelta(minutes=2)
     update_incident(world.store, world.bob, incident, UpdateIncident(status=Status.ACKNOWLEDGED))
     if triggered_again:
@@ -384,7 +420,7 @@ def test_a_stop_racing_the_firing_wins(
     paging and before its transaction: the transaction's checks refuse the notification;
     the timer stays due and its next firing sees the change."""
     incident, record = world.paged()
-    decide_notifications(world.store, record["dynamodb"]["NewImage"], Urgency.HIGH)
+    decide_notifications(world.store, record["dynamodb"]["NewImage"])
     reads = deliverable_methods
 
     def stopped_meanwhile(*arguments: Any) -> Any:
@@ -408,12 +444,12 @@ def test_a_page_handled_late_notifies_after_its_delay_and_not_once_it_stopped(
     handled again once the incident was acknowledged decides nothing."""
     incident, record = world.paged()
     world.now = T0 + timedelta(minutes=9)
-    decide_notifications(world.store, record["dynamodb"]["NewImage"], Urgency.HIGH)
+    decide_notifications(world.store, record["dynamodb"]["NewImage"])
     world.at(timedelta(minutes=10))
     assert len(world.notified(incident)) == 3, "the later rule too, at the next sweep"
     other, again = world.paged("db-2")
     update_incident(world.store, world.bob, other, UpdateIncident(status=Status.ACKNOWLEDGED))
-    assert decide_notifications(world.store, again["dynamodb"]["NewImage"], Urgency.HIGH) == []
+    assert decide_notifications(world.store, again["dynamodb"]["NewImage"]) == []
     world.at(timedelta(minutes=20))
     assert world.notified(other) == [], "acknowledged before its record: nobody notified"
 
@@ -422,7 +458,7 @@ def test_slack_text_is_shown_as_written_and_a_refused_url_fails_at_once(
     world: World, slack: Slack
 ) -> None:
     _, record = world.paged(summary="<!channel> disk & <https://evil.example|db>")
-    decided = decide_notifications(world.store, record["dynamodb"]["NewImage"], Urgency.HIGH)
+    decided = decide_notifications(world.store, record["dynamodb"]["NewImage"])
     (job,) = [j for j, n in zip(jobs(decided), decided, strict=True) if n.channel is Channel.SLACK]
     public_only = {Channel.SLACK: SlackWebhook(EndpointPolicy())}
     refused = deliver(world.store, public_only, job)

@@ -235,7 +235,8 @@ def _open(
     }
 
     gone = replaced.incident_id if replaced else None
-    escalates = escalation_for(store, key.account, integration.escalation_policy_id)
+    urgency = integration.urgency_at(store.clock())
+    escalates = escalation_for(store, key.account, integration.escalation_policy_id, urgency)
 
     def claim(summary: IncidentSummary) -> list[Operation[Failure]]:
         answer = key.answer(AlertStatus.OPENED, summary.id)

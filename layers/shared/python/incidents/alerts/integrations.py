@@ -17,6 +17,7 @@ from incidents.alerts.models import (
     IntegrationWithKey,
     NewIntegration,
 )
+from incidents.alerts.urgency import ALWAYS_HIGH, NEEDS_HOURS, UrgencyRuleError, lacks_hours
 from incidents.errors import DomainError, NotFoundError, UnauthorizedError, VersionConflictError
 from incidents.escalation.policies import reference_moves
 from incidents.items import deserialize, serialize
@@ -36,6 +37,8 @@ STORED = (
     "auto_resolve_timeout",
     "acknowledgement_timeout",
     "alert_grouping",
+    "incident_urgency_rule",
+    "support_hours",
     "key_hint",
     "created_at",
     "last_used_at",
@@ -55,6 +58,8 @@ def create_integration(store: Store, caller: Caller, request: NewIntegration) ->
         auto_resolve_timeout=request.auto_resolve_timeout,
         acknowledgement_timeout=request.acknowledgement_timeout,
         alert_grouping=request.alert_grouping,
+        incident_urgency_rule=request.incident_urgency_rule,
+        support_hours=request.support_hours,
         key_hint=key[-4:],
         created_at=timestamp(store.clock()),
         last_used_at=None,
@@ -94,7 +99,9 @@ def update_integration(
     or a rotation of its key is kept, not overwritten with what this request read (nor
     answered with a 404). A change of policy moves both policies' counts of what names
     them, on the condition that the policy is still the one read."""
-    fields = changes.model_dump(exclude_unset=True)
+    fields = changes.model_dump(mode="json", exclude_unset=True)
+    if {"incident_urgency_rule", "support_hours"} & set(fields):
+        _check_urgency(get_integration(store, caller, integration_id), changes)
     names = {f"#f{n}": name for n, name in enumerate(fields)}
     values = serialize({f":f{n}": value for n, value in enumerate(fields.values())})
     sets = [f"#f{n} = :f{n}" for n in range(len(fields)) if f":f{n}" in values]
@@ -249,11 +256,26 @@ def _integration_item(account: str, integration: Integration, key: str) -> Item:
         SK: integration.id,
         "Type": "integration",
         "key_hash": digest(key),
-        **integration.model_dump(include=set(STORED)),
+        **integration.model_dump(mode="json", include=set(STORED)),
     }
     return serialize(values)
 
 
 def _integration(item: Item) -> Integration:
-    values = {"alert_grouping": NO_GROUPING, **deserialize(item)}  # stored before grouping
+    values = {  # what an integration stored before grouping and urgency rules had
+        "alert_grouping": NO_GROUPING,
+        "incident_urgency_rule": ALWAYS_HIGH.model_dump(),
+        **deserialize(item),
+    }
     return Integration.model_validate({"id": values[SK], **{n: values.get(n) for n in STORED}})
+
+
+def _check_urgency(stored: Integration, changes: IntegrationChanges) -> None:
+    """The urgency rule and support hours the change leaves, checked together (against the
+    integration as read: a concurrent change of the other may pass it, and an integration
+    without hours then opens its incidents at the rule's outside urgency)."""
+    named = changes.model_fields_set
+    rule = changes.incident_urgency_rule or stored.incident_urgency_rule
+    hours = changes.support_hours if "support_hours" in named else stored.support_hours
+    if lacks_hours(rule, hours):
+        raise UrgencyRuleError(NEEDS_HOURS)

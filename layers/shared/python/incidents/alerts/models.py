@@ -22,6 +22,15 @@ from pydantic import (
     model_validator,
 )
 
+from incidents.alerts.urgency import (
+    ALWAYS_HIGH,
+    NEEDS_HOURS,
+    SupportHours,
+    UrgencyRule,
+    lacks_hours,
+    urgency_at,
+)
+from incidents.contacts.models import Urgency
 from incidents.escalation.models import EscalationPolicyId
 from incidents.models import (
     INTEGRATION_PREFIX,
@@ -478,6 +487,17 @@ class NewIntegration(BaseModel):
         default_factory=lambda: NoGrouping(type=GroupingType.NONE)
     )
     """How its triggers find an incident to join (default: by ``dedup_key`` alone)."""
+    incident_urgency_rule: UrgencyRule = ALWAYS_HIGH
+    """The urgency of the incidents it opens (default: always ``high``), which decides the
+    notification rules that page people."""
+    support_hours: SupportHours | None = None
+    """When an urgency rule ``use_support_hours`` says "during"."""
+
+    @model_validator(mode="after")
+    def _hours_named(self) -> NewIntegration:
+        if lacks_hours(self.incident_urgency_rule, self.support_hours):
+            raise ValueError(NEEDS_HOURS)
+        return self
 
 
 class IntegrationChanges(BaseModel):
@@ -485,7 +505,10 @@ class IntegrationChanges(BaseModel):
     default severity or a timeout)."""
 
     model_config = ConfigDict(
-        extra="forbid", json_schema_extra=never_null("name", "alert_grouping", at_least_one=True)
+        extra="forbid",
+        json_schema_extra=never_null(
+            "name", "alert_grouping", "incident_urgency_rule", at_least_one=True
+        ),
     )
 
     name: CleanName | None = None
@@ -495,18 +518,23 @@ class IntegrationChanges(BaseModel):
     auto_resolve_timeout: LifecycleTimeout | None = None
     acknowledgement_timeout: LifecycleTimeout | None = None
     alert_grouping: AlertGrouping | None = None
+    incident_urgency_rule: UrgencyRule | None = None
+    support_hours: SupportHours | None = None
 
     @model_validator(mode="after")
     def _not_empty(self) -> IntegrationChanges:
         if not self.model_fields_set:
             raise ValueError(
                 "name it: at least one of name, team_id, escalation_policy_id, "
-                "default_severity, auto_resolve_timeout, acknowledgement_timeout, alert_grouping"
+                "default_severity, auto_resolve_timeout, acknowledgement_timeout, "
+                "alert_grouping, incident_urgency_rule, support_hours"
             )
         if "name" in self.model_fields_set and self.name is None:
             raise ValueError("name: an integration keeps a name")
         if "alert_grouping" in self.model_fields_set and self.alert_grouping is None:
             raise ValueError('alert_grouping: send {"type": "none"} to stop grouping')
+        if "incident_urgency_rule" in self.model_fields_set and self.incident_urgency_rule is None:
+            raise ValueError('incident_urgency_rule: send {"type": "constant", "urgency": "high"}')
         return self
 
 
@@ -527,10 +555,17 @@ class Integration(BaseModel):
     """Seconds after an incident it opened is acknowledged that it returns to triggered
     unless resolved (null: it stays acknowledged)."""
     alert_grouping: AlertGrouping
+    incident_urgency_rule: UrgencyRule = ALWAYS_HIGH
+    """The urgency of the incidents it opens."""
+    support_hours: SupportHours | None = None
     key_hint: str
     """The key's last four characters, to tell keys apart."""
     created_at: Timestamp
     last_used_at: Timestamp | None
+
+    def urgency_at(self, moment: datetime) -> Urgency:
+        """The urgency of an incident it opens at `moment`."""
+        return urgency_at(self.incident_urgency_rule, self.support_hours, moment)
 
 
 class IntegrationWithKey(Integration):

@@ -22,6 +22,7 @@ from typing import Any
 
 from dynashard.query import Item
 from dynashard.resharding import Operation, Transaction
+from incidents.contacts.models import Urgency
 from incidents.errors import DomainError
 from incidents.escalation.models import (
     AssignmentStrategy,
@@ -75,6 +76,9 @@ class Escalation:
     """Past the last level of the last loop: nothing more is due."""
     revision: int = 1
     """Moved by every write, which is conditioned on the one read."""
+    urgency: Urgency = Urgency.HIGH
+    """The incident's (its integration's rule when it opened): which notification rules
+    its pages apply."""
 
     @property
     def rule(self) -> EscalationRule:
@@ -101,23 +105,28 @@ class Page:
 
 
 def start_operations(
-    store: Store, account: str, incident_id: str, policy: EscalationPolicy
+    store: Store, account: str, incident_id: str, policy: EscalationPolicy, urgency: Urgency
 ) -> list[Operation[Failure]]:
     """The writes that start an incident's escalation, for its create's transaction: the
     state at level 1 (not yet paged) and its timer, due now."""
-    state = Escalation(policy)
+    state = Escalation(policy, urgency=urgency)
     timer = Timer(account, TimerKind.ESCALATION, incident_id, store.clock())
     return [labelled(store.put_operation(_item(account, incident_id, state), new=True)),
             set_timer(store, timer)]  # fmt: skip
 
 
-def escalation_for(store: Store, account: str, policy_id: str | None) -> Starts:
-    """What starts an incident's escalation by `policy_id` (read now: the copy it keeps),
-    for the transaction that opens it; nothing without a policy (or one deleted since)."""
+def escalation_for(
+    store: Store, account: str, policy_id: str | None, urgency: Urgency = Urgency.HIGH
+) -> Starts:
+    """What starts an incident's escalation by `policy_id` (read now: the copy it keeps) at
+    `urgency`, for the transaction that opens it; nothing without a policy (or one deleted
+    since)."""
     policy = None if policy_id is None else find_policy(store, account, policy_id)
 
     def starts(incident_id: str) -> list[Operation[Failure]]:
-        return [] if policy is None else start_operations(store, account, incident_id, policy)
+        if policy is None:
+            return []
+        return start_operations(store, account, incident_id, policy, urgency)
 
     return starts
 
@@ -136,7 +145,9 @@ def status_operations(
     if read is None:
         return []
     state = read
-    again = Escalation(state.policy, generation=state.generation + 1, revision=state.revision + 1)
+    again = Escalation(
+        state.policy, state.generation + 1, revision=state.revision + 1, urgency=state.urgency
+    )
     timer = Timer(account, TimerKind.ESCALATION, after.id, store.clock())
     put = _conditioned(store, account, after.id, again, state.revision)
     return [labelled(put), set_timer(store, timer)]
@@ -221,6 +232,7 @@ def _read(store: Store, account: str, incident_id: str) -> Escalation | None:
         generation=int(values["generation"]), loop=int(values["loop"]),
         level=int(values["level"]), paged=bool(values["paged"]), next_at=values.get("next_at"),
         stopped=bool(values["stopped"]), revision=int(values["revision"]),
+        urgency=Urgency(values.get("urgency", Urgency.HIGH)),
     )  # fmt: skip
 
 
@@ -231,7 +243,7 @@ def _item(account: str, incident_id: str, state: Escalation) -> Item:
         "policy": state.policy.model_dump(mode="json"),
         "generation": state.generation, "loop": state.loop, "level": state.level,
         "paged": state.paged, "next_at": state.next_at, "stopped": state.stopped,
-        "revision": state.revision,
+        "revision": state.revision, "urgency": state.urgency.value,
     })  # fmt: skip
 
 

@@ -210,7 +210,8 @@ def expire_heartbeat(store: Store, timer: Timer) -> bool:
     try:
         routed = get_integration(store, integration, current.integration_id)
         severity, teams = routed.default_severity, [routed.team_id] if routed.team_id else []
-        escalates = escalation_for(store, timer.account, routed.escalation_policy_id)
+        urgency = routed.urgency_at(store.clock())
+        escalates = escalation_for(store, timer.account, routed.escalation_policy_id, urgency)
     except NotFoundError:  # deleted since: the expiry still opens its incident, unrouted
         severity, teams = None, []
         escalates = escalation_for(store, timer.account, None)

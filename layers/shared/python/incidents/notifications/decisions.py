@@ -115,6 +115,11 @@ class Paging:
         """The escalation's start (each trigger again is one)."""
         return int(self.escalation["generation"]["N"])
 
+    @property
+    def urgency(self) -> Urgency:
+        """The incident's, kept by its escalation (high for one started before it was)."""
+        return Urgency(self.escalation.get("urgency", {}).get("S", Urgency.HIGH))
+
 
 def still_paging(store: Store, page: dict[str, Any]) -> Paging | None:
     """The incident of `page` (its item's values) while it is still triggered and its
@@ -131,16 +136,17 @@ def still_paging(store: Store, page: dict[str, Any]) -> Paging | None:
     return paging if triggered and paging.generation == page["generation"] else None
 
 
-def decide_notifications(store: Store, page: Item, urgency: Urgency) -> list[Notification]:
-    """The page's notifications of rules without a start delay, each decided unless it was
-    (a conditional Put each), and a timer for each rule with one, due its delay after the
-    page (`incidents.notifications.later`); two Queries of the user's partition. Nothing
-    once the incident stopped paging (a record handled late). Returns the notifications
-    decided now."""
+def decide_notifications(store: Store, page: Item) -> list[Notification]:
+    """The page's notifications of rules of the incident's urgency without a start delay,
+    each decided unless it was (a conditional Put each), and a timer for each rule with one,
+    due its delay after the page (`incidents.notifications.later`); two Queries of the
+    user's partition. Nothing once the incident stopped paging (a record handled late).
+    Returns the notifications decided now."""
     values = deserialize(page)
-    if still_paging(store, values) is None:
+    paging = still_paging(store, values)
+    if paging is None:
         return []
-    found = deliverable_methods(store, values["account_id"], values["user_id"], urgency)
+    found = deliverable_methods(store, values["account_id"], values["user_id"], paging.urgency)
     notifications = [
         page_notification(store, values, rule)
         for rule in found

@@ -11,7 +11,6 @@ from typing import Any
 
 from dynashard.resharding import Transaction
 from incidents.contacts.deliverable import deliverable_methods
-from incidents.contacts.models import Urgency
 from incidents.errors import DomainError
 from incidents.items import deserialize, serialize
 from incidents.keys import escalation_key
@@ -49,7 +48,7 @@ def fire_notification(store: Store, timer: Timer) -> bool:
     paging = still_paging(store, values)
     if paging is None:
         return claim_alone(store, timer)
-    found = deliverable_methods(store, timer.account, values["user_id"], Urgency.HIGH)
+    found = deliverable_methods(store, timer.account, values["user_id"], paging.urgency)
     rules = [rule for rule in found if rule.rule.id == rule_id]
     if not rules:
         return claim_alone(store, timer)
