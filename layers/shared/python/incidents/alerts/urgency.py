@@ -60,9 +60,10 @@ class SupportHours(BaseModel):
     type: Literal["fixed_time_per_day"] = "fixed_time_per_day"
     time_zone: TimeZoneName
     days_of_week: Annotated[
-        list[Annotated[int, Field(ge=1, le=7)]], Field(min_length=1, max_length=7),
+        list[Annotated[int, Field(ge=1, le=7)]],
+        Field(min_length=1, max_length=7, json_schema_extra={"uniqueItems": True}),
         AfterValidator(_days),
-    ]  # fmt: skip
+    ]
     start_time: WallTime
     end_time: WallTime
 
