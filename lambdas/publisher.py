@@ -1,7 +1,7 @@
 """The table stream's consumer: each new timeline event to the stage's EventBridge bus and
 to the delivery queue of every webhook of its account that wants it; each new page's
-notifications decided (urgency high: incidents have no other yet), and each notification
-decided to the delivery queue, to be sent.
+notifications decided (by the incident's urgency), and each notification decided and each
+new verification code to the delivery queue, to be sent.
 
 Records are published one by one in the stream's order; after the first that fails, the
 rest of the batch is reported failed without being tried, so the stream retries from that

@@ -34,6 +34,7 @@ from incidents.events_out.outbox import EVENT_SOURCE_NAME
 from incidents.keys import PAGE_TYPE
 from incidents.notifications.codes import UNTRIED, WRITES
 from incidents.notifications.decisions import NOTIFICATION_TYPE
+from incidents.timeline.events import EVENT_TYPE
 from lambdas.settings import (
     DELIVERY_QUEUE_URL,
     EVENT_BUS_NAME,
@@ -95,6 +96,24 @@ class Provider:
 
 
 NO_PROVIDER = Provider({}, [], [])
+PEOPLE_NOT_REACHED = (
+    ("NotificationsFailed",
+     "a page's notification was not sent (its reason is on it): a person was not reached"),
+    ("CodesFailed",
+     "a verification code was not sent (its reason is on its message): a person cannot "
+     "verify the method they added"),
+    ("PagesUndecidable",
+     "a page whose notifications could not be decided (the publisher logged it)"),
+)  # fmt: skip
+"""Alarms on the first of each in a period: name (the metric's too) and what it means."""
+
+
+def _counted(what: str, done: str) -> list[cloudwatch.IMetric]:
+    """A graph's lines of `what` done, pending and failed, summed."""
+    return [
+        custom_metric(METRICS_NAMESPACE, f"{what}{status}", "Sum")
+        for status in (done, "Pending", "Failed")
+    ]
 
 
 class EventDelivery(NestedStack):
@@ -167,20 +186,14 @@ class EventDelivery(NestedStack):
         )
         function, role = handler_function(self, spec, runtime, environment)
         self._grant_publishing(role, table)
-        timeline_inserts = lambda_.FilterCriteria.filter(
-            {
-                "eventName": lambda_.FilterRule.is_equal("INSERT"),
-                "dynamodb": {"NewImage": {"Type": {"S": lambda_.FilterRule.is_equal("event")}}},
-            }
-        )
-        paging_inserts = [
+        inserts = [
             lambda_.FilterCriteria.filter(
                 {
                     "eventName": lambda_.FilterRule.is_equal("INSERT"),
                     "dynamodb": {"NewImage": {"Type": {"S": lambda_.FilterRule.is_equal(kind)}}},
                 }
             )
-            for kind in (PAGE_TYPE, NOTIFICATION_TYPE)
+            for kind in (EVENT_TYPE, PAGE_TYPE, NOTIFICATION_TYPE)
         ]
         code_messages = lambda_.FilterCriteria.filter(
             {
@@ -203,7 +216,7 @@ class EventDelivery(NestedStack):
                 report_batch_item_failures=True,
                 parallelization_factor=1,  # one batch a shard at a time: the stream's order
                 on_failure=sources.SqsDlq(self.stream_failures),
-                filters=[timeline_inserts, *paging_inserts, code_messages],
+                filters=[*inserts, code_messages],
             )
         )
         return function
@@ -374,25 +387,8 @@ class EventDelivery(NestedStack):
             SCHEDULE_EXCEEDED_SECONDS,
             "a delivery older than its whole retry schedule",
         )
-        monitoring.alarm(
-            "NotificationsFailed",
-            custom_metric(METRICS_NAMESPACE, "NotificationsFailed", "Sum"),
-            1,
-            "a page's notification was not sent (its reason is on it): a person was not reached",
-        )
-        monitoring.alarm(
-            "CodesFailed",
-            custom_metric(METRICS_NAMESPACE, "CodesFailed", "Sum"),
-            1,
-            "a verification code was not sent (its reason is on its message): a person cannot "
-            "verify the method they added",
-        )
-        monitoring.alarm(
-            "PagesUndecidable",
-            custom_metric(METRICS_NAMESPACE, "PagesUndecidable", "Sum"),
-            1,
-            "a page whose notifications could not be decided (the publisher logged it)",
-        )
+        for name, meaning in PEOPLE_NOT_REACHED:
+            monitoring.alarm(name, custom_metric(METRICS_NAMESPACE, name, "Sum"), 1, meaning)
         monitoring.alarm(
             "WebhooksDisabled",
             custom_metric(METRICS_NAMESPACE, "WebhooksDisabled", "Sum"),
@@ -407,18 +403,9 @@ class EventDelivery(NestedStack):
             monitoring.alarm(f"{name}-errors", function.metric_errors(period=PERIOD), 1, "errors")
 
     def _widgets(self, monitoring: Monitoring) -> None:
-        deliveries = [
-            custom_metric(METRICS_NAMESPACE, f"Deliveries{status}", "Sum")
-            for status in ("Succeeded", "Pending", "Failed")
-        ]
-        notifications = [
-            custom_metric(METRICS_NAMESPACE, f"Notifications{status}", "Sum")
-            for status in ("Sent", "Pending", "Failed")
-        ]
-        codes = [
-            custom_metric(METRICS_NAMESPACE, f"Codes{status}", "Sum")
-            for status in ("Sent", "Pending", "Failed")
-        ]
+        deliveries = _counted("Deliveries", "Succeeded")
+        notifications = _counted("Notifications", "Sent")
+        codes = _counted("Codes", "Sent")
         monitoring.dashboard.add_widgets(
             cloudwatch.GraphWidget(title="Webhook deliveries", left=deliveries),
             cloudwatch.GraphWidget(title="Page notifications", left=notifications),

@@ -30,7 +30,12 @@ from incidents.keys import WEBHOOK_PREFIX, webhooks_partition
 from incidents.models import AccountEvent, IncidentSummary, ScheduleHandoff
 from incidents.store import Store
 from incidents.table import PK
-from incidents.timeline.events import account_event_from_item, event_from_item, summary_after
+from incidents.timeline.events import (
+    EVENT_TYPE,
+    account_event_from_item,
+    event_from_item,
+    summary_after,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_events import EventBridgeClient
@@ -64,11 +69,16 @@ def outgoing(account_id: str, event: AccountEvent, incident: IncidentSummary | N
     return Outgoing(account_id, event, event_body(account_id, event, incident))
 
 
-def is_timeline_insert(record: dict[str, Any]) -> bool:
-    """Whether a stream record inserts a timeline event: the cloud event source mapping's
-    filter (`stacks.event_delivery`) and the local stream poller's."""
+def inserts(record: dict[str, Any], item_type: str) -> bool:
+    """Whether a stream record inserts an item of `item_type`: the cloud event source
+    mapping's filters (`stacks.event_delivery`) and the local stream poller's."""
     image = record.get("dynamodb", {}).get("NewImage", {})
-    return record.get("eventName") == "INSERT" and image.get("Type", {}).get("S") == "event"
+    return record.get("eventName") == "INSERT" and image.get("Type", {}).get("S") == item_type
+
+
+def is_timeline_insert(record: dict[str, Any]) -> bool:
+    """Whether a stream record inserts a timeline event."""
+    return inserts(record, EVENT_TYPE)
 
 
 def from_stream(record: dict[str, Any]) -> Outgoing | None:

@@ -24,6 +24,7 @@ from dynashard.resharding import Transaction
 from incidents.contacts.deliverable import Deliverable, deliverable_methods
 from incidents.contacts.messages import MessageStatus
 from incidents.contacts.models import Channel, Urgency
+from incidents.events_out.outbox import inserts
 from incidents.items import deserialize, from_item, to_item
 from incidents.keys import (
     NOTIFICATION_PREFIX,
@@ -88,19 +89,12 @@ class Notification(BaseModel):
 
 def is_page_insert(record: dict[str, Any]) -> bool:
     """Whether a stream record inserts a page (its notifications are decided then)."""
-    return _inserts(record, PAGE_TYPE)
+    return inserts(record, PAGE_TYPE)
 
 
 def is_notification_insert(record: dict[str, Any]) -> bool:
     """Whether a stream record inserts a notification (it is queued to be sent then)."""
-    return _inserts(record, NOTIFICATION_TYPE)
-
-
-def _inserts(record: dict[str, Any], item_type: str) -> bool:
-    """The cloud event source mapping's filters (`stacks.event_delivery`) and the local
-    stream poller's."""
-    image = record.get("dynamodb", {}).get("NewImage", {})
-    return record.get("eventName") == "INSERT" and image.get("Type", {}).get("S") == item_type
+    return inserts(record, NOTIFICATION_TYPE)
 
 
 @dataclass(frozen=True)

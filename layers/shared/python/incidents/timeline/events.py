@@ -50,6 +50,8 @@ CREATED_PARTICIPANTS = 20
 stays one write unit (under 1 KB with 20); the rest are in the incident and its
 ``participant.added`` events do not exist for them, so the event says how many there were."""
 SUMMARY_AFTER = "summary_after"
+EVENT_TYPE = "event"
+"""A timeline event's item type (its insert is what the stream publishes)."""
 """The event item's copy of the incident summary after the change: what the event's
 webhook and EventBridge deliveries carry (``data.incident``); never part of the event the
 API shows (an ``incident.created`` event shows its first summary itself)."""
@@ -214,7 +216,7 @@ def event_item(store: Store, account: str, event: TimelineEvent, after: Incident
         SK: sk,
         GSI2.partition_key: gsi2pk,
         GSI2.sort_key: gsi2sk,
-        "Type": "event",
+        "Type": EVENT_TYPE,
         "ExpiresAt": store.event_expiry(event.at),
     }
     return serialize(values)
