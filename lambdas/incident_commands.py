@@ -48,6 +48,7 @@ from lambdas.http.conditional import (
     if_none_match,
 )
 from lambdas.http.idempotency import ShardedIdempotencyStore, idempotency_config
+from lambdas.http.link_pages import answer_link
 from lambdas.runtime import dynamodb, logger, store, table_name
 
 IncidentId = Annotated[str, Path(pattern=INCIDENT_ID)]
@@ -250,6 +251,22 @@ def add_note(
         keyed = {"incident_id": incident_id, "text": body.text}
         event = NoteAdded.model_validate(_keyed(_note, who, idempotency_key, keyed))
     return answer(app, event, status=201, location=f"/incidents/{incident_id}/timeline")
+
+
+LinkToken = Annotated[str, Path(description="the link's token, from the page's message")]
+
+
+@route(app, "page_link")
+def page_link(token: LinkToken) -> Response[str]:
+    """The incident a page's link is about, and a button for each action it can take
+    (opening a link never acts: mail scanners open every link)."""
+    return answer_link(token, None)
+
+
+@route(app, "use_page_link")
+def use_page_link(token: LinkToken) -> Response[str]:
+    """The page's form posted: acknowledge or resolve, once, as the person paged."""
+    return answer_link(token, app.current_event)
 
 
 handler = lambda_handler(app, before=IDEMPOTENCY.register_lambda_context)

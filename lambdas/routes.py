@@ -71,6 +71,9 @@ class Route:
     feed_token: bool = False
     """Read by calendar apps at a secret URL: the token in its path is the credential
     (checked by its handler), so it is called without the authorizer."""
+    page_link: bool = False
+    """Opened by a person from a page's message: the token in its path is the credential,
+    and its handler answers HTML pages (errors too), admitting the caller itself."""
     max_body: int | None = None
     """Bytes of body it takes at most (a 413 above, before anything is parsed); None: the
     gateway's and Lambda's own limits."""
@@ -83,7 +86,7 @@ class Route:
     @property
     def gateway_authorized(self) -> bool:
         """Whether the gateway's authorizer admits its callers (else its handler does)."""
-        return not (self.integration_key or self.feed_token)
+        return not (self.integration_key or self.feed_token or self.page_link)
 
 
 ROUTES: dict[str, Route] = {
@@ -628,6 +631,22 @@ ROUTES: dict[str, Route] = {
         "A user's shifts as a calendar feed",
         errors=(404,),  # the token is checked first: a malformed id is no feed either
         feed_token=True,
+    ),
+    "page_link": Route(
+        "GET",
+        "/page-links/{token}",
+        Group.INCIDENT_COMMANDS,
+        "A page's link: the incident, and what the link can do to it",
+        errors=(404, 410),  # the token is checked by a lookup: a malformed one is none either
+        page_link=True,
+    ),
+    "use_page_link": Route(
+        "POST",
+        "/page-links/{token}",
+        Group.INCIDENT_COMMANDS,
+        "Acknowledge or resolve the incident through a page's link (once)",
+        errors=(400, 404, 409, 410, 415),
+        page_link=True,
     ),
     "add_member": Route(
         "POST", "/teams/{team_id}/members", Group.TEAMS, "Add a member", 201, (*WRITE, 403)

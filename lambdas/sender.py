@@ -54,9 +54,11 @@ from incidents.notifications.channels import (
 )
 from incidents.notifications.codes import send_code
 from incidents.notifications.delivery import Outcome, deliver
+from incidents.notifications.links import Links
 from incidents.notifications.spend import SpendCap
 from lambdas.runtime import (
     client_settings,
+    cursor_secret,
     delivery_queue,
     endpoint_policy,
     logger,
@@ -70,6 +72,7 @@ from lambdas.settings import (
     PAGE_EMAIL_SENDER,
     PAGE_ORIGINATION_IDENTITY,
     PAGE_SMS_CONFIGURATION_SET,
+    PUBLIC_API_URL,
     spend_caps,
 )
 
@@ -152,7 +155,8 @@ def handle(
         raise NotTriedError("too little of the invocation left for a whole attempt")
     message = parse_message(record.body)
     if isinstance(message, NotificationJob):
-        _settle(record, deliver(store(), carriers(), message), received_at, "Notifications")
+        outcome = deliver(store(), carriers(), message, page_links())
+        _settle(record, outcome, received_at, "Notifications")
         return
     if isinstance(message, CodeJob):
         _settle(record, send_code(store(), carriers(), message), received_at, "Codes")
@@ -192,6 +196,13 @@ def _settle(record: SQSRecord, outcome: Outcome, received_at: float, counted: st
         record.receipt_handle, hide_for(outcome.retry_in, received_at, clock())
     )
     raise RetryLaterError(f"next attempt in {outcome.retry_in} s")
+
+
+def page_links() -> Links | None:
+    """The stage's page links, made with its secret as it is now (none without
+    ``PUBLIC_API_URL``: the messages carry no link)."""
+    url = os.environ.get(PUBLIC_API_URL)
+    return Links.of(url, cursor_secret()) if url else None
 
 
 @functools.cache

@@ -316,6 +316,9 @@ and voice pages fail, saying so)."""
 PAGE_SMS_CONFIGURATION_SET = "PAGE_SMS_CONFIGURATION_SET"
 """The End User Messaging configuration set texts and calls go through (its event
 destinations, the receipts, come later)."""
+PUBLIC_API_URL = "PUBLIC_API_URL"
+"""The API's URL as people reach it: pages' links point below it (none: pages carry no
+link)."""
 PAGE_SPEND_CAPS = {"sms": "PAGE_SMS_SPEND_CAP_USD", "voice": "PAGE_VOICE_SPEND_CAP_USD"}
 """Each account's monthly cap on texts and on calls, in whole dollars (by channel)."""
 DEFAULT_SPEND_CAP_USD = 50

@@ -43,7 +43,7 @@ from incidents.models import State
 from incidents.store import Caller, Store, build_store
 from incidents.table import TABLE_SCHEMA
 from lambdas.routes import Group
-from lambdas.settings import SettingsError, ShardSettings, allowed_origins
+from lambdas.settings import PUBLIC_API_URL, SettingsError, ShardSettings, allowed_origins
 from local.api.call_log import CallFile, CallRecorder
 from local.api.gateway import LocalGateway
 from local.api.server import default_concurrency, serve
@@ -58,6 +58,7 @@ from local.demo.integration import (
     demo_integration,
     demo_windows,
 )
+from local.demo.links import demo_link
 from local.demo.policies import DemoPolicies, demo_policies
 from local.demo.schedules import DemoSchedules, demo_schedules
 from local.demo.webhooks import DemoWebhook, receiver_webhook
@@ -140,7 +141,7 @@ def example_incident(store: Store, account: DemoAccount) -> str:
 class Examples:
     """What the examples name in the first demo account: an open incident, its webhook, an
     integration's key, an API key, its maintenance windows, its schedules, its escalation
-    policies and its first user's contact methods and rules."""
+    policies, its first user's contact methods and rules, and a page's link."""
 
     incident: str
     webhook: DemoWebhook
@@ -150,6 +151,8 @@ class Examples:
     schedules: DemoSchedules
     policies: DemoPolicies
     contacts: DemoContacts
+    link: str
+    """The token of a page's link to the demo incident."""
 
 
 def example_variables(url: str, account: DemoAccount, examples: Examples) -> dict[str, str]:
@@ -268,7 +271,8 @@ def _serve(stack: ExitStack) -> None:
     ensure_table(client, table_name)
     clock.lap("table")
     messaging = _messaging(stack)
-    os.environ.update({**settings, **messaging.environment(), "DYNAMODB_ENDPOINT": engine.endpoint})
+    os.environ.update({**settings, **messaging.environment(), "DYNAMODB_ENDPOINT": engine.endpoint,
+                       PUBLIC_API_URL: f"http://127.0.0.1:{port}"})  # fmt: skip
     shards = ShardSettings.from_environment(os.environ)  # as the handlers read them
     store = build_store(
         client,
@@ -282,8 +286,9 @@ def _serve(stack: ExitStack) -> None:
     hooks = [receiver_webhook(store, account) for account in accounts]
     schedules = demo_schedules(store, accounts[0])
     policies = demo_policies(store, accounts[0], schedules.schedule)
+    incident = example_incident(store, accounts[0])
     examples = Examples(
-        example_incident(store, accounts[0]),
+        incident,
         hooks[0],
         demo_integration(store, accounts[0], policies.policy),
         demo_api_key(store, accounts[0]),
@@ -291,6 +296,7 @@ def _serve(stack: ExitStack) -> None:
         schedules,
         policies,
         demo_contacts(store, accounts[0]),
+        demo_link(store, accounts[0], incident, os.environ["CURSOR_SECRET"].encode()),
     )
     demo_heartbeat(store, accounts[0], examples.integration)
     store.engine.close()  # the master holds no threads or clients into the fork
@@ -364,6 +370,7 @@ def worker_gateway(
             "override_id": examples.schedules.override,
             "schedule_feed_token": examples.schedules.schedule_feed,
             "user_feed_token": examples.schedules.user_feed,
+            "page_link_token": examples.link,
             "policy_id": examples.policies.policy,
             "scratch_policy_id": examples.policies.scratch,
             "me_user_id": examples.contacts.user_id,

@@ -18,12 +18,14 @@ from local.engines.sms_voice import MESSAGES_PATH
 from local.events.messaging import PAGE_SENDER
 
 INCIDENT_ID = re.compile(r"\binc_[0-9A-Za-z]{27}\b")
+ACK_URL = re.compile(r"https?://[^\s<>|]+/page-links/[A-Za-z0-9_-]{22}")
+"""A page's link in a message's body (`incidents.notifications.links`)."""
 TIMEOUT_SECONDS = 5
 
 
 def outbox_messages() -> list[dict[str, Any]]:
     """The messages sent, emails then texts and calls, each newest first (moto keeps no
-    time of an email): channel, to, subject, body, incident id."""
+    time of an email): channel, to, subject, body, incident id, the page's link."""
     emails = _get(os.environ["AWS_ENDPOINT_URL_SESV2"], "/moto-api/data.json")
     texts = _get(os.environ["AWS_ENDPOINT_URL_PINPOINT_SMS_VOICE_V2"], MESSAGES_PATH)
     sent = [
@@ -41,7 +43,8 @@ def outbox_messages() -> list[dict[str, Any]]:
         {"subject": None} | {key: message[key] for key in ("channel", "to", "body", "message_id")}
         for message in reversed(texts["messages"])
     ]
-    return [{**m, "incident_id": _incident(m["body"]), "status": "sent"} for m in sent]
+    return [{**m, "incident_id": _found(INCIDENT_ID, m["body"]),
+             "ack_url": _found(ACK_URL, m["body"]), "status": "sent"} for m in sent]  # fmt: skip
 
 
 def _get(endpoint: str, path: str) -> dict[str, Any]:
@@ -54,8 +57,7 @@ def outbox_page(messages: list[dict[str, Any]], wants_json: bool) -> tuple[str, 
     if wants_json:
         return "application/json", json.dumps({"items": messages}).encode()
     rows = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(str(m[k] or ''))}</td>" for k in COLUMNS) + "</tr>"
-        for m in messages
+        "<tr>" + "".join(f"<td>{_cell(m, k)}</td>" for k in COLUMNS) + "</tr>" for m in messages
     )
     head = "".join(f"<th>{name}</th>" for name in COLUMNS)
     page = (
@@ -68,10 +70,16 @@ def outbox_page(messages: list[dict[str, Any]], wants_json: bool) -> tuple[str, 
     return "text/html; charset=utf-8", page.encode()
 
 
-COLUMNS = ("channel", "to", "subject", "body", "incident_id", "status")
+COLUMNS = ("channel", "to", "subject", "body", "incident_id", "ack_url", "status")
 """What the HTML table shows of each message."""
 
 
-def _incident(body: str) -> str | None:
-    found = INCIDENT_ID.search(body)
+def _cell(message: dict[str, Any], column: str) -> str:
+    """One cell, escaped; the page's link a link to follow."""
+    text = html.escape(str(message[column] or ""))
+    return f'<a href="{text}">acknowledge or resolve</a>' if column == "ack_url" and text else text
+
+
+def _found(pattern: re.Pattern[str], body: str) -> str | None:
+    found = pattern.search(body)
     return found.group(0) if found else None

@@ -148,7 +148,7 @@ class ApiStack(Stack):
         self.events_out = EventDelivery(
             self,
             "EventsOut",
-            inputs=Sources(table, self.cursor_secret),
+            inputs=Sources(table, self.cursor_secret, self.api.url),
             runtime=self.runtime,
             monitoring=self.monitoring,
         )

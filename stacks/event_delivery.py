@@ -42,6 +42,7 @@ from lambdas.settings import (
     PAGE_EMAIL_SENDER,
     PAGE_ORIGINATION_IDENTITY,
     PAGE_SMS_CONFIGURATION_SET,
+    PUBLIC_API_URL,
     spend_caps_environment,
 )
 from stacks.config import StageConfig
@@ -74,10 +75,12 @@ SCHEDULE_EXCEEDED_SECONDS = 4 * 24 * 3600
 
 @dataclass(frozen=True)
 class Sources:
-    """What events out reads: the table (and its stream) and the cursor key of replays."""
+    """What events out reads: the table (and its stream), the cursor key of replays (and
+    of pages' links) and the API's URL, which pages' links point below."""
 
     table: dynamodb.ITableV2
     cursor_secret: secretsmanager.ISecret
+    api_url: str
 
 
 @dataclass(frozen=True)
@@ -311,7 +314,8 @@ class EventDelivery(NestedStack):
             SENDER_TIMEOUT,
             reserved=runtime.config.reserved("sender"),
         )
-        secret = {"CURSOR_SECRET_ARN": inputs.cursor_secret.secret_arn}
+        secret = {"CURSOR_SECRET_ARN": inputs.cursor_secret.secret_arn,
+                  PUBLIC_API_URL: inputs.api_url}  # fmt: skip
         providers = (
             self._page_email(runtime.config.page_email_domain),
             self._page_phone(runtime.config),

@@ -67,11 +67,11 @@ def admitted() -> Admission | None:
 def admit_request(event: Mapping[str, Any]) -> Token[Admission | None]:
     """Admit `event`'s caller, kept for the handler until `release`; or raise what refuses
     it (a `DomainError`: 401, 403, 429; or the table's own error). A preflight, a route this
-    API does not have, and an alert whose body cannot be read go on unadmitted: the handler
-    answers them."""
+    API does not have, an alert whose body cannot be read and a page's link go on
+    unadmitted: the handler answers them (a link's, with HTML pages)."""
     route = ROUTE_OF.get((str(event.get("httpMethod")), str(event.get("resource"))))
     admission = None
-    if route is not None:
+    if route is not None and not route.page_link:  # a link's handler admits (`link_pages`)
         admission = (
             _integration(event, route)
             if route.integration_key

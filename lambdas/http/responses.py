@@ -222,8 +222,25 @@ PATH_PATTERNS = {
 """The pattern of each id (or name) in a path, for the example of a malformed one."""
 
 
+LINK_PAGES = {
+    200: "the incident and a button for each action left; after a POST, the action done",
+    400: "the form names no action the page offers",
+    404: "no such link (mistyped or made up), or its incident was deleted",
+    409: "the incident kept changing meanwhile: nothing was done, try again",
+    410: "the link was used (it acts once) or expired",
+    415: "not the page's form (application/x-www-form-urlencoded)",
+    429: "over the account's API quota",
+}
+"""What a page's link answers, each an HTML page (`lambdas.http.link_pages`)."""
+OUTSIDE_HANDLERS = (431, 500, 503)
+"""What any route can answer before or beside its handler's own answer, in JSON."""
+
+
 def documented_responses(route: Route) -> dict[int, OpenAPIResponse]:
-    """OpenAPI responses of `route`: its success, a 304 if conditional, its errors."""
+    """OpenAPI responses of `route`: its success, a 304 if conditional, its errors (a
+    page's link: HTML pages, but for what no handler answers)."""
+    if route.page_link:
+        return _link_responses(route)
     responses: dict[int, OpenAPIResponse] = {route.status: _success(route)}
     tag = _etag(route)
     if tag is not None and (route.conditional or route.counter_tag or route.page_tag):
@@ -233,21 +250,41 @@ def documented_responses(route: Route) -> dict[int, OpenAPIResponse]:
         }
     authorized = (403,) if route.gateway_authorized else ()  # a key without its scope
     for status in sorted({*route.errors, *EVERY_ROUTE, *authorized}):
-        shown = error_status(route, status)
-        example = {"code": shown.code.value, "message": example_message(route, status)}
-        error: OpenAPIResponse = {
-            "description": shown.description,
-            "content": {
-                "application/json": {
-                    "model": ErrorBody,
-                    "examples": {example["code"]: {"value": example}},
-                }
-            },
+        responses[status] = _error(route, status)
+    return responses
+
+
+def _error(route: Route, status: int) -> OpenAPIResponse:
+    """An error answer of `route`: the API's JSON error, with its example."""
+    shown = error_status(route, status)
+    example = {"code": shown.code.value, "message": example_message(route, status)}
+    error: OpenAPIResponse = {
+        "description": shown.description,
+        "content": {
+            "application/json": {
+                "model": ErrorBody,
+                "examples": {example["code"]: {"value": example}},
+            }
+        },
+        "headers": {**QUOTA_HEADERS},
+    }
+    if status in (429, 503):
+        error["headers"]["Retry-After"] = RETRY_AFTER
+    return error
+
+
+def _link_responses(route: Route) -> dict[int, OpenAPIResponse]:
+    responses: dict[int, OpenAPIResponse] = {
+        status: {
+            "description": LINK_PAGES[status],
+            "content": {"text/html": {"schema": {"type": "string"}}},
             "headers": {**QUOTA_HEADERS},
         }
-        if status in (429, 503):
-            error["headers"]["Retry-After"] = RETRY_AFTER
-        responses[status] = error
+        for status in sorted({route.status, *route.errors, HTTPStatus.TOO_MANY_REQUESTS})
+    }
+    responses[HTTPStatus.TOO_MANY_REQUESTS]["headers"]["Retry-After"] = RETRY_AFTER
+    for status in OUTSIDE_HANDLERS:
+        responses[status] = _error(route, status)
     return responses
 
 

@@ -20,6 +20,8 @@ from typing import Any
 from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate_swagger_html
 
 from incidents.events_out.webhook_models import NOTHING_YET
+from incidents.notifications.links import Action
+from lambdas.http.link_pages import FORM
 from lambdas.http.responses import QUOTA_HEADERS, RETRY_AFTER
 from lambdas.routes import ROUTES, Group
 from local.demo.contacts import method_body, rule_body
@@ -147,7 +149,7 @@ def openapi_document(examples: Mapping[str, str] | None = None) -> dict[str, Any
     merged["components"]["securitySchemes"] = SECURITY_SCHEME
     merged["security"] = [{"Authorization": []}]
     _integration_key_routes(merged)
-    _feed_routes(merged)
+    _token_routes(merged)
     _shared_headers(merged)
     _name_inline_bodies(merged)
     _add_links(merged)
@@ -187,17 +189,34 @@ END:VCALENDAR
 """
 
 
-def _feed_routes(document: dict[str, Any]) -> None:
+LINK_FORM = {
+    "title": "PageLinkForm",
+    "description": "the button pressed on a page's link",
+    "type": "object",
+    "required": ["action"],
+    "properties": {"action": {"type": "string", "enum": [a.value for a in Action]}},
+    "additionalProperties": False,
+}
+"""What a link's page posts."""
+
+
+def _token_routes(document: dict[str, Any]) -> None:
     """A calendar feed's URL is its credential (no header: calendar apps send none), and
-    it answers iCalendar, not JSON."""
+    it answers iCalendar, not JSON; a page's link too, answering HTML, its POST a form."""
     for route in ROUTES.values():
+        if not (route.feed_token or route.page_link):
+            continue
+        operation = document["paths"][route.path][route.method.lower()]
+        operation["security"] = [{}]
         if route.feed_token:
-            operation = document["paths"][route.path][route.method.lower()]
-            operation["security"] = [{}]
             success = operation["responses"][str(route.status)]
             success["content"] = {
                 "text/calendar": {"schema": {"type": "string"}, "example": FEED_EXAMPLE}
             }
+        elif route.method == "POST":
+            document["components"]["schemas"][LINK_FORM["title"]] = LINK_FORM
+            reference = {"$ref": f"#/components/schemas/{LINK_FORM['title']}"}
+            operation["requestBody"] = {"required": True, "content": {FORM: {"schema": reference}}}
 
 
 SHARED_HEADERS = {**QUOTA_HEADERS, "Retry-After": RETRY_AFTER}
@@ -386,6 +405,8 @@ OPERATION_EXAMPLES = {
     },
     "schedule_feed": {"token": "schedule_feed_token"},
     "user_feed": {"token": "user_feed_token"},
+    "page_link": {"token": "page_link_token"},
+    "use_page_link": {"token": "page_link_token"},
 }
 """Path parameters whose example differs for one operation, and the `known` value it takes:
 ``make dev``'s demo window is ongoing (it can be ended), its scheduled one can be deleted;

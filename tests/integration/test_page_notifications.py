@@ -51,6 +51,7 @@ from incidents.notifications.decisions import (
 )
 from incidents.notifications.delivery import ATTEMPTS, RETRY_SECONDS, deliver
 from incidents.notifications.later import fire_notification
+from incidents.notifications.links import Links, read_link
 from incidents.notifications.messages import page_message
 from incidents.requests import SaveProfile, UpdateIncident
 from incidents.store import Caller, Store, new_id
@@ -74,6 +75,7 @@ from tests.integration.test_stream_recovery import (  # noqa: F401 - a fixture
 pytestmark = pytest.mark.integration
 T0 = datetime(2027, 4, 5, 10, 0, 5, tzinfo=UTC)
 SENDER = PAGE_SENDER
+LINKS_URL = "https://api.example.com/prod"
 LOOPBACK = EndpointPolicy(allow_loopback=True)
 HANDLERS = {TimerKind.ESCALATION: fire_escalation, TimerKind.NOTIFICATION: fire_notification}
 
@@ -217,8 +219,9 @@ def test_each_notification_is_sent_once_by_email_and_to_slack(
         Channel.EMAIL: SesEmail(ses, SENDER),
         Channel.SLACK: SlackWebhook(LOOPBACK),
     }
+    links = Links.of(LINKS_URL, b"links-secret-" * 3)
     for job in jobs(decided) * 2:  # every message delivered twice, as SQS may
-        deliver(world.store, carriers, job)
+        deliver(world.store, carriers, job, links)
     stored = {n.channel: n for n in notifications_of(world.store, world.bob.account_id, incident)}
     assert {n.status for n in stored.values()} == {MessageStatus.SENT}
     assert [n.attempts for n in stored.values()] == [1, 1], "the repeats found them sent"
@@ -230,6 +233,13 @@ def test_each_notification_is_sent_once_by_email_and_to_slack(
     assert (email.source, email.destinations["ToAddresses"]) == (SENDER, ["bob@example.com"])
     assert email.subject == "[#1] SEV1: disk full"
     assert incident in email.body
+    (url,) = re.findall(rf"{LINKS_URL}/page-links/\S+", email.body)
+    link = read_link(world.store, url.rsplit("/", 1)[1])
+    assert (link.incident_id, link.user_id) == (incident, world.bob.user_id), "bound to both"
+    assert link.page == stored[Channel.EMAIL].page
+    (slack_url,) = re.findall(r"<([^|>]+)\|Acknowledge or resolve>", posted["text"])
+    assert slack_url.startswith(f"{LINKS_URL}/page-links/")
+    assert slack_url != url, "each notification its own link"
 
 
 def test_a_throttled_provider_is_tried_again_then_failed(world: World) -> None:
@@ -238,8 +248,11 @@ def test_a_throttled_provider_is_tried_again_then_failed(world: World) -> None:
     throttled = Throttled()
     carriers: Carriers = {Channel.EMAIL: throttled, Channel.SLACK: throttled}
     job = jobs(decided)[0]
-    waits = [deliver(world.store, carriers, job).retry_in for _ in range(ATTEMPTS)]
+    links = Links.of(LINKS_URL, b"links-secret-" * 3)
+    waits = [deliver(world.store, carriers, job, links).retry_in for _ in range(ATTEMPTS)]
     assert waits == [*RETRY_SECONDS, None], "4 waits, then no more: failed"
+    assert len(set(throttled.bodies)) == 1, "every try carries the same link"
+    assert f"{LINKS_URL}/page-links/" in throttled.bodies[0]
     stored = notifications_of(world.store, world.bob.account_id, decided[0].incident_id)
     (after,) = [n for n in stored if n.sort_key == job.notification]
     assert (after.status, after.attempts, after.reason) == (
@@ -289,9 +302,11 @@ class Throttled:
 
     def __init__(self) -> None:
         self.calls = 0
+        self.bodies: list[str] = []
 
     def hand(self, message: OutgoingMessage) -> Handed:
         self.calls += 1
+        self.bodies.append(message.body)
         return Handed(retry_after=0, reason="throttled")
 
 

@@ -165,6 +165,8 @@ def test_the_outbox_lists_emails_texts_and_calls_as_html_and_json(
     ses = boto3.client("sesv2", endpoint_url=messaging.endpoint, region_name="us-east-1")
     email = SesEmail(ses, PAGE_SENDER).hand(message(Channel.EMAIL, "inc_x", to="ada@example.com"))
     text = sms.hand(message(Channel.SMS, "#7 <b>disk</b>"))
+    link = "http://127.0.0.1:4000/page-links/" + "Ab_-" * 5 + "Cd"
+    linked = sms.hand(message(Channel.SMS, f"#8 disk {link}"))
     gateway = LocalGateway({}, {})  # the outbox is the gateway's own page
     status, headers, body = gateway.respond("GET", "/outbox", {"Accept": "application/json"}, b"")
     assert (status, headers["Content-Type"]) == (200, "application/json")
@@ -172,9 +174,11 @@ def test_the_outbox_lists_emails_texts_and_calls_as_html_and_json(
     assert listed[email.message_id]["channel"] == "email"
     assert listed[text.message_id] == {
         "channel": "sms", "to": TO, "subject": None, "body": "#7 <b>disk</b>",
-        "message_id": text.message_id, "incident_id": None, "status": "sent",
+        "message_id": text.message_id, "incident_id": None, "ack_url": None, "status": "sent",
     }  # fmt: skip
+    assert listed[linked.message_id]["ack_url"] == link
     status, headers, page = gateway.respond("GET", "/outbox", {"Accept": "text/html"}, b"")
     assert headers["Content-Type"].startswith("text/html")
     assert b"#7 &lt;b&gt;disk&lt;/b&gt;" in page
     assert b"<b>disk" not in page
+    assert f'<a href="{link}">'.encode() in page, "the link is one to follow"

@@ -58,7 +58,7 @@ EXPECTED = {
         "enqueue_event", "enqueue_change", "ping_heartbeat_get", "ping_heartbeat_post",
         "ping_heartbeat_put", "ping_heartbeat_patch",
         "create_api_key", "list_api_keys", "get_api_key", "revoke_api_key",
-        "schedule_feed", "user_feed",
+        "schedule_feed", "user_feed", "page_link", "use_page_link",
     },
 }  # fmt: skip
 

@@ -69,7 +69,9 @@ def test_a_notification_is_deleted_when_settled_and_hidden_for_its_retry(
 ) -> None:
     queue, tried = Queue(), []
 
-    def deliver(_store: object, _carriers: object, job: NotificationJob | CodeJob) -> Outcome:
+    def deliver(
+        _store: object, _carriers: object, job: NotificationJob | CodeJob, *_links: object
+    ) -> Outcome:
         tried.append(job)
         return outcome
 

@@ -21,6 +21,7 @@ from incidents.items import from_item, serialize
 from incidents.models import parse_timestamp, timestamp
 from incidents.notifications.channels import Carriers, Handed
 from incidents.notifications.decisions import Notification
+from incidents.notifications.links import Links
 from incidents.notifications.messages import page_message
 from incidents.store import Store, condition_failed
 from incidents.table import item_key
@@ -40,8 +41,11 @@ class Outcome:
     """Seconds until its next attempt, if there is one."""
 
 
-def deliver(store: Store, carriers: Carriers, job: NotificationJob) -> Outcome:
-    """One attempt at `job`'s notification, unless it is settled or gone."""
+def deliver(
+    store: Store, carriers: Carriers, job: NotificationJob, links: Links | None = None
+) -> Outcome:
+    """One attempt at `job`'s notification, unless it is settled or gone; its message
+    carries its link where `links` are made (the stage knows its API's URL)."""
     key = _key(job.account_id, job.incident_id, job.notification)
     found = store.get(*key)
     if found is None:
@@ -50,7 +54,8 @@ def deliver(store: Store, carriers: Carriers, job: NotificationJob) -> Outcome:
     if notification.status is not MessageStatus.PENDING:
         return Outcome(None)
     pending = PendingItem(store, key, notification.attempts)
-    return attempt(carriers, page_message(store, notification), pending)
+    link = links.issue(store, notification) if links is not None else None
+    return attempt(carriers, page_message(store, notification, link), pending)
 
 
 def attempt(carriers: Carriers, message: OutgoingMessage, pending: PendingItem) -> Outcome:

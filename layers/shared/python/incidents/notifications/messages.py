@@ -27,14 +27,23 @@ BODIES = {
         "you are paged at level {level}. `{incident_id}`"
     ),
 }
+LINK_LINES = {
+    Channel.EMAIL: "\nAcknowledge or resolve it: {link}\n",
+    Channel.SMS: " {link}",
+    Channel.SLACK: " <{link}|Acknowledge or resolve>",
+}
+"""How each channel carries the page's link (`incidents.notifications.links`)."""
 UNKNOWN_TITLE = "(incident deleted)"
 STALE_AFTER = timedelta(minutes=15)
 """A page not sent by then is failed, not sent late: its level has escalated past it (a
 level waits at least a minute, a loop of levels far less than this)."""
 
 
-def page_message(store: Store, notification: Notification) -> OutgoingMessage:
-    """The message `notification` sends, with the incident as it is now."""
+def page_message(
+    store: Store, notification: Notification, link: str | None = None
+) -> OutgoingMessage:
+    """The message `notification` sends, with the incident as it is now (and its `link`,
+    if it has one: its channel says where)."""
     found = read_summary(store, notification.account_id, notification.incident_id)
     summary = deserialize(found) if found is not None else {}
     level = int(notification.page.split("#")[3])
@@ -54,7 +63,8 @@ def page_message(store: Store, notification: Notification) -> OutgoingMessage:
         channel=channel,
         to=notification.to,
         subject=SUBJECTS.format(**words) if channel is Channel.EMAIL else None,
-        body=BODIES[channel].format(**words),
+        body=BODIES[channel].format(**words)
+        + (LINK_LINES[channel].format(link=link) if link is not None else ""),
         user_id=notification.user_id,
         contact_method_id=notification.contact_method_id,
         expires_at=timestamp(parse_timestamp(notification.paged_at) + STALE_AFTER),
