@@ -24,6 +24,7 @@ from lambdas.routes import ROUTES, Group, Route
 from stacks.nag import (
     FEED_TOKEN_REASON,
     INTEGRATION_KEY_REASON,
+    PAGE_LINK_REASON,
     PREFLIGHT_AUTH,
     PREFLIGHT_COGNITO,
     REQUEST_AUTHORIZER_REASON,
@@ -31,7 +32,7 @@ from stacks.nag import (
 )
 
 SUBJECTS: Mapping[str, tuple[str, ...]] = {
-    "Incidents": ("incidents", "events", "changes", "insights"),
+    "Incidents": ("incidents", "events", "changes", "insights", "page-links"),
     "People": ("me", "teams", "users"),
     "Webhooks": ("webhooks",),
     "Machines": ("alerts", "v2", "integrations", "api-keys"),
@@ -121,5 +122,7 @@ class RouteStack(NestedStack):
                 accept(method, PREFLIGHT_AUTH, PREFLIGHT_COGNITO, reason=INTEGRATION_KEY_REASON)
             elif route.feed_token:  # its handler checks the token in the path
                 accept(method, PREFLIGHT_AUTH, PREFLIGHT_COGNITO, reason=FEED_TOKEN_REASON)
+            elif route.page_link:  # so does a page's link's
+                accept(method, PREFLIGHT_AUTH, PREFLIGHT_COGNITO, reason=PAGE_LINK_REASON)
             else:
                 accept(method, PREFLIGHT_COGNITO, reason=REQUEST_AUTHORIZER_REASON)

@@ -148,7 +148,7 @@ class ApiStack(Stack):
         self.events_out = EventDelivery(
             self,
             "EventsOut",
-            inputs=Sources(table, self.cursor_secret, self.api.url),
+            inputs=Sources(table, self.cursor_secret, self._stage_url()),
             runtime=self.runtime,
             monitoring=self.monitoring,
         )
@@ -180,6 +180,13 @@ class ApiStack(Stack):
         CfnOutput(self, "ApiUrl", value=self.api.url)
         CfnOutput(self, "UserPoolId", value=self.user_pool.user_pool_id)
         CfnOutput(self, "UserPoolClientId", value=client.user_pool_client_id)
+
+    def _stage_url(self) -> str:
+        """The stage's execute-api URL, as `RestApi.url` says it, but named by the API's id
+        alone: a reference to the stage itself would make what the API's deployment
+        depends on (the delivery stack, through the webhooks' grant) depend on it."""
+        host = f"{self.api.rest_api_id}.execute-api.{self.region}.{self.url_suffix}"
+        return f"https://{host}/{self.config.stage}/"
 
     def _accept_findings(self) -> None:
         """The cdk-nag findings this stack accepts, each on its own construct."""

@@ -28,6 +28,11 @@ FEED_TOKEN_REASON = (
     "Calendar apps subscribe to a feed by URL alone, without headers: the token in the path "
     "is the credential, which the handler checks (stored hashed, replaced by a rotation)."
 )
+PAGE_LINK_REASON = (
+    "A page's link is opened from an email, a text or a chat message, without signing in: "
+    "the token in the path is the credential (an HMAC, stored only as its digest, single-use "
+    "and expiring), which the handler checks."
+)
 REQUEST_AUTHORIZER_REASON = (
     "The API's REQUEST authorizer verifies the pool's ID tokens itself (Powertools' JWT "
     "verifier against the pool's keys) and accepts the account's API keys beside them: "

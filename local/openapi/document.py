@@ -216,7 +216,8 @@ def _token_routes(document: dict[str, Any]) -> None:
         elif route.method == "POST":
             document["components"]["schemas"][LINK_FORM["title"]] = LINK_FORM
             reference = {"$ref": f"#/components/schemas/{LINK_FORM['title']}"}
-            operation["requestBody"] = {"required": True, "content": {FORM: {"schema": reference}}}
+            form = {"schema": reference, "example": {"action": Action.RESOLVE.value}}
+            operation["requestBody"] = {"required": True, "content": {FORM: form}}
 
 
 SHARED_HEADERS = {**QUOTA_HEADERS, "Retry-After": RETRY_AFTER}

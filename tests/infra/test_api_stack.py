@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from dynashard.resharding import MOVE_AFTER_SECONDS
 from incidents.timeline.queries import SETTLE_SECONDS
 from lambdas.routes import ROUTES, Group
 from lambdas.runtime import READ_SECONDS
+from lambdas.settings import PUBLIC_API_URL
 from stacks.api_stack import TIMEOUT
 from stacks.permissions import INDEX_READERS, TABLE_ACTIONS
 from tests.helpers.synth import (
@@ -64,7 +66,7 @@ def test_one_function_per_group_on_python_313_arm64_with_the_layer(dev: Synthesi
         assert log_group["Properties"]["RetentionInDays"] == 30
 
 
-def test_every_route_has_the_request_authorizer_but_the_key_and_feed_routes(
+def test_every_route_has_the_request_authorizer_but_the_key_feed_and_link_routes(
     dev: Synthesized,
 ) -> None:
     methods = resources(dev, "AWS::ApiGateway::Method").values()
@@ -74,7 +76,8 @@ def test_every_route_has_the_request_authorizer_but_the_key_and_feed_routes(
     keyed = [m for m in routed if m["AuthorizationType"] == "NONE"]
     pings = ["GET", "POST", "PUT", "PATCH"]
     feeds = ["GET"] * 2
-    assert sorted(m["HttpMethod"] for m in keyed) == sorted(["POST"] * 3 + pings + feeds)
+    links = ["GET", "POST"]
+    assert sorted(m["HttpMethod"] for m in keyed) == sorted(["POST"] * 3 + pings + feeds + links)
     assert [r.path for r in ROUTES.values() if r.integration_key] == [
         "/alerts",
         "/v2/enqueue",
@@ -85,6 +88,7 @@ def test_every_route_has_the_request_authorizer_but_the_key_and_feed_routes(
         "/schedules/{schedule_id}/ical/{token}",
         "/users/{user_id}/ical/{token}",
     ]
+    assert [r.path for r in ROUTES.values() if r.page_link] == ["/page-links/{token}"] * 2
     for method in routed:
         assert method["RequestValidatorId"]
         if method not in keyed:
@@ -302,3 +306,28 @@ def test_no_function_acts_on_a_shard_map_once_a_halving_may_move_its_items() -> 
     have lapsed by then, or a list would trust cursor positions items moved behind."""
     cached = GrowthPolicy().cache_seconds
     assert cached + max(TIMEOUT.to_seconds(), API_GATEWAY_SECONDS) < MOVE_AFTER_SECONDS
+
+
+def test_pages_links_point_below_the_stages_api(dev: Synthesized) -> None:
+    """The sender makes each page's link below the URL the stage's API is called at."""
+    _, sender = function_of(dev, "lambdas.sender.handler")
+    variables = sender["Properties"]["Environment"]["Variables"]
+    (api_url,) = [
+        output["Value"]
+        for name, output in dev.api.to_json()["Outputs"].items()
+        if name.startswith("ApiUrl")
+    ]
+    stages = resources(dev, "AWS::ApiGateway::Stage")
+    assert _rendered(variables[PUBLIC_API_URL], stages) == _rendered(api_url, stages)
+    assert _rendered(api_url, stages).endswith(".execute-api.<AWS::Region>.<AWS::URLSuffix>/dev/")
+
+
+def _rendered(url: Mapping[str, Any], stages: Mapping[str, Any]) -> str:
+    """A URL's ``Fn::Join`` as text: a stage's reference as its name, others as ``<Ref>``."""
+    separator, parts = url["Fn::Join"]
+    return separator.join(
+        part if isinstance(part, str)
+        else stages[part["Ref"]]["Properties"]["StageName"] if part["Ref"] in stages
+        else f"<{part['Ref']}>"
+        for part in parts
+    )  # fmt: skip

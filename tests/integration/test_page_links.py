@@ -129,8 +129,12 @@ def test_an_expired_link_says_so_and_acts_on_nothing(api: Api) -> None:
 def test_a_resolved_incident_is_not_reopened_and_the_link_is_kept(api: Api) -> None:
     bob, incident, token = paged(api)
     api.call("resolve_incident", bob, {"incident_id": incident})
-    assert act(api, token, "acknowledge").status == 410
+    refused = act(api, token, "acknowledge")
+    assert refused.status == 410
+    assert "nothing to acknowledge" in refused.text
     assert status_of(api, bob, incident) == "RESOLVED"
+    assert act(api, token, "resolve").status == 200, "it is resolved, as asked"
+    assert act(api, token, "resolve").status == 200, "and the link was not spent on it"
     shown = api.call("page_link", None, {"token": token})
     assert shown.status == 200
     assert "<button" not in shown.text, "nothing left to do"

@@ -161,8 +161,11 @@ def _act(store: Store, token: str, link: PageLink, action: Action) -> IncidentSu
     if now >= parse_timestamp(link.expires_at):
         raise LinkExpiredError(f"this link expired at {link.expires_at}")
     who = _person(link)
-    if load_summary(store, who, link.incident_id).status is Status.RESOLVED:
-        raise LinkUsedError("the incident is resolved already")
+    current = load_summary(store, who, link.incident_id)
+    if current.status is Status.RESOLVED:
+        if action is Action.RESOLVE:
+            return current  # what was asked for is so; the link stays unspent
+        raise LinkUsedError("the incident is resolved already: nothing to acknowledge")
     spend = {
         "Update": {
             "TableName": store.table_name,
