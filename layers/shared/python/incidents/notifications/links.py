@@ -156,15 +156,15 @@ def use_link(store: Store, token: str, link: PageLink, action: Action) -> Incide
 
 def _act(store: Store, token: str, link: PageLink, action: Action) -> IncidentSummary:
     now = store.clock()
-    if link.used_at is not None:
-        raise LinkUsedError(f"this link was used at {link.used_at} ({link.used_for})")
+    _raise_if_used(link)
     if now >= parse_timestamp(link.expires_at):
         raise LinkExpiredError(f"this link expired at {link.expires_at}")
     who = _person(link)
     current = load_summary(store, who, link.incident_id)
     if current.status is Status.RESOLVED:
+        _raise_if_used(read_link(store, token, consistent=True))  # by a tap racing this one
         if action is Action.RESOLVE:
-            return current  # what was asked for is so; the link stays unspent
+            return current  # what was asked for is so (not by this link, which stays unspent)
         raise LinkUsedError("the incident is resolved already: nothing to acknowledge")
     spend = {
         "Update": {
@@ -184,6 +184,11 @@ def _act(store: Store, token: str, link: PageLink, action: Action) -> IncidentSu
         UpdateIncident(status=STATUS_OF[action]),
         also=[labelled(spend, spent)],
     )
+
+
+def _raise_if_used(link: PageLink) -> None:
+    if link.used_at is not None:
+        raise LinkUsedError(f"this link was used at {link.used_at} ({link.used_for})")
 
 
 def _person(link: PageLink) -> Caller:
