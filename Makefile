@@ -116,6 +116,7 @@ bench: $(STAMP)
 	$(PY) -m bench.quota_cost
 	$(PY) -m bench.key_quota
 	$(PY) -m bench.cold_start
+	$(PY) -m bench.snapstart
 	$(PY) -m bench.sync_async
 	$(PY) -m bench.timers
 	$(PY) -m bench.timer_fairness

@@ -2,7 +2,9 @@
 
 Created on first use and reused by every invocation of a warm container. The cursor
 secret comes from Secrets Manager through Powertools Parameters (cached for
-``CURSOR_SECRET_MAX_AGE`` seconds); locally and in tests from ``CURSOR_SECRET``.
+``CURSOR_SECRET_MAX_AGE`` seconds); locally and in tests from ``CURSOR_SECRET``. Where a
+function starts from a SnapStart snapshot, a restored container forgets them all
+(`forget_resources`, decision 020).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from lambdas.settings import (
     allow_loopback,
     event_retention_days,
 )
+from lambdas.snapstart import after_restore
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -163,6 +166,29 @@ def _built_store(table: str, secret: bytes) -> Store:
         event_retention_days=EVENT_RETENTION,
         limits=LIMITS,
     )
+
+
+@after_restore
+def forget_resources() -> None:
+    """Drop every per-container resource, so a restored container builds its own on first
+    use: no connection, credential or cached secret (nor a secret's age) from the snapshot.
+
+    None exists at snapshot time (each is built by the first request that needs it), so
+    this costs a restore nothing; it keeps that true if init ever builds one. Credentials
+    are resolved again by the next client: boto3's default session keeps those it found.
+    """
+    for cached in (
+        dynamodb,
+        delivery_queue,
+        firing_queue,
+        streams,
+        eventbridge,
+        store_without_cursors,
+        _store_for,
+    ):
+        cached.cache_clear()
+    parameters.clear_caches()  # type: ignore[no-untyped-call]  # its providers and their clients
+    boto3.DEFAULT_SESSION = None
 
 
 def report_growth(event: GrowthEvent) -> None:

@@ -30,7 +30,13 @@ from stacks.alarm_alerts import AlarmAlerts
 from stacks.api_routes import Mount, RouteStack, routes_by_subject
 from stacks.config import StageConfig
 from stacks.event_delivery import EventDelivery, Sources
-from stacks.functions import METRICS_NAMESPACE, FunctionSpec, Runtime, handler_function
+from stacks.functions import (
+    METRICS_NAMESPACE,
+    FunctionSpec,
+    Runtime,
+    entry_point,
+    handler_function,
+)
 from stacks.monitoring import Monitoring, Watched
 from stacks.nag import (
     COGNITO_MFA,
@@ -129,6 +135,9 @@ class ApiStack(Stack):
         layer = shared_layer(self, "SharedLayer")
         self.runtime = Runtime(layer, config)
         self.roles: dict[Group, iam.Role] = {}
+        self.entry_points: dict[Group, lambda_.IFunction] = {}
+        """What API Gateway invokes of each handler group: its function, or the ``live``
+        alias where the function starts from a snapshot (`stacks.functions.entry_point`)."""
         self.functions = {group: self._function(group, table) for group in Group}
         self.user_pool, client = self._user_pool()
         self.api = self._rest_api()
@@ -220,12 +229,14 @@ class ApiStack(Stack):
             memory_mb=MEMORY_MB[group],
             timeout=TIMEOUT,
             reserved=self.config.reserved(group),
+            snapshotted=True,
         )
         environment = {
             "TABLE_NAME": table.table_name,
             "CURSOR_SECRET_ARN": self.cursor_secret.secret_arn,
         }
         function, role = handler_function(self, spec, self.runtime, environment)
+        self.entry_points[group] = entry_point(function, spec, self.config)
         role.add_to_policy(
             iam.PolicyStatement(actions=list(TABLE_ACTIONS[group]), resources=[table.table_arn])
         )
@@ -268,6 +279,7 @@ class ApiStack(Stack):
             memory_mb=512,
             timeout=AUTHORIZER_TIMEOUT,
             reserved=self.config.reserved("authorizer"),
+            snapshotted=True,
         )
         environment = {
             "TABLE_NAME": table.table_name,
@@ -282,7 +294,7 @@ class ApiStack(Stack):
         return apigw.RequestAuthorizer(
             self,
             "Authorizer",
-            handler=function,
+            handler=entry_point(function, spec, self.config),
             identity_sources=[apigw.IdentitySource.header("Authorization")],
             results_cache_ttl=Duration.seconds(self.config.authorizer_cache_seconds),
         )
@@ -408,7 +420,7 @@ class ApiStack(Stack):
         invocations): two permissions per function, not two per method, which would grow
         the stack and each function's policy (at most 20 KB) with every route."""
         stage = self.api.deployment_stage.stage_name
-        for function in self.functions.values():
+        for function in self.entry_points.values():
             for name, source_stage in (("Stage", stage), ("TestInvoke", "test-invoke-stage")):
                 function.add_permission(
                     f"Api{name}Invoke",
@@ -421,7 +433,7 @@ class ApiStack(Stack):
         validator = self.api.add_request_validator(
             "Parameters", validate_request_parameters=True, validate_request_body=True
         )
-        mount = Mount(self.api, authorizer, validator, self.functions)
+        mount = Mount(self.api, authorizer, validator, self.entry_points)
         stacks = [
             RouteStack(self, f"{subject}Routes", routes=routes, mount=mount)
             for subject, routes in routes_by_subject().items()

@@ -137,6 +137,10 @@ class StageConfig:
     timer_workers: int = DEFAULT_TIMER_WORKERS
     """Firing-queue batches fired at once (the worker's ``MaximumConcurrency``, 2 to 1,000):
     timers a minute grow with it."""
+    snap_start: bool = False
+    """Whether the API's handlers and its authorizer start from a SnapStart snapshot of
+    their initialized runtime (decision 020): API Gateway then invokes each one's ``live``
+    alias, the version published with it. Off: every cold start imports, as before."""
 
     def __post_init__(self) -> None:
         if self.removal_policy not in REMOVAL_POLICIES:
@@ -155,6 +159,8 @@ class StageConfig:
             )
         self._check_notifications()
         self._check_capacity()
+        if not isinstance(self.snap_start, bool):
+            raise ValueError(f"stages.{self.stage}.snapStart must be true or false")
         try:
             event_retention_days(self.lambda_environment())
         except SettingsError as error:

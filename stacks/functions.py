@@ -1,13 +1,17 @@
 """One Lambda function as every function of the app is built: its own log group with the
 stage's retention, its own role (which starts with writing that log group and nothing
-else), the shared layer, ARM64 on Python 3.13, X-Ray, and the Powertools settings."""
+else), the shared layer, ARM64 on Python 3.13, X-Ray, and the Powertools settings.
+
+A function whose spec asks for it starts from a SnapStart snapshot in a stage that turns
+SnapStart on (decision 020): SnapStart serves published versions only, so its callers
+invoke `entry_point`, the ``live`` alias of the version each deployment publishes."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from aws_cdk import Duration, Stack
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -18,6 +22,12 @@ from stacks.config import StageConfig
 from stacks.shared_layer import ARCHITECTURE, RUNTIME, handler_code
 
 METRICS_NAMESPACE = "Incidents"
+LIVE_ALIAS = "live"
+"""The alias a snapshotted function's callers invoke: the version the last deployment
+published (and Lambda snapshotted)."""
+REPLACED_VERSIONS_DELETED = lambda_.VersionOptions(removal_policy=RemovalPolicy.DESTROY)
+"""A snapshotted function's version that a deployment replaces is deleted with its
+snapshot: one retained stays cached, and charged, until Lambda drops it unused."""
 
 
 @dataclass(frozen=True)
@@ -31,6 +41,9 @@ class FunctionSpec:
     memory_mb: int
     timeout: Duration
     reserved: int | None = None
+    snapshotted: bool = False
+    """Whether it starts from a snapshot where the stage turns SnapStart on: the functions
+    a person's request waits on when cold (decision 020)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +68,7 @@ def handler_function(
 ) -> tuple[lambda_.Function, iam.Role]:
     """The function and its role; callers grant it exactly what it calls."""
     config = runtime.config
+    snapshotted = snap_start(spec, config)
     log_group = logs.LogGroup(
         scope, f"{spec.name}-logs", retention=config.retention, removal_policy=config.removal
     )
@@ -85,6 +99,8 @@ def handler_function(
         reserved_concurrent_executions=spec.reserved,
         tracing=lambda_.Tracing.ACTIVE,
         log_group=log_group,
+        snap_start=lambda_.SnapStartConf.ON_PUBLISHED_VERSIONS if snapshotted else None,
+        current_version_options=REPLACED_VERSIONS_DELETED if snapshotted else None,
         environment={
             "POWERTOOLS_SERVICE_NAME": "incidents",
             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
@@ -94,6 +110,22 @@ def handler_function(
         },
     )
     return function, role
+
+
+def snap_start(spec: FunctionSpec, config: StageConfig) -> bool:
+    """Whether `spec`'s function starts from a snapshot in `config`'s stage."""
+    return spec.snapshotted and config.snap_start
+
+
+def entry_point(
+    function: lambda_.Function, spec: FunctionSpec, config: StageConfig
+) -> lambda_.IFunction:
+    """What callers invoke: a snapshotted function's ``live`` alias of the version this
+    deployment published (its unpublished ``$LATEST`` would start cold, without the
+    snapshot), otherwise the function itself."""
+    if not snap_start(spec, config):
+        return function
+    return lambda_.Alias(function, "Live", alias_name=LIVE_ALIAS, version=function.current_version)
 
 
 def grant_table(
