@@ -34,7 +34,9 @@ from incidents.models import (
 )
 from incidents.paging import DEFAULT_LIMIT, CreatedWindow, IncidentFilter, PageRequest
 from incidents.requests import MAX_LIST
+from incidents.timeline import log_entries
 from incidents.timeline import queries as timelines
+from incidents.timeline.log_entries import LogEntryList
 from incidents.timeline.queries import AccountEventPage, EventPage, EventRequest
 from lambdas.http.admission import caller, lacks
 from lambdas.http.api import answer, lambda_handler, new_resolver, route
@@ -237,6 +239,28 @@ def incident_timeline(
     unless_current(tag, if_none_match)
     page = timelines.incident_timeline(store(), who, incident_id, request, counted)
     return answer(app, _events("incident_timeline", page), etag=tag)
+
+
+@route(app, "incident_log_entries")
+def incident_log_entries(
+    *,
+    incident_id: Annotated[str, Path(pattern=INCIDENT_ID)],
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+    order: Annotated[
+        Order,
+        Query(
+            description="asc: oldest first (the default); desc: newest first. A cursor is "
+            "valid only with the order it was made with",
+            examples=["desc"],
+        ),
+    ] = "asc",
+) -> LogEntryList:
+    """The incident's log in PagerDuty's entries: triggered, acknowledged, resolved, notes,
+    who each level paged and each notification sent or failed, in the timeline's order."""
+    params = ListParams(limit, cursor, order, None, None, None, None)
+    request = EventRequest(_page_request(params))
+    return log_entries.incident_log_entries(store(), caller(), incident_id, request)
 
 
 @route(app, "account_events")

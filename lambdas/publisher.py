@@ -36,6 +36,7 @@ from incidents.notifications.decisions import (
     is_notification_insert,
     is_page_insert,
 )
+from incidents.notifications.logged import is_settled_notification, log_notification, log_page
 from lambdas.runtime import (
     delivery_queue,
     eventbridge,
@@ -94,11 +95,13 @@ def report_figures(figures: list[Figure]) -> None:
 
 
 def decide_or_log(page: dict[str, Any]) -> None:
-    """A page's notifications decided; a page that can never be (an item this code cannot
-    read) is logged and counted, not retried: it would hold up every later record of its
-    stream shard. Throttling and the table's errors are raised, and retried."""
+    """A page's notifications decided, and the page on its incident's timeline; a page
+    that can never be (an item this code cannot read) is logged and counted, not retried:
+    it would hold up every later record of its stream shard. Throttling and the table's
+    errors are raised, and retried."""
     try:
         decide_notifications(store_without_cursors(), page)
+        log_page(store_without_cursors(), page)
     except (KeyError, ValueError):  # pydantic's ValidationError is a ValueError
         logger.exception("a page's notifications cannot be decided", extra={"page": page})
         metrics.add_metric(name="PagesUndecidable", unit=MetricUnit.Count, value=1)
@@ -132,6 +135,9 @@ def publish_batch(event: dict[str, Any], context: LambdaContext) -> PartialItemF
                 return
             if is_notification_insert(record.raw_event):
                 delivery_queue().send([notification_job(image)])
+                return
+            if is_settled_notification(record.raw_event):
+                log_notification(store_without_cursors(), image)
                 return
             if is_code_message(record.raw_event):
                 delivery_queue().send([code_job(image)])

@@ -159,6 +159,13 @@ ROUTES: dict[str, Route] = {
         errors=LOOKUP,
         counter_tag=True,
     ),
+    "incident_log_entries": Route(
+        "GET",
+        "/incidents/{incident_id}/log-entries",
+        Group.INCIDENT_QUERIES,
+        "An incident's log entries (PagerDuty's)",
+        errors=LOOKUP,
+    ),
     "account_events": Route(
         "GET", "/events", Group.INCIDENT_QUERIES, "The account's events", errors=LIST, page_tag=True
     ),

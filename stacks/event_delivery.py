@@ -30,9 +30,9 @@ from incidents.events_out.delivery_messages import (
     SENDER_MAX_CONCURRENCY,
     SENDER_TIMEOUT_SECONDS,
 )
-from incidents.events_out.outbox import EVENT_SOURCE_NAME
+from incidents.events_out.outbox import EVENT_SOURCE_NAME, WRITES
 from incidents.keys import PAGE_TYPE
-from incidents.notifications.codes import UNTRIED, WRITES
+from incidents.notifications.codes import UNTRIED
 from incidents.notifications.decisions import NOTIFICATION_TYPE
 from incidents.timeline.events import EVENT_TYPE
 from lambdas.settings import (
@@ -189,14 +189,18 @@ class EventDelivery(NestedStack):
         )
         function, role = handler_function(self, spec, runtime, environment)
         self._grant_publishing(role, table)
-        inserts = [
+        writes = [
             lambda_.FilterCriteria.filter(
                 {
-                    "eventName": lambda_.FilterRule.is_equal("INSERT"),
+                    "eventName": lambda_.FilterRule.or_(*names),
                     "dynamodb": {"NewImage": {"Type": {"S": lambda_.FilterRule.is_equal(kind)}}},
                 }
             )
-            for kind in (EVENT_TYPE, PAGE_TYPE, NOTIFICATION_TYPE)
+            for kind, names in (
+                (EVENT_TYPE, ["INSERT"]),
+                (PAGE_TYPE, ["INSERT"]),
+                (NOTIFICATION_TYPE, list(WRITES)),  # inserted: queued; settled: on the timeline
+            )
         ]
         code_messages = lambda_.FilterCriteria.filter(
             {
@@ -219,7 +223,7 @@ class EventDelivery(NestedStack):
                 report_batch_item_failures=True,
                 parallelization_factor=1,  # one batch a shard at a time: the stream's order
                 on_failure=sources.SqsDlq(self.stream_failures),
-                filters=[*inserts, code_messages],
+                filters=[*writes, code_messages],
             )
         )
         return function

@@ -40,7 +40,7 @@ import boto3
 from incidents.events_out.delivery_messages import SENDER_MAX_CONCURRENCY, SENDER_TIMEOUT_SECONDS
 from incidents.events_out.outbox import is_timeline_insert
 from incidents.notifications.codes import is_code_message
-from incidents.notifications.decisions import is_notification_insert, is_page_insert
+from incidents.notifications.decisions import is_notification_write, is_page_insert
 from local.api.call_log import RUNNING, CallFile, CallRecorder
 from local.api.proxy_events import LocalLambdaContext
 from local.engines.orphans import exit_with_parent
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 Handler = Callable[[dict[str, Any], Any], Any]
 logger = logging.getLogger("event_pipeline")
 STREAM_BATCH = 100
-PUBLISHED = (is_timeline_insert, is_page_insert, is_notification_insert, is_code_message)
+PUBLISHED = (is_timeline_insert, is_page_insert, is_notification_write, is_code_message)
 """What the publisher is handed of the stream (the event source mapping's filters)."""
 STREAM_RETRIES = 10
 """Tries of a failing stream batch before its first failed record is logged and skipped

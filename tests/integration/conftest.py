@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from incidents.store import Store
 from incidents.table import TABLE_SCHEMA
 from lambdas import runtime
 from lambdas.http.quotas import quotas
@@ -18,6 +19,8 @@ from local.engines.clients import create_table
 from local.events.messaging import Messaging, create_messaging
 from tests.conftest import HandlerCalls
 from tests.helpers.api_harness import Api
+from tests.helpers.paging_world import World
+from tests.helpers.providers import Slack, serving_slack
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -92,3 +95,16 @@ def set_limits(api: Api, monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]
         monkeypatch.setattr(runtime.store(), "limits", limits)
 
     return setting
+
+
+@pytest.fixture
+def slack() -> Iterator[Slack]:
+    """A Slack stand-in taking incoming-webhook posts, for one test."""
+    with serving_slack() as stand_in:
+        yield stand_in
+
+
+@pytest.fixture
+def world(store: Store, slack: Slack) -> World:
+    """An account paging Bob (`tests.helpers.paging_world`), on a fresh table."""
+    return World(store, slack.url)

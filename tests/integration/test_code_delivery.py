@@ -32,7 +32,7 @@ from local.events.messaging import Messaging
 from tests.helpers.api_harness import Api
 from tests.helpers.deliveries import wait_for
 from tests.helpers.people import new_api_user
-from tests.helpers.providers import Slack, emails_sent, serving_slack
+from tests.helpers.providers import Slack, emails_sent
 from tests.integration.conftest import API_TABLE
 
 pytestmark = pytest.mark.integration
@@ -45,12 +45,6 @@ CODE = re.compile(r"\b[0-9]{6}\b")
 def pipeline(api: Api, messaging: Messaging, dynamodb_endpoint: str) -> Iterator[None]:
     with running(pipeline_pollers(dynamodb_endpoint, API_TABLE, messaging.queue_url)):
         yield
-
-
-@pytest.fixture
-def slack() -> Iterator[Slack]:
-    with serving_slack() as stand_in:
-        yield stand_in
 
 
 @pytest.mark.parametrize("kind", ["email", "sms"])

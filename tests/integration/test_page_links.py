@@ -5,7 +5,6 @@ link gets a page that says so, and no action."""
 
 from __future__ import annotations
 
-import secrets
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
@@ -107,9 +106,7 @@ def test_raced_clicks_act_once(api: Api, action: str, status: str) -> None:
     assert status_of(api, bob, incident) == status
 
 
-@pytest.mark.parametrize(
-    "token", ["A" * 22, secrets.token_urlsafe(16), "short", "x" * 200, "..%2E"]
-)
+@pytest.mark.parametrize("token", ["A" * 22, "Zm9vYmFyYmF6cXV4cXV1eA", "short", "x" * 200, "..%2E"])
 def test_a_forged_or_malformed_link_gets_a_page_not_an_action(api: Api, token: str) -> None:
     for reply in (api.call("page_link", None, {"token": token}), act(api, token, "resolve")):
         assert reply.status == 404

@@ -13,8 +13,8 @@ from lambdas.routes import ALSO_NEEDS, ROUTES, scope_of, scopes_of
 
 EXPECTED = {
     "incidents:read": {
-        "get_incident", "get_incident_by_number", "incident_timeline", "account_events",
-        "team_incidents", "account_incidents", "incident_alerts", "list_changes",
+        "get_incident", "get_incident_by_number", "incident_timeline", "incident_log_entries",
+        "account_events", "team_incidents", "account_incidents", "incident_alerts", "list_changes",
         "incident_insights",
     },
     "incidents:write": {

@@ -39,15 +39,15 @@ FEED_TOKEN = rf"^acct_{KSUID}\.[0-9A-Za-z_-]{{32}}$"
 IncidentId = Annotated[str, StringConstraints(pattern=INCIDENT_ID)]
 TeamId = Annotated[str, StringConstraints(pattern=TEAM_ID)]
 UserId = Annotated[str, StringConstraints(pattern=USER_ID)]
-ACTOR_ID = rf"^(user|intg|key)_{KSUID}$"
+ACTOR_ID = rf"^(user|intg|key|ep)_{KSUID}$"
 INTEGRATION_PREFIX = "intg"
 """An integration's id prefix: it acts, as the creator of the incidents it opens."""
 ActorId = Annotated[
     str,
     StringConstraints(pattern=ACTOR_ID),
     Field(
-        description="a user, the integration (intg_…) whose alert did it, or the API key "
-        "(key_…) a machine called with"
+        description="a user, the integration (intg_…) whose alert did it, the API key "
+        "(key_…) a machine called with, or the escalation policy (ep_…) that paged"
     ),
 ]
 ParticipantId = Annotated[str, StringConstraints(pattern=PARTICIPANT_ID)]
@@ -298,6 +298,9 @@ class EventType(StrEnum):
     PARTICIPANT_REMOVED = "participant.removed"
     NOTE_ADDED = "note.added"
     ALERT_RECEIVED = "alert.received"
+    ESCALATION_LEVEL = "escalation.level"
+    NOTIFICATION_SENT = "notification.sent"
+    NOTIFICATION_FAILED = "notification.failed"
     SCHEDULE_HANDOFF = "schedule.handoff"
 
 
@@ -452,8 +455,66 @@ class AlertReceived(EventBase):
     alert: ReceivedAlert
 
 
+class PagedPerson(BaseModel):
+    """One person an escalation level paged, and what chose them."""
+
+    model_config = ConfigDict(**RESPONSE, frozen=True)
+
+    user_id: UserId
+    policy_id: str
+    policy_version: int = Field(ge=1, description="the policy's version the incident keeps")
+    rule_id: str = Field(description="the level's escalation rule")
+    level: int = Field(ge=1, description="1 for the policy's first rule")
+    loop: int = Field(ge=0, description="0 the first time through the policy")
+    schedule_id: str | None = Field(
+        default=None, description="the schedule whose on-call person this is (null: named)"
+    )
+    schedule_version: int | None = Field(
+        default=None, description="the schedule's version that had them on call"
+    )
+
+
+class EscalationPaged(EventBase):
+    """An escalation level paged a person (one event a person: a level names several)."""
+
+    type: Literal[EventType.ESCALATION_LEVEL]
+    page: PagedPerson
+
+
+class SentNotification(BaseModel):
+    """What became of one notification of a page: sent to its provider, or failed."""
+
+    model_config = ConfigDict(**RESPONSE, frozen=True)
+
+    user_id: UserId
+    contact_method_id: str
+    notification_rule_id: str
+    channel: Literal["email", "sms", "voice", "slack"]
+    level: int = Field(ge=1, description="the escalation level of its page")
+    loop: int = Field(ge=0, description="the loop of its page")
+    attempts: int = Field(ge=1, description="tries it took")
+    message_id: str | None = Field(
+        default=None, description="the provider's id of the message (Slack gives none)"
+    )
+    reason: str | None = Field(default=None, description="why it failed")
+
+
+class NotificationOutcome(EventBase):
+    """A notification of a page was sent, or failed for good (it is never delivered then:
+    the escalation goes on)."""
+
+    type: Literal[EventType.NOTIFICATION_SENT, EventType.NOTIFICATION_FAILED]
+    notification: SentNotification
+
+
 TimelineEvent = Annotated[
-    IncidentCreated | IncidentChanged | ParticipantChanged | NoteAdded | AlertReceived,
+    IncidentCreated
+    | IncidentChanged
+    | ParticipantChanged
+    | NoteAdded
+    | AlertReceived
+    | EscalationPaged
+    | NotificationOutcome,
     Field(discriminator="type"),
 ]
 """One change to an incident: each kind carries only its own fields, told apart by ``type``."""
@@ -500,6 +561,8 @@ AccountEvent = Annotated[
     | ParticipantChanged
     | NoteAdded
     | AlertReceived
+    | EscalationPaged
+    | NotificationOutcome
     | ScheduleHandoff,
     Field(discriminator="type"),
 ]

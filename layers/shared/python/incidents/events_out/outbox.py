@@ -69,11 +69,21 @@ def outgoing(account_id: str, event: AccountEvent, incident: IncidentSummary | N
     return Outgoing(account_id, event, event_body(account_id, event, incident))
 
 
+WRITES = ("INSERT", "MODIFY")
+"""A stream record's names of an item written (``REMOVE``: deleted)."""
+
+
 def inserts(record: dict[str, Any], item_type: str) -> bool:
     """Whether a stream record inserts an item of `item_type`: the cloud event source
     mapping's filters (`stacks.event_delivery`) and the local stream poller's."""
     image = record.get("dynamodb", {}).get("NewImage", {})
     return record.get("eventName") == "INSERT" and image.get("Type", {}).get("S") == item_type
+
+
+def writes(record: dict[str, Any], item_type: str) -> bool:
+    """Whether a stream record inserts or changes an item of `item_type`."""
+    image = record.get("dynamodb", {}).get("NewImage", {})
+    return record.get("eventName") in WRITES and image.get("Type", {}).get("S") == item_type
 
 
 def is_timeline_insert(record: dict[str, Any]) -> bool:

@@ -14,13 +14,12 @@ from incidents.contacts.messages import (
     stored_message,
 )
 from incidents.events_out.delivery_messages import CodeJob
+from incidents.events_out.outbox import writes
 from incidents.items import deserialize
 from incidents.notifications.channels import Carriers
 from incidents.notifications.delivery import Outcome, PendingItem, attempt
 from incidents.store import Store
 
-WRITES = ("INSERT", "MODIFY")
-"""A first code inserts the message; a newer one is put over it."""
 UNTRIED = "0"
 """A new code's tries: the sender's own records of its tries (MODIFYs too) are not sent."""
 
@@ -30,8 +29,7 @@ def is_code_message(record: dict[str, Any]) -> bool:
     mapping's filter, `stacks.event_delivery`, and the local stream poller's)."""
     image = record.get("dynamodb", {}).get("NewImage", {})
     return (
-        record.get("eventName") in WRITES
-        and image.get("Type", {}).get("S") == MESSAGE_TYPE
+        writes(record, MESSAGE_TYPE)  # a first code inserts it, a newer one is put over it
         and image.get("attempts", {}).get("N") == UNTRIED
     )
 

@@ -24,7 +24,7 @@ from dynashard.resharding import Transaction
 from incidents.contacts.deliverable import Deliverable, deliverable_methods
 from incidents.contacts.messages import MessageStatus
 from incidents.contacts.models import Channel, Urgency
-from incidents.events_out.outbox import inserts
+from incidents.events_out.outbox import inserts, writes
 from incidents.items import deserialize, from_item, to_item
 from incidents.keys import (
     NOTIFICATION_PREFIX,
@@ -70,6 +70,8 @@ class Notification(BaseModel):
     """The provider's id of the message sent (Slack gives none)."""
     reason: str | None = None
     """Why it failed, or why its last attempt did."""
+    policy_id: str | None = None
+    """The escalation policy whose page it is (None: decided before it was kept)."""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -95,6 +97,12 @@ def is_page_insert(record: dict[str, Any]) -> bool:
 def is_notification_insert(record: dict[str, Any]) -> bool:
     """Whether a stream record inserts a notification (it is queued to be sent then)."""
     return inserts(record, NOTIFICATION_TYPE)
+
+
+def is_notification_write(record: dict[str, Any]) -> bool:
+    """Whether a stream record inserts or changes a notification: what the publisher is
+    handed (a change to sent or failed goes on the timeline: `notifications.logged`)."""
+    return writes(record, NOTIFICATION_TYPE)
 
 
 @dataclass(frozen=True)
@@ -177,6 +185,7 @@ def page_notification(store: Store, page: dict[str, Any], found: Deliverable) ->
         to=found.method.address,
         decided_at=timestamp(store.clock()),
         paged_at=page["decided_at"],
+        policy_id=page.get("policy_id"),
     )
 
 
