@@ -42,6 +42,7 @@ ALICE, BOB = "user_2J9dTcXQk1pN0hB5wUe7rTyZsLm", "user_2J9dTdY2m8vC4nJ6xRf1qWgHk
 INCIDENT = "inc_2J9dTn4Qb1ZkN0aH7cV3mXyPqLs"
 INTEGRATION = "intg_2J9dTq7Kd3WmB8sF1gL5vNcXyRa"
 SCHEDULE = "sched_2J9dTs9Md5YoR4eL1gZ7qBcUwPx"
+POLICY = "ep_2J9dTt2Nf6ZpS5fM2hA8rCdVxQy"
 WEBHOOK = "wh_2J9dTn4Qb1ZkN0aH7cV3mXyPqLs"
 """A well-formed webhook id for the checked-in document's examples."""
 AT = "2026-11-24T08:41:07.120345Z"
@@ -151,6 +152,21 @@ def examples() -> list[AccountEvent]:
          "alert": {"integration_id": INTEGRATION, "dedup_key": "checkout/p99",
                    "summary": "Checkout p99 at 2.4 s", "source": "prometheus",
                    "severity": "critical", "alerts": 12}},
+        {"type": "escalation.level", "version": 2, "actor": {"user_id": POLICY},
+         "page": {"user_id": BOB, "policy_id": POLICY, "policy_version": 3,
+                  "rule_id": f"{POLICY}#1", "level": 1, "loop": 0,
+                  "schedule_id": SCHEDULE, "schedule_version": 3}},
+        {"type": "notification.sent", "version": 2, "actor": {"user_id": POLICY},
+         "notification": {"user_id": BOB, "contact_method_id": "cm_2J9dTv6Rh8BrU7hO4jC0tEfXzSa",
+                          "notification_rule_id": "nr_2J9dTw8Ti9CsV8iP5kD1uFgYaTb",
+                          "channel": "sms", "level": 1, "loop": 0, "attempts": 1,
+                          "message_id": "0f8c4e2a-6b1d-4f3e-9a7c-5d2e8b1f4a6c",
+                          "reason": None}},
+        {"type": "notification.failed", "version": 2, "actor": {"user_id": POLICY},
+         "notification": {"user_id": BOB, "contact_method_id": "cm_2J9dTx0Vj1DtW9jQ6lE2vGhZbUc",
+                          "notification_rule_id": "nr_2J9dTy2Xk2EuX0kR7mF3wHiAcVd",
+                          "channel": "email", "level": 1, "loop": 0, "attempts": 5,
+                          "message_id": None, "reason": "throttled"}},
         {"type": "participant.removed", "version": 2,
          "participant": {"participant_id": BOB, "role": "responder"}},
         {"type": "incident.resolved", "version": 3,

@@ -229,6 +229,8 @@ def test_the_publisher_decides_a_pages_notifications_and_queues_each_decided(
     assert kinds == ["escalation.level", "notification.failed", "notification.sent"], (
         "the page and each notification settled on the timeline, once"
     )
+    inserted = [{**record, "dynamodb": {**record["dynamodb"], "NewImage": item}} for item in logged]
+    assert publish(inserted) == {"batchItemFailures": []}, "each goes out as any event does"
 
 
 def publish(records: list[dict[str, Any]]) -> Any:
