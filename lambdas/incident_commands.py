@@ -18,8 +18,10 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 )
 from pydantic import BeforeValidator
 
+from incidents.escalation.models import EscalateIncident, ReassignIncident
 from incidents.incident import commands, participants
 from incidents.incident import create as creating
+from incidents.incident import escalate as escalation
 from incidents.models import (
     INCIDENT_ID,
     PARTICIPANT_ID,
@@ -216,6 +218,22 @@ def update(
 def resolve(incident_id: IncidentId) -> Response[IncidentSummary]:
     """Set the status to RESOLVED."""
     summary = commands.resolve_incident(store(), caller(), incident_id)
+    return answer(app, summary, etag=str(summary.version))
+
+
+@route(app, "escalate_incident")
+def escalate(incident_id: IncidentId, body: EscalateIncident) -> Response[IncidentSummary]:
+    """Page a level of the incident's escalation policy now (it starts over there; an
+    acknowledged incident is triggered again)."""
+    summary = escalation.escalate_incident(store(), caller(), incident_id, body)
+    return answer(app, summary, etag=str(summary.version))
+
+
+@route(app, "reassign_incident")
+def reassign(incident_id: IncidentId, body: ReassignIncident) -> Response[IncidentSummary]:
+    """Give the incident to another escalation policy: its level 1 is paged now (an
+    acknowledged incident is triggered again)."""
+    summary = escalation.reassign_incident(store(), caller(), incident_id, body)
     return answer(app, summary, etag=str(summary.version))
 
 

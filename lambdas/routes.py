@@ -127,6 +127,22 @@ ROUTES: dict[str, Route] = {
         errors=ACTION,
         etag=True,
     ),
+    "escalate_incident": Route(
+        "POST",
+        "/incidents/{incident_id}/escalate",
+        Group.INCIDENT_COMMANDS,
+        "Escalate an incident to a level of its escalation policy",
+        errors=WRITE,
+        etag=True,
+    ),
+    "reassign_incident": Route(
+        "POST",
+        "/incidents/{incident_id}/reassign",
+        Group.INCIDENT_COMMANDS,
+        "Reassign an incident to an escalation policy",
+        errors=WRITE,
+        etag=True,
+    ),
     "add_participant": Route(
         "POST",
         "/incidents/{incident_id}/participants",

@@ -131,26 +131,58 @@ def escalation_for(
     return starts
 
 
+@dataclass(frozen=True)
+class Restart:
+    """Where an escalation starts over: a level of the policy it keeps, or level 1 of
+    another policy (a reassignment)."""
+
+    level: int = 1
+    policy: EscalationPolicy | None = None
+    """None: the copy the incident keeps."""
+
+
 def status_operations(
-    store: Store, account: str, before: IncidentSummary, after: IncidentSummary
+    store: Store,
+    account: str,
+    before: IncidentSummary,
+    after: IncidentSummary,
+    restart: Restart | None = None,
 ) -> list[Operation[Failure]]:
     """The writes that go with a status change: an acknowledge or a resolve stops the
     escalation (its timer cleared); triggered again, an incident that escalated starts over
-    from level 1 (one read of its state, on that change only)."""
+    from level 1 (one read of its state, on that change only), or as `restart` says (an
+    escalation by hand)."""
     if before.status is Status.TRIGGERED and after.status is not Status.TRIGGERED:
         return [labelled(clear_timer(store, account, TimerKind.ESCALATION, after.id))]
     if before.status is Status.TRIGGERED or after.status is not Status.TRIGGERED:
         return []
-    read = _read(store, account, after.id)
-    if read is None:
-        return []
-    state = read
+    return restart_operations(store, account, after.id, restart or Restart())
+
+
+def restart_operations(
+    store: Store, account: str, incident_id: str, restart: Restart
+) -> list[Operation[Failure]]:
+    """The writes that start the incident's escalation over as `restart` says, its timer
+    due now (the next sweep pages); conditioned on the state read (a race is a conflict).
+    An incident that never escalated starts only with another policy (its first)."""
+    state = _read(store, account, incident_id)
+    if state is None:
+        if restart.policy is None:
+            return []
+        return start_operations(store, account, incident_id, restart.policy, Urgency.HIGH)
     again = Escalation(
-        state.policy, state.generation + 1, revision=state.revision + 1, urgency=state.urgency
-    )
-    timer = Timer(account, TimerKind.ESCALATION, after.id, store.clock())
-    put = _conditioned(store, account, after.id, again, state.revision)
+        restart.policy or state.policy, state.generation + 1, level=restart.level,
+        revision=state.revision + 1, urgency=state.urgency,
+    )  # fmt: skip
+    timer = Timer(account, TimerKind.ESCALATION, incident_id, store.clock())
+    put = _conditioned(store, account, incident_id, again, state.revision)
     return [labelled(put), set_timer(store, timer)]
+
+
+def kept_policy(store: Store, account: str, incident_id: str) -> EscalationPolicy | None:
+    """The policy copy the incident's escalation keeps (None: it never escalated)."""
+    state = _read(store, account, incident_id)
+    return None if state is None else state.policy
 
 
 def fire_escalation(store: Store, timer: Timer) -> bool:

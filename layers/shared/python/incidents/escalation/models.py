@@ -135,3 +135,20 @@ class EscalationPolicy(BaseModel):
 
 class EscalationPolicyList(Page[EscalationPolicy]):
     """One page of the account's escalation policies, by id."""
+
+
+class EscalateIncident(BaseModel):
+    """An escalation by hand to a level of the policy the incident keeps (PagerDuty's
+    ``escalation_level``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    escalation_level: Annotated[StrictInt, Field(ge=1, le=MAX_RULES), AS_JSON_INTEGER]
+
+
+class ReassignIncident(BaseModel):
+    """The incident given to another escalation policy, from its level 1."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    escalation_policy_id: Annotated[str, Field(pattern=ESCALATION_POLICY_ID)]

@@ -23,7 +23,7 @@ from incidents.errors import (
     PreconditionFailedError,
     VersionConflictError,
 )
-from incidents.escalation.engine import status_operations
+from incidents.escalation.engine import Restart, status_operations
 from incidents.incident.acknowledgement import acknowledgement_timeout, acknowledgement_timers
 from incidents.incident.copies import get_refreshed_copies, refresh_after_commit, summary_item
 from incidents.items import from_item
@@ -105,13 +105,15 @@ def update_incident(
     *,
     also: Sequence[Operation[Failure]] = (),
     timeout: Timeout | None = None,
+    restart: Restart | None = None,
 ) -> IncidentSummary:
     """Change title, status or severity, with its event; `if_match` makes it conditional on
     a version. A request that changes nothing writes nothing and answers the summary. `also`
     adds writes of the caller's to the transaction (a timer's claim); `timeout` names the
     lifecycle timer making the change, on its event. An acknowledge or a resolve sets or
     clears the incident's acknowledgement timer in the same transaction
-    (`incidents.incident.acknowledgement`)."""
+    (`incidents.incident.acknowledgement`); triggered again, its escalation starts over
+    where `restart` says (level 1 of the policy it keeps by default)."""
     for attempt in range(CHANGE_ATTEMPTS):
         counted = require_counted(store, caller, incident_id)
         current = counted.summary
@@ -140,7 +142,17 @@ def update_incident(
         seconds = acknowledgement_timeout(store, caller.account_id, current, updated)
         try:
             store.transact_growing(
-                partial(_change, store, caller.account_id, written, also, seconds, current, updated)
+                partial(
+                    _change,
+                    store,
+                    caller.account_id,
+                    written,
+                    also,
+                    seconds,
+                    current,
+                    updated,
+                    restart,
+                )
             )
         except VersionConflictError:
             _raise_if_version_moved(store, caller, current, if_match)
@@ -159,13 +171,14 @@ def _change(  # noqa: PLR0917 (bound by `partial`, one per try)
     seconds: int | None,
     before: IncidentSummary,
     updated: IncidentSummary,
+    restart: Restart | None,
 ) -> Change:
     """An update's transaction: its summary and events, the caller's writes, and the
     acknowledgement timer's, derived from the due index's shard count as it is now (it
     grows if the timer's bucket is throttled), and the escalation's (stopped by an
     acknowledge or a resolve, started over when triggered again)."""
     timers = acknowledgement_timers(store, account, seconds, before, updated)
-    escalation = status_operations(store, account, before, updated)
+    escalation = status_operations(store, account, before, updated, restart)
     return Transaction([*map(labelled, written), *also, *timers, *escalation], None)
 
 
