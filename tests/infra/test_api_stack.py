@@ -325,9 +325,9 @@ def test_pages_links_point_below_the_stages_api(dev: Synthesized) -> None:
 def _rendered(url: Mapping[str, Any], stages: Mapping[str, Any]) -> str:
     """A URL's ``Fn::Join`` as text: a stage's reference as its name, others as ``<Ref>``."""
     separator, parts = url["Fn::Join"]
-    return separator.join(
+    return str(separator).join(
         part if isinstance(part, str)
-        else stages[part["Ref"]]["Properties"]["StageName"] if part["Ref"] in stages
+        else str(stages[part["Ref"]]["Properties"]["StageName"]) if part["Ref"] in stages
         else f"<{part['Ref']}>"
         for part in parts
     )  # fmt: skip
