@@ -660,7 +660,7 @@ ROUTES: dict[str, Route] = {
         "/page-links/{token}",
         Group.INCIDENT_COMMANDS,
         "A page's link: the incident, and what the link can do to it",
-        errors=(404, 410),  # the token is checked by a lookup: a malformed one is none either
+        errors=(400, 404, 410),  # a malformed token is none either; 400: a query it lacks
         page_link=True,
     ),
     "use_page_link": Route(

@@ -56,6 +56,7 @@ from local.demo.integration import (
     demo_api_key,
     demo_heartbeat,
     demo_integration,
+    demo_paged_incident,
     demo_windows,
 )
 from local.demo.links import demo_link
@@ -153,6 +154,8 @@ class Examples:
     contacts: DemoContacts
     link: str
     """The token of a page's link to the demo incident."""
+    paged: str
+    """An incident the demo integration opened: it escalates by the demo policy."""
 
 
 def example_variables(url: str, account: DemoAccount, examples: Examples) -> dict[str, str]:
@@ -287,16 +290,18 @@ def _serve(stack: ExitStack) -> None:
     schedules = demo_schedules(store, accounts[0])
     policies = demo_policies(store, accounts[0], schedules.schedule)
     incident = example_incident(store, accounts[0])
+    integration = demo_integration(store, accounts[0], policies.policy)
     examples = Examples(
         incident,
         hooks[0],
-        demo_integration(store, accounts[0], policies.policy),
+        integration,
         demo_api_key(store, accounts[0]),
         demo_windows(store, accounts[0]),
         schedules,
         policies,
         demo_contacts(store, accounts[0]),
         demo_link(store, accounts[0], incident, os.environ["CURSOR_SECRET"].encode()),
+        demo_paged_incident(store, integration),
     )
     demo_heartbeat(store, accounts[0], examples.integration)
     store.engine.close()  # the master holds no threads or clients into the fork
@@ -371,6 +376,7 @@ def worker_gateway(
             "schedule_feed_token": examples.schedules.schedule_feed,
             "user_feed_token": examples.schedules.user_feed,
             "page_link_token": examples.link,
+            "paged_incident_id": examples.paged,
             "policy_id": examples.policies.policy,
             "scratch_policy_id": examples.policies.scratch,
             "me_user_id": examples.contacts.user_id,

@@ -60,11 +60,13 @@ SUPPORT_FUNCTIONS = (
     "publisher",
     "sender",
     "stream_recovery",
+    "receipts",
 )
 """Functions besides the handler groups whose concurrency a stage bounds: the authorizer
 (one call per token a cache's life), the scheduled shard mover and the timers' sweep (one
-run at a time), the timers' workers, and events out's publisher (one batch a stream shard),
-sender and stream recovery: a storm in one never takes the concurrency the API needs."""
+run at a time), the timers' workers, events out's publisher (one batch a stream shard),
+sender and stream recovery, and the providers' receipts: a storm in one never takes the
+concurrency the API needs."""
 
 
 @dataclass(frozen=True)

@@ -51,10 +51,18 @@ from stacks.monitoring import PERIOD, Monitoring, custom_metric
 from stacks.nag import FAILURE_DESTINATION, accept
 from stacks.permissions import PUBLISHER_TABLE_ACTIONS, SENDER_TABLE_ACTIONS
 from stacks.queues import encrypted_queue
+from stacks.receipts import Receipts
 
 SENDER_TIMEOUT = Duration.seconds(SENDER_TIMEOUT_SECONDS)
 """A batch's groups post side by side, each attempt at most 10 s in all; a group stops at
 its first failure, and no attempt starts without the time for a whole one left."""
+RECEIPT_EVENTS = (
+    ses.EmailSendingEvent.DELIVERY,
+    ses.EmailSendingEvent.BOUNCE,
+    ses.EmailSendingEvent.REJECT,
+    ses.EmailSendingEvent.RENDERING_FAILURE,
+)
+"""What SES reports of a page's email: each a receipt (`incidents.notifications.receipts`)."""
 BUS_ARCHIVE_RETENTION = Duration.days(30)
 """How long the bus's archive keeps events: a rule's target that failed can be replayed."""
 PUBLISHER_TIMEOUT = Duration.seconds(60)
@@ -162,12 +170,14 @@ class EventDelivery(NestedStack):
         self.publisher = self._publisher(inputs.table, runtime, environment)
         self.sender = self._sender(inputs, runtime, environment)
         self.recovery = self._recovery(inputs.table, runtime, environment)
+        self.receipts = Receipts(self, "Receipts", table=inputs.table, runtime=runtime,
+                                 monitoring=monitoring)  # fmt: skip
         self._alarms(monitoring)
         self._widgets(monitoring)
 
     def functions(self) -> list[lambda_.Function]:
-        """The publisher, the sender and the stream's recovery."""
-        return [self.publisher, self.sender, self.recovery]
+        """The publisher, the sender, the stream's recovery and the receipts'."""
+        return [self.publisher, self.sender, self.recovery, *self.receipts.functions()]
 
     def grant_enqueue(self, function: lambda_.Function) -> None:
         """Let an API function queue replays and test events (``DELIVERY_QUEUE_URL``)."""
@@ -274,6 +284,13 @@ class EventDelivery(NestedStack):
         if domain is None:
             return NO_PROVIDER
         configuration_set = ses.ConfigurationSet(self, "PageEmails", reputation_metrics=True)
+        configuration_set.add_event_destination(  # the receipts (`stacks.receipts`)
+            "Receipts",
+            destination=ses.EventDestination.event_bus(
+                events.EventBus.from_event_bus_name(self, "DefaultBus", "default")
+            ),
+            events=list(RECEIPT_EVENTS),
+        )
         identity = ses.EmailIdentity(
             self,
             "PageEmailDomain",

@@ -171,12 +171,14 @@ MAX_FORM_FIELDS = 8
 
 
 def form_action(event: APIGatewayProxyEvent) -> Action:
-    """The action a link's form posted (``action=acknowledge`` or ``action=resolve``)."""
+    """The action a link's form posted (``action=acknowledge`` or ``action=resolve``, and
+    nothing else: the page's form sends no other field)."""
     media_type = (event.headers.get("content-type") or "").split(";")[0].strip().lower()
     if media_type != FORM:
         raise FormError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, f"post the page's form ({FORM})")
-    named = _fields(event.decoded_body or "").get("action", [])
-    if len(named) != 1 or named[0] not in Action.__members__.values():
+    fields = _fields(event.decoded_body or "")
+    named = fields.get("action", [])
+    if set(fields) != {"action"} or len(named) != 1 or named[0] not in set(Action):
         choices = " or ".join(f"action={action.value}" for action in Action)
         raise FormError(HTTPStatus.BAD_REQUEST, f"the form takes {choices}")
     return Action(named[0])

@@ -224,7 +224,8 @@ PATH_PATTERNS = {
 
 LINK_PAGES = {
     200: "the incident and a button for each action left; after a POST, the action done",
-    400: "the form names no action the page offers",
+    400: "the form names no action the page offers (a page); a query parameter or a path "
+    "the route does not take (the API's JSON error)",
     404: "no such link (mistyped or made up), or its incident was deleted",
     409: "the incident kept changing meanwhile: nothing was done, try again",
     410: "the link was used (it acts once) or expired",
@@ -232,6 +233,7 @@ LINK_PAGES = {
     429: "over the account's API quota",
 }
 """What a page's link answers, each an HTML page (`lambdas.http.link_pages`)."""
+HTML_PAGE = {"text/html": {"schema": {"type": "string"}}}
 OUTSIDE_HANDLERS = (431, 500, 503)
 """What any route can answer before or beside its handler's own answer, in JSON."""
 
@@ -277,12 +279,15 @@ def _link_responses(route: Route) -> dict[int, OpenAPIResponse]:
     responses: dict[int, OpenAPIResponse] = {
         status: {
             "description": LINK_PAGES[status],
-            "content": {"text/html": {"schema": {"type": "string"}}},
+            "content": dict(HTML_PAGE),
             "headers": {**QUOTA_HEADERS},
         }
         for status in sorted({route.status, *route.errors, HTTPStatus.TOO_MANY_REQUESTS})
     }
     responses[HTTPStatus.TOO_MANY_REQUESTS]["headers"]["Retry-After"] = RETRY_AFTER
+    if HTTPStatus.BAD_REQUEST in responses:  # a request no form is refused before the handler
+        json_error = _error(route, HTTPStatus.BAD_REQUEST)["content"]
+        responses[HTTPStatus.BAD_REQUEST]["content"] = {**json_error, **HTML_PAGE}
     for status in OUTSIDE_HANDLERS:
         responses[status] = _error(route, status)
     return responses

@@ -1,6 +1,7 @@
 """``make dev``'s demo machine access for the first demo account: an integration routed to
 its first team and paging by the demo escalation policy, so ``make dev`` can print a key
-(``$INTEGRATION_KEY``) and a curl line that triggers an alert; a heartbeat it pings
+(``$INTEGRATION_KEY``) and a curl line that triggers an alert, and an incident it opened
+(paging, to escalate or reassign); a heartbeat it pings
 (`DEMO_HEARTBEAT`, daily, so it never expires while you look); an API key (``$API_KEY``,
 reading incidents); and two maintenance windows on its last team (one on now, one
 scheduled) for the document's examples. Keys are stored hashed: on a kept table the
@@ -14,8 +15,14 @@ from datetime import timedelta
 
 from incidents.access.api_keys import create_api_key, list_api_keys, revoke_api_key
 from incidents.access.models import NewApiKey
-from incidents.alerts.integrations import create_integration, list_integrations, rotate_key
-from incidents.alerts.models import NewIntegration
+from incidents.alerts.ingest import ingest_alert
+from incidents.alerts.integrations import (
+    authenticate,
+    create_integration,
+    list_integrations,
+    rotate_key,
+)
+from incidents.alerts.models import ALERT_EVENTS, NewIntegration
 from incidents.errors import ConflictError
 from incidents.heartbeats.commands import create_heartbeat
 from incidents.heartbeats.models import IntervalUnit, NewHeartbeat
@@ -46,6 +53,24 @@ def demo_integration(store: Store, account: DemoAccount, policy_id: str) -> Demo
     request = NewIntegration(name=NAME, team_id=account.teams[0].id, escalation_policy_id=policy_id)
     created = create_integration(store, caller, request)
     return DemoKey(created.id, created.key)
+
+
+PAGED_DEDUP_KEY = "make-dev/paged"
+
+
+def demo_paged_incident(store: Store, integration: DemoKey) -> str:
+    """An incident opened by an alert of the demo integration, so it escalates by the demo
+    policy (the escalate and reassign examples name it): the one still open from an
+    earlier ``make dev``, or a new one."""
+    caller, found = authenticate(store, integration.key)
+    alert = ALERT_EVENTS.validate_python({
+        "event_action": "trigger", "dedup_key": PAGED_DEDUP_KEY,
+        "payload": {"summary": "make dev: a paged incident to escalate", "source": "make dev",
+                    "severity": "error"},
+    })  # fmt: skip
+    incident = ingest_alert(store, caller, found, alert).incident_id
+    assert incident is not None, "a trigger of an integration with no window opens one"
+    return incident
 
 
 def demo_heartbeat(store: Store, account: DemoAccount, integration: DemoKey) -> None:

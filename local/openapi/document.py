@@ -407,6 +407,8 @@ OPERATION_EXAMPLES = {
     "schedule_feed": {"token": "schedule_feed_token"},
     "user_feed": {"token": "user_feed_token"},
     "page_link": {"token": "page_link_token"},
+    "escalate_incident": {"incident_id": "paged_incident_id"},
+    "reassign_incident": {"incident_id": "paged_incident_id"},
     "use_page_link": {"token": "page_link_token"},
 }
 """Path parameters whose example differs for one operation, and the `known` value it takes:
@@ -496,6 +498,8 @@ def _demo_examples(document: dict[str, Any], known: Mapping[str, str]) -> None:
     bodies["verify_contact_method"] = {"code": known.get("verification_code", "123456")}
     bodies["create_notification_rule"] = rule_body(method_id, 5)
     bodies["replace_notification_rule"] = rule_body(method_id, 0)
+    bodies["escalate_incident"] = {"escalation_level": 1}
+    bodies["reassign_incident"] = {"escalation_policy_id": known.get("policy_id", "ep_…")}
     bodies["create_override"] = override_body(account)
     bodies["update_user"] = {"time_zone": "America/Chicago"}
     bodies["create_maintenance_window"] = {

@@ -30,9 +30,10 @@ BACKGROUND_FUNCTIONS = (
     "shard_mover",
     "sweeper",
     "timer_worker",
+    "receipts",
 )
-"""Functions beside one per API handler group: the API's authorizer, events out's, the
-shard mover and the timers' sweep and workers."""
+"""Functions beside one per API handler group: the API's authorizer, events out's (and
+the providers' receipts), the shard mover and the timers' sweep and workers."""
 
 
 @dataclass(frozen=True)

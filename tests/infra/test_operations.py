@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from incidents.events_out.delivery_messages import SENDER_MAX_CONCURRENCY
+from incidents.notifications.receipts import SOURCES
 from incidents.table import TABLE_SCHEMA
 from lambdas.routes import Group
 from lambdas.settings import mover_write_units
@@ -339,8 +340,9 @@ def test_queues_follow_the_stages_removal_policy(prod: Synthesized, ops: Synthes
     """Issue 37, point 10: the delivery queues (deliveries not yet made) were deleted with a
     retained stage's stack."""
     queues = resources(prod, "AWS::SQS::Queue").values()
-    assert len(queues) == 8  # deliveries, their dead letters, stream failures, unrecovered,
-    # the sweep's and the shard mover's failed runs, the firing queue and its dead letters
+    assert len(queues) == 9  # deliveries, their dead letters, stream failures, unrecovered,
+    # the sweep's and the shard mover's failed runs, the firing queue and its dead letters,
+    # the receipts' failed invocations
     assert {q["DeletionPolicy"] for q in queues} == {"Retain"}
     assert {q["DeletionPolicy"] for q in resources(ops, "AWS::SQS::Queue").values()} == {"Delete"}
 
@@ -442,3 +444,38 @@ def test_timers_fire_from_a_fifo_queue_by_workers_the_stage_counts(prod: Synthes
         if "Expression" in query
     ]
     assert any("INSIGHT_RULE_METRIC" in expression for expression in expressions)
+
+
+RECEIPTS = "lambdas.receipts.handler"
+
+
+def test_receipts_come_back_through_eventbridge_and_none_is_lost(
+    ops: Synthesized, dev: Synthesized
+) -> None:
+    """SES's events of the pages' configuration set go to the default bus, where one rule
+    (End User Messaging's events too) invokes the receipts function; what EventBridge
+    could not hand over, and what failed the function's tries, lands in one queue."""
+    (destination,) = resources(ops, "AWS::SES::ConfigurationSetEventDestination").values()
+    sent_to = destination["Properties"]["EventDestination"]
+    assert sorted(sent_to["MatchingEventTypes"]) == ["bounce", "delivery", "reject",
+                                                      "renderingFailure"]  # fmt: skip
+    assert ":event-bus/default" in json.dumps(sent_to["EventBridgeDestination"]["EventBusArn"])
+    assert not resources(dev, "AWS::SES::ConfigurationSetEventDestination"), "no domain"
+    function, _ = function_of(ops, RECEIPTS)
+    (rule,) = [r["Properties"] for r in resources(ops, "AWS::Events::Rule").values()
+               if r["Properties"].get("Targets", [{}])[0].get("Arn")
+               == {"Fn::GetAtt": [function, "Arn"]}]  # fmt: skip
+    assert rule["EventPattern"] == {
+        "source": list(SOURCES),
+        "detail-type": [kind for kinds in SOURCES.values() for kind in kinds],
+    }
+    (target,) = rule["Targets"]
+    dead_letters = target["DeadLetterConfig"]["Arn"]
+    (invoked,) = [c["Properties"] for c in resources(ops, "AWS::Lambda::EventInvokeConfig").values()
+                  if c["Properties"]["FunctionName"] == {"Ref": function}]  # fmt: skip
+    assert invoked["DestinationConfig"]["OnFailure"]["Destination"] == dead_letters
+    tables = [s for s in policy_statements(ops, RECEIPTS) if "dynamodb:" in json.dumps(s)]
+    assert sorted(json.dumps(s["Action"]) for s in tables) == ['"dynamodb:Query"',
+                                                               '"dynamodb:UpdateItem"']  # fmt: skip
+    (query,) = [s for s in tables if s["Action"] == "dynamodb:Query"]
+    assert json.dumps(query["Resource"]).endswith('/index/GSI3"]]}'), "GSI3 alone"

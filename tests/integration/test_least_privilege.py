@@ -89,9 +89,10 @@ FUNCTIONS: dict[str, Group | str] = {
     "shard-mover": "lambdas.shard_mover.handler",
     "sweeper": "lambdas.sweeper.handler",
     "timer-worker": "lambdas.timer_worker.handler",
+    "receipts": "lambdas.receipts.handler",
 }
 """Every function: one per API handler group, the API's authorizer, events out's publisher,
-sender and stream recovery, the shard mover and the timers' sweep and workers."""
+sender, stream recovery and receipts, the shard mover and the timers' sweep and workers."""
 
 
 @pytest.mark.parametrize("name", list(FUNCTIONS))

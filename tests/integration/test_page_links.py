@@ -144,6 +144,7 @@ def test_a_resolved_incident_is_not_reopened_and_the_link_is_kept(api: Api) -> N
         ("action=snooze", FORM, 400),
         ("", FORM, 400),
         ("action=acknowledge&action=resolve", FORM, 400),
+        ("action=acknowledge&also=1", FORM, 400),
         ("a=1&" * 600 + "action=acknowledge", FORM, 400),
     ],
 )

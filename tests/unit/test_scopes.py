@@ -19,7 +19,7 @@ EXPECTED = {
     },
     "incidents:write": {
         "create_incident", "update_incident", "resolve_incident", "add_participant",
-        "remove_participant", "add_note",
+        "remove_participant", "add_note", "escalate_incident", "reassign_incident",
     },
     "teams:read": {"get_profile", "list_users"},
     "teams:write": {"create_team", "add_member", "remove_member", "update_user"},

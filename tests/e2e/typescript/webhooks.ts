@@ -25,6 +25,12 @@ function describe(event: Event): string {
       return event.note.text;
     case "alert.received":
       return `${event.alert.alerts} alerts of ${event.alert.dedup_key}: ${event.alert.summary}`;
+    case "escalation.level":
+      return `level ${event.page.level} of ${event.page.policy_id} v${event.page.policy_version} paged ${event.page.user_id}`;
+    case "notification.sent":
+    case "notification.delivered":
+    case "notification.failed":
+      return `${event.notification.channel} to ${event.notification.user_id}: ${event.notification.reason ?? event.notification.message_id ?? "no id"}`;
     case "schedule.handoff":
       return `${event.schedule.name} v${event.schedule.version}: ${event.previous_user_id ?? "nobody"} to ${event.user_id ?? "nobody"} from ${event.shift_start}`;
     default: {

@@ -177,6 +177,13 @@ def number_index_key(account: str, number: int) -> tuple[str, str]:
     return build_key(account, "number", str(number)), "incident"
 
 
+def receipt_index_key(message_id: str) -> tuple[str, str]:
+    """(GSI3PK, GSI3SK) of a message a provider took: ``receipt#<provider's id>``,
+    ``message``. Not under an account: a provider's receipt names only its message, and a
+    message id is one partition of its own (no partition runs hot)."""
+    return build_key("receipt", message_id), "message"
+
+
 def create_once_key(account: str, user_id: str, request_key: str) -> tuple[str, str]:
     """(PK, SK) of the guard a keyed create writes in its transaction: ``<acct>#creates``
     sharded by the key (a busy account's keyed creates spread over 16 partitions)."""

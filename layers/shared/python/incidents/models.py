@@ -300,6 +300,7 @@ class EventType(StrEnum):
     ALERT_RECEIVED = "alert.received"
     ESCALATION_LEVEL = "escalation.level"
     NOTIFICATION_SENT = "notification.sent"
+    NOTIFICATION_DELIVERED = "notification.delivered"
     NOTIFICATION_FAILED = "notification.failed"
     SCHEDULE_HANDOFF = "schedule.handoff"
 
@@ -482,7 +483,8 @@ class EscalationPaged(EventBase):
 
 
 class SentNotification(BaseModel):
-    """What became of one notification of a page: sent to its provider, or failed."""
+    """What became of one notification of a page: sent to its provider, delivered, or
+    failed."""
 
     model_config = ConfigDict(**RESPONSE, frozen=True)
 
@@ -500,10 +502,13 @@ class SentNotification(BaseModel):
 
 
 class NotificationOutcome(EventBase):
-    """A notification of a page was sent, or failed for good (it is never delivered then:
-    the escalation goes on)."""
+    """A notification of a page was sent, delivered (its provider's receipt said so), or
+    failed for good (before it was sent, or by a receipt after); none stops the
+    escalation: only an acknowledge does."""
 
-    type: Literal[EventType.NOTIFICATION_SENT, EventType.NOTIFICATION_FAILED]
+    type: Literal[
+        EventType.NOTIFICATION_SENT, EventType.NOTIFICATION_DELIVERED, EventType.NOTIFICATION_FAILED
+    ]
     notification: SentNotification
 
 

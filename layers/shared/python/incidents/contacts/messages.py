@@ -45,10 +45,12 @@ BODIES = {
 
 class MessageStatus(StrEnum):
     """What became of a message to a contact method, recorded on its item by the delivery
-    path (GoAlert's message states, without ``delivered``: receipts are best effort)."""
+    path and by its provider's receipt (GoAlert's message states)."""
 
     PENDING = "pending"
     SENT = "sent"
+    DELIVERED = "delivered"
+    """A receipt said so (best effort: a message sent may never get one)."""
     FAILED = "failed"
 
 

@@ -18,13 +18,14 @@ from botocore.exceptions import ClientError
 from incidents.contacts.messages import MessageStatus, OutgoingMessage
 from incidents.events_out.delivery_messages import NotificationJob
 from incidents.items import from_item, serialize
+from incidents.keys import receipt_index_key
 from incidents.models import parse_timestamp, timestamp
 from incidents.notifications.channels import Carriers, Handed
 from incidents.notifications.decisions import Notification
 from incidents.notifications.links import Links
 from incidents.notifications.messages import page_message
 from incidents.store import Store, condition_failed
-from incidents.table import item_key
+from incidents.table import GSI3, item_key
 
 ATTEMPTS = 5
 RETRY_SECONDS = (10, 30, 60, 120)
@@ -71,6 +72,9 @@ def attempt(carriers: Carriers, message: OutgoingMessage, pending: PendingItem) 
         changes: dict[str, Any] = {"status": MessageStatus.SENT.value,
                                    "sent_at": timestamp(pending.store.clock()),
                                    "message_id": handed.message_id}  # fmt: skip
+        if handed.message_id is not None:  # where its provider's receipt finds it
+            pk, sk = receipt_index_key(handed.message_id)
+            changes |= {GSI3.partition_key: pk, GSI3.sort_key: sk}
         return pending.recorded(changes, Outcome(MessageStatus.SENT))
     tries = pending.attempts + 1
     if handed.retry_after is not None and tries < ATTEMPTS:

@@ -1,6 +1,7 @@
 """Paging on the incident's timeline: an ``escalation.level`` event for each person a level
-paged, and a ``notification.sent`` or ``notification.failed`` event for each notification
-once it settled, so webhooks and EventBridge carry them and the log entries list them.
+paged, and a ``notification.sent``, ``notification.delivered`` or ``notification.failed``
+event for each notification at each such step (a receipt's too), so webhooks and
+EventBridge carry them and the log entries list them.
 
 They are written from the table's stream (a page's insert, a notification's settling), not
 in the firing's or the sender's own write: those stay one item each, never held up by a
@@ -26,6 +27,7 @@ LOGGED = "logged"
 """A page's or a notification's set of what is on the timeline (``paged``, a status)."""
 PAGED = "paged"
 SETTLED = {MessageStatus.SENT: EventType.NOTIFICATION_SENT,
+           MessageStatus.DELIVERED: EventType.NOTIFICATION_DELIVERED,
            MessageStatus.FAILED: EventType.NOTIFICATION_FAILED}  # fmt: skip
 ATTEMPTS = 8
 """Tries of an event whose incident keeps changing under it."""
@@ -53,8 +55,8 @@ def log_page(store: Store, image: Item) -> TimelineEvent | None:
 
 
 def is_settled_notification(record: dict[str, Any]) -> bool:
-    """Whether a stream record is a notification's change to sent or failed, not yet on
-    the timeline (its own mark's change is not one)."""
+    """Whether a stream record is a notification's change to sent, delivered or failed,
+    not yet on the timeline (its own mark's change is not one)."""
     image = record.get("dynamodb", {}).get("NewImage", {})
     status = image.get("status", {}).get("S")
     logged = image.get(LOGGED, {}).get("SS", [])
@@ -67,8 +69,7 @@ def is_settled_notification(record: dict[str, Any]) -> bool:
 
 
 def log_notification(store: Store, image: Item) -> TimelineEvent | None:
-    """The ``notification.sent`` or ``notification.failed`` event of a notification (its
-    item's new image, settled), once."""
+    """The event of a notification's status (its item's new image, settled), once."""
     values = deserialize(image)
     notification = Notification.model_validate(values)
     status = MessageStatus(notification.status)

@@ -46,6 +46,7 @@ LOGGED_EVENTS = (
     EventType.NOTE_ADDED,
     EventType.ESCALATION_LEVEL,
     EventType.NOTIFICATION_SENT,
+    EventType.NOTIFICATION_DELIVERED,
     EventType.NOTIFICATION_FAILED,
 )
 """The timeline events an entry can come from (read with a filter: DynamoDB bills the
@@ -74,7 +75,7 @@ class LogNotification(BaseModel):
 
     type: str = Field(description="email_notification, sms_notification, phone_notification "
                       "or slack_notification")  # fmt: skip
-    status: Literal["sent", "failed"]
+    status: Literal["sent", "delivered", "failed"]
     message_id: str | None = Field(description="the provider's id of the message")
     reason: str | None = Field(description="why it failed")
 
@@ -208,13 +209,19 @@ def _paged(event: EscalationPaged) -> Shown:
     )  # fmt: skip
 
 
+NOTIFIED = {
+    EventType.NOTIFICATION_SENT: ("sent", "Notified"),
+    EventType.NOTIFICATION_DELIVERED: ("delivered", "Delivered a notification to"),
+    EventType.NOTIFICATION_FAILED: ("failed", "Failed to notify"),
+}
+
+
 def _notified(event: NotificationOutcome) -> Shown:
     sent = event.notification
-    ok = event.type is EventType.NOTIFICATION_SENT
+    status, verb = NOTIFIED[event.type]
     kind = "phone" if sent.channel == "voice" else sent.channel
-    notification = LogNotification(type=f"{kind}_notification", status="sent" if ok else "failed",
-                                   message_id=sent.message_id, reason=sent.reason)  # fmt: skip
-    verb = "Notified" if ok else "Failed to notify"
+    notification = LogNotification.model_validate({"type": f"{kind}_notification",
+        "status": status, "message_id": sent.message_id, "reason": sent.reason})  # fmt: skip
     return Shown(
         "notify_log_entry",
         f"{verb} {sent.user_id} by {sent.channel}",
