@@ -226,7 +226,8 @@ LINK_PAGES = {
     200: "the incident and a button for each action left; after a POST, the action done",
     400: "the form names no action the page offers (a page); a query parameter or a path "
     "the route does not take (the API's JSON error)",
-    404: "no such link (mistyped or made up), or its incident was deleted",
+    404: "no such link (mistyped or made up), or its incident was deleted (a page); a path "
+    "no route can be (the API's JSON error)",
     409: "the incident kept changing meanwhile: nothing was done, try again",
     410: "the link was used (it acts once) or expired",
     415: "not the page's form (application/x-www-form-urlencoded)",
@@ -285,9 +286,10 @@ def _link_responses(route: Route) -> dict[int, OpenAPIResponse]:
         for status in sorted({route.status, *route.errors, HTTPStatus.TOO_MANY_REQUESTS})
     }
     responses[HTTPStatus.TOO_MANY_REQUESTS]["headers"]["Retry-After"] = RETRY_AFTER
-    if HTTPStatus.BAD_REQUEST in responses:  # a request no form is refused before the handler
-        json_error = _error(route, HTTPStatus.BAD_REQUEST)["content"]
-        responses[HTTPStatus.BAD_REQUEST]["content"] = {**json_error, **HTML_PAGE}
+    for status in (HTTPStatus.BAD_REQUEST, HTTPStatus.NOT_FOUND):
+        # a query the route lacks, a path it cannot be: refused before the handler, in JSON
+        if status in responses:
+            responses[status]["content"] = {**_error(route, status)["content"], **HTML_PAGE}
     for status in OUTSIDE_HANDLERS:
         responses[status] = _error(route, status)
     return responses

@@ -280,6 +280,10 @@ def test_every_delivered_body_parses_into_the_generated_models(
             assert event.changes.to_dict() == sent["changes"]
         if isinstance(event, m.AlertReceived):
             assert event.alert.to_dict() == sent["alert"]
+        if isinstance(event, m.EscalationPaged):
+            assert event.page.to_dict() == sent["page"]
+        if isinstance(event, m.NotificationOutcome):
+            assert event.notification.to_dict() == sent["notification"]
     assert kinds == {
         "incident.created": m.IncidentCreated,
         "incident.updated": m.IncidentChanged,
@@ -290,7 +294,10 @@ def test_every_delivered_body_parses_into_the_generated_models(
         "alert.received": m.AlertReceived,
         "note.added": m.NoteAdded,
         "schedule.handoff": m.ScheduleHandoff,
-    }
+        "escalation.level": m.EscalationPaged,
+        **dict.fromkeys(("notification.sent", "notification.delivered", "notification.failed"),
+                        m.NotificationOutcome),
+    }  # fmt: skip
 
 
 def assert_valid(document: dict[str, Any], schema: str, body: dict[str, Any]) -> None:

@@ -40,6 +40,10 @@ feeds' reads are prefilled with), end the demo's ongoing maintenance window
 with) and delete it, the demo API key and the demo webhook (as a user clicking them would;
 ``make dev`` makes them again on its next start)."""
 
+ONCE = {("use_page_link", "410")}
+"""A page's link acts once: a request before this walk (the fuzzing's, on the same server)
+may have used the demo's, and then it says so."""
+
 OPERATIONS_BY_TAG = """() => [...document.querySelectorAll('.opblock')].map(operation => [
     operation.id,
     operation.closest('.opblock-tag-section')?.querySelector('.opblock-tag')?.dataset.tag])"""
@@ -97,7 +101,8 @@ def test_every_operation_executes_with_its_prefilled_values(local_api: LocalApi)
             shown(page, tag)
             statuses[name], urls[name] = execute(page.locator(f'[id="{entry_id}"]'))
         assert len(statuses) == len(ROUTES), statuses
-        failed = {n: s for n, s in statuses.items() if s not in {"200", "201", "202", "204"}}
+        failed = {n: s for n, s in statuses.items()
+                  if s not in {"200", "201", "202", "204"} and (n, s) not in ONCE}  # fmt: skip
         assert not failed, (failed, statuses)
         assert not seen.external, seen.external
         for prefilled in ("team=team_", "since=2026", "until=2026", "status=", "severity="):
