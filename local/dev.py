@@ -66,6 +66,7 @@ from local.demo.webhooks import DemoWebhook, receiver_webhook
 from local.engines.clients import create_table, local_client, use_local_credentials
 from local.engines.embedded_dynamodb import MOTO, Engine, backend_from_env, local_engine
 from local.engines.moto_server import MEMORY_CAP_MB, moto_server
+from local.engines.slack import WEBHOOKS_PATH
 from local.events.event_pipeline import record_calls
 from local.events.messaging import REGION, Messaging, create_messaging
 from local.events.queue_journal import QueueJournal
@@ -232,7 +233,10 @@ def banner(
         f"  curl -s -X POST {url}/alerts -H 'Authorization: Bearer {examples.integration.key}' \\",
         f"    -H 'Content-Type: application/json' -d '{json.dumps(ALERT)}'",
         f"  its incident pages the first user within a minute: see {url}/outbox",
-        "  (every page emailed, newest first; JSON with Accept: application/json)",
+        "  (every page emailed, texted or posted, newest first; JSON with Accept: "
+        "application/json)",
+        "  a Slack contact method may post to the Slack stand-in: "
+        f"{os.environ.get('AWS_ENDPOINT_URL_SQS', '')}{WEBHOOKS_PATH}<any path>",
         "",
         "A machine (an API key of the first account, scope incidents:read):",
         f"  curl -s '{url}/incidents?state=OPEN&limit=5' "

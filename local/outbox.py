@@ -1,8 +1,8 @@
 """``make dev``'s outbox: every message to a person so far (pages and verification codes), as
-moto's SES v2 kept the emails and the End User Messaging stand-in the texts and calls (they
-deliver none), each channel's newest first: an HTML table for people at ``/outbox``, and
-JSON for a client that asks for ``application/json``. Local only: the deployed API has no
-such route."""
+moto's SES v2 kept the emails, the End User Messaging stand-in the texts and calls and the
+Slack stand-in the Slack messages (they deliver none), each channel's newest first: an
+HTML table for people at ``/outbox``, and JSON for a client that asks for
+``application/json``. Local only: the deployed API has no such route."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import Any
 
 import requests
 
+from local.engines.slack import MESSAGES_PATH as SLACK_MESSAGES
 from local.engines.sms_voice import MESSAGES_PATH
 from local.events.messaging import PAGE_SENDER
 
@@ -24,8 +25,8 @@ TIMEOUT_SECONDS = 5
 
 
 def outbox_messages() -> list[dict[str, Any]]:
-    """The messages sent, emails then texts and calls, each newest first (moto keeps no
-    time of an email): channel, to, subject, body, incident id, the page's link."""
+    """The messages sent, emails, then texts and calls, then Slack's, each newest first
+    (moto keeps no time of an email): channel, to, subject, body, incident id, the page's link."""
     emails = _get(os.environ["AWS_ENDPOINT_URL_SESV2"], "/moto-api/data.json")
     texts = _get(os.environ["AWS_ENDPOINT_URL_PINPOINT_SMS_VOICE_V2"], MESSAGES_PATH)
     sent = [
@@ -39,9 +40,10 @@ def outbox_messages() -> list[dict[str, Any]]:
         for message in reversed(emails.get("ses", {}).get("Message", []))
         if message["source"] == PAGE_SENDER
     ]
+    posted = _get(os.environ["AWS_ENDPOINT_URL_PINPOINT_SMS_VOICE_V2"], SLACK_MESSAGES)
     sent += [
         {"subject": None} | {key: message[key] for key in ("channel", "to", "body", "message_id")}
-        for message in reversed(texts["messages"])
+        for message in [*reversed(texts["messages"]), *reversed(posted["messages"])]
     ]
     return [{**m, "incident_id": _found(INCIDENT_ID, m["body"]),
              "ack_url": _found(ACK_URL, m["body"]), "status": "sent"} for m in sent]  # fmt: skip

@@ -24,6 +24,7 @@ from werkzeug.serving import make_server
 
 import local.events.strict_sqs  # noqa: F401 - moto's SQS held to SQS's limits
 from local.engines.clients import free_port
+from local.engines.slack import SlackFront
 from local.engines.sms_voice import SmsVoiceFront
 
 WRITES = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems")
@@ -99,9 +100,9 @@ def moto_server(
     request, before its answer (`local.events.queue_journal`)."""
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     chosen = port or free_port()
-    app = SmsVoiceFront(
-        OneRequestAtATime(DomainDispatcherApplication(create_backend_app), memory_cap_mb, after_sqs)
-    )
+    backends = DomainDispatcherApplication(create_backend_app)
+    moto = OneRequestAtATime(backends, memory_cap_mb, after_sqs)
+    app = SlackFront(SmsVoiceFront(moto))
     server = make_server(
         "127.0.0.1", chosen, app, threaded=True, request_handler=MotoRequestHandler
     )

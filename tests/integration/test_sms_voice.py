@@ -4,7 +4,8 @@ would refuse for good (a body past its length, an identity it does not know, a p
 the most allowed, AWS's monthly limit) failed at once and never retried; a throttle
 (message parts a second past the number's rate) tried again; each account's own monthly
 cap, reserved before the call on DynamoDB Local, held under racing sends. The outbox
-lists them beside the emails, in HTML and JSON."""
+lists them beside the emails and the Slack stand-in's messages, in HTML and JSON; the
+Slack stand-in answers as Slack does."""
 
 from __future__ import annotations
 
@@ -17,11 +18,13 @@ from typing import TYPE_CHECKING
 
 import boto3
 import pytest
+import requests
 from botocore.config import Config
 
 from incidents.contacts.messages import OutgoingMessage
 from incidents.contacts.models import Channel
-from incidents.notifications.channels import EndUserMessaging, Handed, SesEmail
+from incidents.events_out.endpoints import EndpointPolicy
+from incidents.notifications.channels import EndUserMessaging, Handed, SesEmail, SlackWebhook
 from incidents.notifications.spend import MICROS, SpendCap, parts
 from incidents.store import Store
 from local.api.gateway import LocalGateway
@@ -167,6 +170,11 @@ def test_the_outbox_lists_emails_texts_and_calls_as_html_and_json(
     text = sms.hand(message(Channel.SMS, "#7 <b>disk</b>"))
     link = "http://127.0.0.1:4000/page-links/" + "Ab_-" * 5 + "Cd"
     linked = sms.hand(message(Channel.SMS, f"#8 disk {link}"))
+    hook = f"{messaging.endpoint}/_stand-in/slack/services/T0/B0/outbox"
+    posted = SlackWebhook(EndpointPolicy(allow_loopback=True)).hand(
+        message(Channel.SLACK, "#9 disk", to=hook)
+    )
+    assert posted.sent
     gateway = LocalGateway({}, {})  # the outbox is the gateway's own page
     status, headers, body = gateway.respond("GET", "/outbox", {"Accept": "application/json"}, b"")
     assert (status, headers["Content-Type"]) == (200, "application/json")
@@ -177,8 +185,24 @@ def test_the_outbox_lists_emails_texts_and_calls_as_html_and_json(
         "message_id": text.message_id, "incident_id": None, "ack_url": None, "status": "sent",
     }  # fmt: skip
     assert listed[linked.message_id]["ack_url"] == link
+    (slack,) = [m for m in listed.values() if m["channel"] == "slack" and m["to"] == hook]
+    assert slack["body"] == "#9 disk"
     status, headers, page = gateway.respond("GET", "/outbox", {"Accept": "text/html"}, b"")
     assert headers["Content-Type"].startswith("text/html")
     assert b"#7 &lt;b&gt;disk&lt;/b&gt;" in page
     assert b"<b>disk" not in page
     assert f'<a href="{link}">'.encode() in page, "the link is one to follow"
+
+
+def test_the_slack_stand_in_answers_as_slack_does(messaging: Messaging) -> None:
+    """One message a second a channel (429 with Retry-After, which the carrier waits for),
+    a body without text refused for good; another channel is not held up."""
+    slack = SlackWebhook(EndpointPolicy(allow_loopback=True))
+    hooks = [f"{messaging.endpoint}/_stand-in/slack/services/T0/B0/{name}" for name in "ab"]
+    first = slack.hand(message(Channel.SLACK, "one", to=hooks[0]))
+    again = slack.hand(message(Channel.SLACK, "two", to=hooks[0]))
+    other = slack.hand(message(Channel.SLACK, "three", to=hooks[1]))
+    assert (first.sent, other.sent) == (True, True)
+    assert (again.sent, again.retry_after) == (False, 1)
+    empty = requests.post(hooks[1] + "x", json={"blocks": []}, timeout=5)
+    assert (empty.status_code, empty.text) == (400, "invalid_payload")
