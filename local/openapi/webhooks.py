@@ -162,12 +162,6 @@ def examples() -> list[AccountEvent]:
                           "channel": "sms", "level": 1, "loop": 0, "attempts": 1,
                           "message_id": "0f8c4e2a-6b1d-4f3e-9a7c-5d2e8b1f4a6c",
                           "reason": None}},
-        {"type": "notification.delivered", "version": 2, "actor": {"user_id": POLICY},
-         "notification": {"user_id": BOB, "contact_method_id": "cm_2J9dTv6Rh8BrU7hO4jC0tEfXzSa",
-                          "notification_rule_id": "nr_2J9dTw8Ti9CsV8iP5kD1uFgYaTb",
-                          "channel": "sms", "level": 1, "loop": 0, "attempts": 1,
-                          "message_id": "0f8c4e2a-6b1d-4f3e-9a7c-5d2e8b1f4a6c",
-                          "reason": None}},
         {"type": "notification.failed", "version": 2, "actor": {"user_id": POLICY},
          "notification": {"user_id": BOB, "contact_method_id": "cm_2J9dTx0Vj1DtW9jQ6lE2vGhZbUc",
                           "notification_rule_id": "nr_2J9dTy2Xk2EuX0kR7mF3wHiAcVd",
@@ -180,6 +174,8 @@ def examples() -> list[AccountEvent]:
         {"type": "incident.reopened", "version": 4,
          "changes": {"status": {"from": "RESOLVED", "to": "ACKNOWLEDGED"}}},
     ]  # fmt: skip
+    sent = next(kind for kind in kinds if kind["type"] == "notification.sent")
+    kinds.insert(kinds.index(sent) + 1, {**sent, "type": "notification.delivered"})
     changes: list[AccountEvent] = [
         EVENTS.validate_python({"id": f"evt_2J9dTp{seq:021d}", "seq": seq, **common, **kind})
         for seq, kind in enumerate(kinds, start=1)

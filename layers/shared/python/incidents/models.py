@@ -512,16 +512,16 @@ class NotificationOutcome(EventBase):
     notification: SentNotification
 
 
-TimelineEvent = Annotated[
+IncidentEventKinds = (
     IncidentCreated
     | IncidentChanged
     | ParticipantChanged
     | NoteAdded
     | AlertReceived
     | EscalationPaged
-    | NotificationOutcome,
-    Field(discriminator="type"),
-]
+    | NotificationOutcome
+)
+TimelineEvent = Annotated[IncidentEventKinds, Field(discriminator="type")]
 """One change to an incident: each kind carries only its own fields, told apart by ``type``."""
 EVENTS: TypeAdapter[TimelineEvent] = TypeAdapter(TimelineEvent)
 """Validates any kind of event (``EVENTS.validate_python(values)``)."""
@@ -560,17 +560,7 @@ class ScheduleHandoff(BaseModel):
     )
 
 
-AccountEvent = Annotated[
-    IncidentCreated
-    | IncidentChanged
-    | ParticipantChanged
-    | NoteAdded
-    | AlertReceived
-    | EscalationPaged
-    | NotificationOutcome
-    | ScheduleHandoff,
-    Field(discriminator="type"),
-]
+AccountEvent = Annotated[IncidentEventKinds | ScheduleHandoff, Field(discriminator="type")]
 """One event of an account: a change to one of its incidents, or a schedule's handoff."""
 ACCOUNT_EVENTS: TypeAdapter[AccountEvent] = TypeAdapter(AccountEvent)
 
