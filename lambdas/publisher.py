@@ -95,16 +95,20 @@ def report_figures(figures: list[Figure]) -> None:
 
 
 def decide_or_log(page: dict[str, Any]) -> None:
-    """A page's notifications decided, and the page on its incident's timeline; a page
-    that can never be (an item this code cannot read) is logged and counted, not retried:
-    it would hold up every later record of its stream shard. Throttling and the table's
-    errors are raised, and retried."""
+    """A page's notifications decided, and the page on its incident's timeline (it was
+    paged, whatever is decided); a page that can never be either (an item this code cannot
+    read) is logged and counted, not retried: it would hold up every later record of its
+    stream shard. Throttling and the table's errors are raised, and retried."""
     try:
         decide_notifications(store_without_cursors(), page)
-        log_page(store_without_cursors(), page)
     except (KeyError, ValueError):  # pydantic's ValidationError is a ValueError
         logger.exception("a page's notifications cannot be decided", extra={"page": page})
         metrics.add_metric(name="PagesUndecidable", unit=MetricUnit.Count, value=1)
+    try:
+        log_page(store_without_cursors(), page)
+    except (KeyError, ValueError):
+        logger.exception("a page cannot go on the timeline", extra={"page": page})
+        metrics.add_metric(name="PagesUnlogged", unit=MetricUnit.Count, value=1)
 
 
 def notification_job(image: dict[str, Any]) -> NotificationJob:

@@ -6,6 +6,7 @@ uncached (its URL is a credential), leaks no URL through ``Referer``, cannot be 
 from __future__ import annotations
 
 import html
+from datetime import datetime
 from http import HTTPStatus
 from urllib.parse import parse_qs
 
@@ -13,7 +14,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 
 from incidents.errors import DomainError, NotFoundError, VersionConflictError
-from incidents.models import IncidentSummary, Status
+from incidents.models import IncidentSummary, Status, parse_timestamp
 from incidents.notifications.links import (
     Action,
     LinkExpiredError,
@@ -71,10 +72,15 @@ def incident_line(incident: IncidentSummary) -> str:
     )
 
 
-def link_page(link: PageLink, incident: IncidentSummary) -> Response[str]:
-    """What a link shows: the incident and a button for each action still open."""
+def link_page(link: PageLink, incident: IncidentSummary, now: datetime) -> Response[str]:
+    """What a link shows at `now`: the incident and a button for each action still open
+    (an expired or used link: only that)."""
     if link.used_at is not None:
-        return used_page(link, incident)
+        return used_page(link)
+    if parse_timestamp(link.expires_at) <= now:
+        return refused_page(
+            HTTPStatus.GONE, "This link cannot act", f"it expired at {link.expires_at}"
+        )
     if incident.status is Status.RESOLVED:
         return page(200, f"Incident #{incident.number}", incident_line(incident))
     actions = [Action.RESOLVE]
@@ -93,15 +99,14 @@ def link_page(link: PageLink, incident: IncidentSummary) -> Response[str]:
     )
 
 
-def used_page(link: PageLink, incident: IncidentSummary | None) -> Response[str]:
-    """A link that acted already: when, and what it did."""
+def used_page(link: PageLink) -> Response[str]:
+    """A link that acted already: when, and what it did (not the incident as it is now: a
+    used link shows nothing more)."""
     done = DONE[link.used_for] if link.used_for is not None else "used"
-    line = incident_line(incident) if incident is not None else ""
     return page(
         HTTPStatus.GONE,
         "This link was used",
         f"It {done} the incident at {html.escape(str(link.used_at))}; it acts once.",
-        line,
     )
 
 
@@ -125,7 +130,7 @@ def answer_link(token: str, event: APIGatewayProxyEvent | None) -> Response[str]
         link = read_link(store(), token)
         headers = admit(link.account_id, [(API_QUOTA, quotas().api)])
         if event is None:
-            response = link_page(link, incident_of(store(), link))
+            response = link_page(link, incident_of(store(), link), store().clock())
         else:
             action = form_action(event)
             response = done_page(action, use_link(store(), token, link, action))

@@ -286,12 +286,12 @@ def _link_responses(route: Route) -> dict[int, OpenAPIResponse]:
         for status in sorted({route.status, *route.errors, HTTPStatus.TOO_MANY_REQUESTS})
     }
     responses[HTTPStatus.TOO_MANY_REQUESTS]["headers"]["Retry-After"] = RETRY_AFTER
-    for status in (HTTPStatus.BAD_REQUEST, HTTPStatus.NOT_FOUND):
+    for before in (HTTPStatus.BAD_REQUEST, HTTPStatus.NOT_FOUND):
         # a query the route lacks, a path it cannot be: refused before the handler, in JSON
-        if status in responses:
-            responses[status]["content"] = {**_error(route, status)["content"], **HTML_PAGE}
-    for status in OUTSIDE_HANDLERS:
-        responses[status] = _error(route, status)
+        if before in responses:
+            responses[before]["content"] = {**_error(route, before)["content"], **HTML_PAGE}
+    for outside in OUTSIDE_HANDLERS:
+        responses[outside] = _error(route, outside)
     return responses
 
 

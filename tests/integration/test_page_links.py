@@ -157,3 +157,27 @@ def test_a_form_without_one_known_action_does_nothing(
     assert reply.headers["Content-Type"].startswith("text/html")
     assert status_of(api, bob, incident) == "TRIGGERED"
     assert act(api, token, "acknowledge").status == 200, "the link was not spent"
+
+
+def test_a_link_asking_for_what_is_so_already_is_kept_for_what_is_left(api: Api) -> None:
+    """Acknowledged by someone else meanwhile: the link's acknowledge says so and stays
+    unspent, so the person can still resolve from it."""
+    bob, incident, token = paged(api)
+    api.call("update_incident", bob, {"incident_id": incident}, body={"status": "ACKNOWLEDGED"})
+    assert act(api, token, "acknowledge").status == 200
+    shown = api.call("page_link", None, {"token": token})
+    assert 'value="resolve"' in shown.text
+    assert 'value="acknowledge"' not in shown.text
+    assert act(api, token, "resolve").status == 200
+    assert status_of(api, bob, incident) == "RESOLVED"
+
+
+def test_a_used_or_expired_link_shows_no_incident(api: Api) -> None:
+    _, _, used = paged(api, "the secret title")
+    act(api, used, "resolve")
+    _, _, expired = paged(api, "the secret title", hours_ago=LIFETIME / timedelta(hours=1) + 1)
+    for token in (used, expired):
+        shown = api.call("page_link", None, {"token": token})
+        assert shown.status == 410
+        assert "secret title" not in shown.text
+        assert "<button" not in shown.text

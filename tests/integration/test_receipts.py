@@ -104,12 +104,11 @@ def test_a_bounce_fails_a_sent_email_saying_why(emailed: tuple[World, str, str])
     assert (email.status, email.reason) == (MessageStatus.FAILED, "bounced: Permanent/NoEmail")
 
 
-def test_a_receipt_for_no_message_of_ours_or_saying_nothing_changes_nothing(
+def test_a_receipt_for_no_message_of_ours_or_saying_nothing_final_changes_nothing(
     emailed: tuple[World, str, str],
 ) -> None:
     world, incident, message_id = emailed
     receive(ses_event("Email Delivered", "another-senders-message"))
-    transient = {"bounceType": "Transient", "bounceSubType": "MailboxFull"}
-    receive(ses_event("Email Bounced", message_id, bounce=transient))
     receive(ses_event("Email Complaint Received", message_id))
+    receive(ses_event("Email Delivery Delayed", message_id))
     assert email_of(world, incident).status is MessageStatus.SENT

@@ -144,7 +144,8 @@ def incident_of(store: Store, link: PageLink) -> IncidentSummary:
 def use_link(store: Store, token: str, link: PageLink, action: Action) -> IncidentSummary:
     """`action` on the link's incident, as the person paged, spending the link in the
     change's transaction; `LinkUsedError` or `LinkExpiredError` if it cannot act. A resolved
-    incident is not reopened by an acknowledge (the link stays unspent). A change that lost
+    incident is not reopened by an acknowledge, and one already as asked is left so (the
+    link stays unspent either way). A change that lost
     a race reads the link again: spent by the winner, it is used; else it acts again."""
     for _ in range(ATTEMPTS - 1):
         try:
@@ -161,9 +162,9 @@ def _act(store: Store, token: str, link: PageLink, action: Action) -> IncidentSu
         raise LinkExpiredError(f"this link expired at {link.expires_at}")
     who = _person(link)
     current = load_summary(store, who, link.incident_id)
-    if current.status is Status.RESOLVED:
+    if current.status is STATUS_OF[action] or current.status is Status.RESOLVED:
         _raise_if_used(read_link(store, token, consistent=True))  # by a tap racing this one
-        if action is Action.RESOLVE:
+        if current.status is STATUS_OF[action]:
             return current  # what was asked for is so (not by this link, which stays unspent)
         raise LinkUsedError("the incident is resolved already: nothing to acknowledge")
     spend = {
@@ -196,8 +197,10 @@ def _person(link: PageLink) -> Caller:
     return Caller(account_id=link.account_id, user_id=link.user_id)
 
 
-LINKED = frozenset({Channel.EMAIL, Channel.SMS, Channel.SLACK})
-"""The channels whose messages carry a link (a call cannot)."""
+LINKED = frozenset({Channel.EMAIL, Channel.SMS})
+"""The channels whose messages carry a link: one person's inbox or phone (a call cannot
+carry one, and a Slack channel is read by everyone in it, who would act as the person
+paged)."""
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ PAGED = "paged"
 SETTLED = {MessageStatus.SENT: EventType.NOTIFICATION_SENT,
            MessageStatus.DELIVERED: EventType.NOTIFICATION_DELIVERED,
            MessageStatus.FAILED: EventType.NOTIFICATION_FAILED}  # fmt: skip
+MAX_REASON = 60
 ATTEMPTS = 8
 """Tries of an event whose incident keeps changing under it."""
 
@@ -83,11 +84,19 @@ def log_notification(store: Store, image: Item) -> TimelineEvent | None:
         loop=int(loop),
         attempts=notification.attempts,
         message_id=notification.message_id,
-        reason=notification.reason if status is MessageStatus.FAILED else None,
+        reason=reason_kind(notification.reason) if status is MessageStatus.FAILED else None,
     )
     actor = Caller(account_id=notification.account_id,
                    user_id=notification.policy_id or notification.user_id)  # fmt: skip
     return _log(store, actor, values, status.value, SETTLED[status], notification=outcome)
+
+
+def reason_kind(reason: str | None) -> str | None:
+    """What kind of failure `reason` is (the words before its first colon: ``bounced``,
+    ``MessageRejected``, ``spend_cap``): a provider's own words may name an address, and the
+    timeline goes to everyone who reads the incident and to every webhook. The whole reason
+    stays on the notification."""
+    return None if reason is None else reason.split(":", 1)[0][:MAX_REASON]
 
 
 def _log(

@@ -78,9 +78,7 @@ def _email(detail: dict[str, Any], status: MessageStatus) -> Receipt | None:
     message_id = (detail.get("mail") or {}).get("messageId")
     if not isinstance(message_id, str):
         return None
-    bounce = detail.get("bounce") or {}
-    if bounce.get("bounceType") == "Transient":
-        return None  # SES tries again; a final bounce or a delivery comes later
+    bounce = detail.get("bounce") or {}  # a soft one too: SES publishes it once it gave up
     reason = None
     if "bounce" in detail:
         reason = f"bounced: {bounce.get('bounceType')}/{bounce.get('bounceSubType')}"
