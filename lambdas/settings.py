@@ -314,8 +314,8 @@ PAGE_ORIGINATION_IDENTITY = "PAGE_ORIGINATION_IDENTITY"
 """The End User Messaging phone number or pool pages are texted and called from (none: SMS
 and voice pages fail, saying so)."""
 PAGE_SMS_CONFIGURATION_SET = "PAGE_SMS_CONFIGURATION_SET"
-"""The End User Messaging configuration set texts and calls go through (its event
-destinations, the receipts, come later)."""
+"""The End User Messaging configuration set texts and calls go through (their receipts
+come on the default event bus: `stacks.receipts`)."""
 PUBLIC_API_URL = "PUBLIC_API_URL"
 """The API's URL as people reach it: pages' links point below it (none: pages carry no
 link)."""

@@ -8,7 +8,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from http import HTTPStatus
 
-from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse, OpenAPIResponseHeader
+from aws_lambda_powertools.event_handler.openapi.types import (
+    OpenAPIResponse,
+    OpenAPIResponseContentSchema,
+    OpenAPIResponseHeader,
+)
 from pydantic import BaseModel
 
 from incidents.access.models import API_KEY_ID
@@ -234,7 +238,7 @@ LINK_PAGES = {
     429: "over the account's API quota",
 }
 """What a page's link answers, each an HTML page (`lambdas.http.link_pages`)."""
-HTML_PAGE = {"text/html": {"schema": {"type": "string"}}}
+HTML_PAGE: dict[str, OpenAPIResponseContentSchema] = {"text/html": {"schema": {"type": "string"}}}
 OUTSIDE_HANDLERS = (431, 500, 503)
 """What any route can answer before or beside its handler's own answer, in JSON."""
 

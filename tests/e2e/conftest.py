@@ -113,14 +113,14 @@ def receiving(local_api: LocalApi, token: str) -> Iterator[tuple[Receiver, dict[
 
 
 PAGED_BY_EXAMPLE = frozenset({
-    EventType.ESCALATION_LEVEL, EventType.NOTIFICATION_SENT,
+    EventType.ESCALATED, EventType.ESCALATION_LEVEL, EventType.NOTIFICATION_SENT,
     EventType.NOTIFICATION_DELIVERED, EventType.NOTIFICATION_FAILED,
 })  # fmt: skip
-"""Types no story of ``make dev`` delivers within the wait: a page waits for the sweep's
-minute, a notification for a verified method, a receipt for a provider that sends one
-(moto's SES and the stand-ins send none). Their bodies are the document's examples, which
-the code that writes bodies wrote (`local.openapi.webhooks`); the integration suites
-deliver them for real."""
+"""Types no story of ``make dev`` delivers within the wait: an escalation needs an incident
+opened with a policy, a page waits for the sweep's minute, a notification for a verified
+method, a receipt for a provider that sends one (moto's SES and the stand-ins send none).
+Their bodies are the document's examples, which the code that writes bodies wrote
+(`local.openapi.webhooks`); the integration suites deliver them for real."""
 
 
 @pytest.fixture(scope="package")

@@ -295,6 +295,7 @@ def test_every_delivered_body_parses_into_the_generated_models(
         "note.added": m.NoteAdded,
         "schedule.handoff": m.ScheduleHandoff,
         "escalation.level": m.EscalationPaged,
+        "incident.escalated": m.IncidentEscalated,
         **dict.fromkeys(("notification.sent", "notification.delivered", "notification.failed"),
                         m.NotificationOutcome),
     }  # fmt: skip

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from incidents.errors import InvalidFilterError, NotFoundError
+from incidents.errors import NotFoundError
 from incidents.escalation.engine import fire_escalation, pages_of
 from incidents.escalation.models import (
     EscalateIncident,
@@ -17,11 +17,18 @@ from incidents.escalation.models import (
 )
 from incidents.escalation.policies import create_policy
 from incidents.incident.commands import update_incident
-from incidents.incident.escalate import NotEscalatingError, escalate_incident, reassign_incident
+from incidents.incident.escalate import (
+    LevelOutOfRangeError,
+    NotEscalatingError,
+    escalate_incident,
+    reassign_incident,
+)
 from incidents.keys import timer_key
-from incidents.models import Status
+from incidents.models import IncidentEscalated, Status
 from incidents.requests import SaveProfile, UpdateIncident
 from incidents.store import Caller, new_id
+from incidents.timeline.events import event_from_item
+from incidents.timeline.queries import stored_events
 from incidents.timers.schedule import TimerKind, timer_from_item
 from incidents.users import save_profile
 from tests.helpers.api_harness import Api
@@ -61,6 +68,16 @@ def test_a_reassigned_incident_pages_the_other_policy_and_an_escalation_its_leve
     )
     assert fire(world, incident)[-1] == f"page#0002#00#01#{ada.user_id}", "its level 1 at once"
     escalate_incident(world.store, world.bob, incident, EscalateIncident(escalation_level=2))
+    moved = [
+        event_from_item(item)
+        for item in stored_events(world.store, world.bob.account_id, incident, 1)
+    ]
+    by_hand = [e for e in moved if isinstance(e, IncidentEscalated)]
+    assert [(e.escalation.level, e.escalation.reassigned, e.actor.user_id) for e in by_hand] == [
+        (1, True, world.bob.user_id),
+        (2, False, world.bob.user_id),
+    ], "who reassigned and escalated, on the timeline"
+    assert [e.seq for e in moved] == list(range(1, len(moved) + 1))
     pages = fire(world, incident)
     assert pages[-1] == f"page#0003#00#02#{world.bob.user_id}", "level 2, a new start"
     assert len(pages) == 3, "nobody paged twice"
@@ -80,7 +97,7 @@ def test_escalating_an_acknowledged_incident_triggers_it_again(world: World) -> 
 def test_what_cannot_escalate_is_refused_and_pages_nobody(world: World) -> None:
     incident, _ = world.paged()
     before = fire(world, incident)
-    with pytest.raises(InvalidFilterError, match="1 level"):
+    with pytest.raises(LevelOutOfRangeError, match="1 level"):
         escalate_incident(world.store, world.bob, incident, EscalateIncident(escalation_level=2))
     with pytest.raises(NotFoundError, match="escalation policy"):
         reassign_incident(world.store, world.bob, incident,

@@ -25,6 +25,8 @@ function describe(event: Event): string {
       return event.note.text;
     case "alert.received":
       return `${event.alert.alerts} alerts of ${event.alert.dedup_key}: ${event.alert.summary}`;
+    case "incident.escalated":
+      return `${event.escalation.reassigned ? "reassigned" : "escalated"} to level ${event.escalation.level} of ${event.escalation.policy_id}`;
     case "escalation.level":
       return `level ${event.page.level} of ${event.page.policy_id} v${event.page.policy_version} paged ${event.page.user_id}`;
     case "notification.sent":

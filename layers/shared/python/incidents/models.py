@@ -298,6 +298,7 @@ class EventType(StrEnum):
     PARTICIPANT_REMOVED = "participant.removed"
     NOTE_ADDED = "note.added"
     ALERT_RECEIVED = "alert.received"
+    ESCALATED = "incident.escalated"
     ESCALATION_LEVEL = "escalation.level"
     NOTIFICATION_SENT = "notification.sent"
     NOTIFICATION_DELIVERED = "notification.delivered"
@@ -456,6 +457,26 @@ class AlertReceived(EventBase):
     alert: ReceivedAlert
 
 
+class ManualEscalation(BaseModel):
+    """Where a person started the incident's escalation over: the policy now paging (its
+    version the incident keeps) and the level."""
+
+    model_config = ConfigDict(**RESPONSE, frozen=True)
+
+    policy_id: str
+    policy_version: int = Field(ge=1)
+    level: int = Field(ge=1, description="1 for the policy's first rule")
+    reassigned: bool = Field(description="given to another policy, from its level 1")
+
+
+class IncidentEscalated(EventBase):
+    """A person escalated the incident to a level of its policy, or reassigned it to
+    another policy (its pages follow, as ``escalation.level`` events)."""
+
+    type: Literal[EventType.ESCALATED]
+    escalation: ManualEscalation
+
+
 class PagedPerson(BaseModel):
     """One person an escalation level paged, and what chose them."""
 
@@ -518,6 +539,7 @@ IncidentEventKinds = (
     | ParticipantChanged
     | NoteAdded
     | AlertReceived
+    | IncidentEscalated
     | EscalationPaged
     | NotificationOutcome
 )

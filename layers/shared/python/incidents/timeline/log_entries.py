@@ -1,4 +1,5 @@
-"""An incident's log entries in PagerDuty's shape (``GET /incidents/{id}/log_entries``):
+"""An incident's log entries in PagerDuty's shape (PagerDuty's
+``GET /incidents/{id}/log_entries``, ours ``/log-entries``):
 its timeline read through the kinds of entry PagerDuty writes (trigger, acknowledge,
 unacknowledge, resolve, annotate, assign, escalate, notify), so a tool built on
 PagerDuty's log reads ours. Each entry is one timeline event, with the event's id; events
@@ -6,8 +7,9 @@ PagerDuty logs nothing for (a title or participant change, alerts joining) are l
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,6 +19,7 @@ from incidents.models import (
     EventType,
     IncidentChanged,
     IncidentCreated,
+    IncidentEscalated,
     NoteAdded,
     NotificationOutcome,
     Page,
@@ -44,6 +47,7 @@ LOGGED_EVENTS = (
     EventType.RESOLVED,
     EventType.REOPENED,
     EventType.NOTE_ADDED,
+    EventType.ESCALATED,
     EventType.ESCALATION_LEVEL,
     EventType.NOTIFICATION_SENT,
     EventType.NOTIFICATION_DELIVERED,
@@ -164,19 +168,19 @@ class Shown:
 
 
 def _shown(event: TimelineEvent, number: int | None) -> Shown | None:
-    """The entry's type, its one-line summary and its other fields, by the event's kind."""
+    """The entry's type, its one-line summary and its other fields, by the event's kind
+    (None for participants and alerts joining: PagerDuty logs neither)."""
     name = f"#{number}" if number is not None else event.incident_id
-    if isinstance(event, IncidentCreated):
-        return Shown("trigger_log_entry", f"Triggered {name}: {event.incident.title}")
-    if isinstance(event, IncidentChanged):
-        return _status_change(event, name)
-    if isinstance(event, NoteAdded):
-        return Shown("annotate_log_entry", f"Note added to {name}", note=event.note.text)
-    if isinstance(event, EscalationPaged):
-        return _paged(event)
-    if isinstance(event, NotificationOutcome):
-        return _notified(event)
-    return None  # participants and alerts joining: PagerDuty logs neither
+    show = SHOWN.get(type(event))
+    return None if show is None else show(event, name)
+
+
+def _created(event: IncidentCreated, name: str) -> Shown:
+    return Shown("trigger_log_entry", f"Triggered {name}: {event.incident.title}")
+
+
+def _noted(event: NoteAdded, name: str) -> Shown:
+    return Shown("annotate_log_entry", f"Note added to {name}", note=event.note.text)
 
 
 def _status_change(event: IncidentChanged, name: str) -> Shown | None:
@@ -192,7 +196,23 @@ def _status_change(event: IncidentChanged, name: str) -> Shown | None:
     return Shown("unacknowledge_log_entry", f"Unacknowledged {name}")
 
 
-def _paged(event: EscalationPaged) -> Shown:
+def _escalated(event: IncidentEscalated, name: str) -> Shown:
+    """A person's escalation (PagerDuty logs it as theirs: the pages follow as the
+    policy's)."""
+    moved = event.escalation
+    verb = "Reassigned" if moved.reassigned else "Escalated"
+    return Shown(
+        "assign_log_entry" if moved.reassigned else "escalate_log_entry",
+        f"{verb} {name} to level {moved.level} of {moved.policy_id}",
+        event_details={
+            "policy_id": moved.policy_id,
+            "policy_version": moved.policy_version,
+            "level": moved.level,
+        },
+    )
+
+
+def _paged(event: EscalationPaged, _: str) -> Shown:
     page = event.page
     first = page.level == 1 and page.loop == 0
     verb = "Assigned" if first else f"Escalated to level {page.level} (loop {page.loop})"
@@ -216,7 +236,7 @@ NOTIFIED = {
 }
 
 
-def _notified(event: NotificationOutcome) -> Shown:
+def _notified(event: NotificationOutcome, _: str) -> Shown:
     sent = event.notification
     status, verb = NOTIFIED[event.type]
     kind = "phone" if sent.channel == "voice" else sent.channel
@@ -228,6 +248,18 @@ def _notified(event: NotificationOutcome) -> Shown:
         channel=LogChannel(type="auto", notification=notification),
         user=Reference(id=sent.user_id, type="user_reference"),
     )
+
+
+SHOWN: dict[type, Callable[[Any, str], Shown | None]] = {
+    IncidentCreated: _created,
+    IncidentChanged: _status_change,
+    NoteAdded: _noted,
+    IncidentEscalated: _escalated,
+    EscalationPaged: _paged,
+    NotificationOutcome: _notified,
+}
+"""How each kind of event an entry comes from is shown (its event and the incident's
+name)."""
 
 
 def reference(actor: str) -> Reference:
