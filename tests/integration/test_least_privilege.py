@@ -29,6 +29,7 @@ NAMED = {
     "EventsOutStreamFailures": "stream-failures",
     "EventsOutBus": "bus",
     "TimersFiringQueue": "timer-queue",
+    "EventsOutReceiptsFailedReceipts": "failed-receipts",
 }
 """Logical ids (without CDK's hash) of the resources policies name, as the call log names them."""
 
@@ -77,8 +78,16 @@ GRANTED_TO_EVENT_SOURCES = {
     ("sqs:ChangeMessageVisibility", "stream-failures"): "the recovery's queue mapping (CDK)",
     ("sqs:DeleteMessage", "timer-queue"): "the workers' queue mapping deletes what they fired",
     ("sqs:ChangeMessageVisibility", "timer-queue"): "the workers' queue mapping (CDK)",
+    **dict.fromkeys(
+        [
+            (action, "failed-receipts")
+            for action in ("sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl")
+        ],
+        "Lambda's on-failure destination of the receipts' invocations (CDK's grant)",
+    ),
 }
-"""Grants an event source mapping uses on a resource the function's code never calls."""
+"""Grants an event source mapping (or an asynchronous invocation's destination) uses on a
+resource the function's code never calls."""
 
 FUNCTIONS: dict[str, Group | str] = {
     **{group.value: group for group in Group},
