@@ -103,24 +103,32 @@ class PendingItem:
         """`changes` and one more try on the item, if it is still as read (another worker
         that settled it first, or a newer message in its place, wins: `Outcome(None)`)."""
         tried = {**changes, "attempts": self.attempts + 1}
-        values = {k: v for k, v in tried.items() if v is not None}
-        names = {f"#f{n}": name for n, name in enumerate(values)}
-        placeholders = {f":f{n}": value for n, value in enumerate(values.values())}
         read = {"status": MessageStatus.PENDING.value, "attempts": self.attempts,
                 **self.expected}  # fmt: skip
-        try:
-            self.store.client.update_item(
-                TableName=self.store.table_name,
-                Key=item_key(*self.key),
-                UpdateExpression="SET " + ", ".join(f"#f{n} = :f{n}" for n in range(len(values))),
-                ConditionExpression=" AND ".join(f"#r{n} = :r{n}" for n in range(len(read))),
-                ExpressionAttributeNames={
-                    **names, **{f"#r{n}": name for n, name in enumerate(read)}},
-                ExpressionAttributeValues=serialize({
-                    **placeholders, **{f":r{n}": value for n, value in enumerate(read.values())}}),
-            )  # fmt: skip
-        except ClientError as error:
-            if not condition_failed(error):
-                raise
-            return Outcome(None)
-        return outcome
+        return outcome if set_if_still(self.store, self.key, tried, read) else Outcome(None)
+
+
+def set_if_still(
+    store: Store, key: tuple[str, str], changes: Mapping[str, Any], read: Mapping[str, Any]
+) -> bool:
+    """`changes` (but those None) set on a message's item if its `read` attributes still
+    have the values read; False if another write moved them first."""
+    values = {k: v for k, v in changes.items() if v is not None}
+    names = {f"#f{n}": name for n, name in enumerate(values)}
+    placeholders = {f":f{n}": value for n, value in enumerate(values.values())}
+    try:
+        store.client.update_item(
+            TableName=store.table_name,
+            Key=item_key(*key),
+            UpdateExpression="SET " + ", ".join(f"#f{n} = :f{n}" for n in range(len(values))),
+            ConditionExpression=" AND ".join(f"#r{n} = :r{n}" for n in range(len(read))),
+            ExpressionAttributeNames={**names, **{f"#r{n}": name for n, name in enumerate(read)}},
+            ExpressionAttributeValues=serialize(
+                {**placeholders, **{f":r{n}": value for n, value in enumerate(read.values())}}
+            ),
+        )
+    except ClientError as error:
+        if not condition_failed(error):
+            raise
+        return False
+    return True

@@ -16,14 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from incidents.contacts.messages import MessageStatus
-from incidents.items import serialize
 from incidents.keys import receipt_index_key
 from incidents.models import timestamp
-from incidents.store import Store, condition_failed
-from incidents.table import GSI3, PK, SK, item_key
+from incidents.notifications.delivery import set_if_still
+from incidents.store import Store
+from incidents.table import GSI3, PK, SK
 
 EMAIL_DETAIL_TYPES = {
     "Email Delivered": MessageStatus.DELIVERED,
@@ -116,24 +114,7 @@ def record_receipt(store: Store, receipt: Receipt) -> bool:
     )["Items"]
     if not found:
         return False
-    changes: dict[str, Any] = {"status": receipt.status.value,
-                               "receipt_at": timestamp(store.clock())}  # fmt: skip
-    if receipt.reason is not None:
-        changes["reason"] = receipt.reason
-    names = {f"#f{n}": name for n, name in enumerate(changes)}
-    values = {f":f{n}": value for n, value in enumerate(changes.values())}
-    values[":sent"] = MessageStatus.SENT.value
-    try:
-        store.client.update_item(
-            TableName=store.table_name,
-            Key=item_key(found[0][PK]["S"], found[0][SK]["S"]),
-            UpdateExpression="SET " + ", ".join(f"#f{n} = :f{n}" for n in range(len(changes))),
-            ConditionExpression="#f0 = :sent",
-            ExpressionAttributeNames=names,
-            ExpressionAttributeValues=serialize(values),
-        )
-    except ClientError as error:
-        if condition_failed(error):
-            return False
-        raise
-    return True
+    changes = {"status": receipt.status.value, "receipt_at": timestamp(store.clock()),
+               "reason": receipt.reason}  # fmt: skip
+    key = (found[0][PK]["S"], found[0][SK]["S"])
+    return set_if_still(store, key, changes, {"status": MessageStatus.SENT.value})
